@@ -1,0 +1,241 @@
+"""The ``thoughtloom`` command line. The only layer that reads env vars and flags."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import click
+import typer
+
+from .. import strategies, tasks
+from ..core.errors import ThoughtloomError
+from ..core.trace import Trace, write_jsonl
+from ..core.types import Problem
+from ..eval.runner import EvalResources, EvalSettings, evaluate
+from ..lm import Budget, CompletionStore, Metered
+from ..strategies.base import Context
+from . import options as o
+from .render import RichProgress, err, out, print_summary, usage_line
+
+app = typer.Typer(
+    name="thoughtloom",
+    help="Structured LLM reasoning: decomposed prompting, graphs of thoughts, tree search.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+cache_app = typer.Typer(help="Inspect or clear the completion cache.", no_args_is_help=True)
+app.add_typer(cache_app, name="cache")
+
+DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
+                 "How many muffins are left?")
+
+
+@app.callback()
+def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details.")] = False) -> None:
+    from rich.logging import RichHandler
+
+    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s",
+                        handlers=[RichHandler(console=err, show_path=False)])
+
+
+async def _solve(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: Any,
+                 trace: Trace, prompt_dir: Path | None, budget: Budget) -> tuple[Any, Metered, float]:
+    metered = Metered(lm, budget=budget, trace=trace)
+    ctx = Context(lm=metered, task=task, trace=trace, prompt_dir=prompt_dir)
+    t0 = time.perf_counter()
+    try:
+        result = await strategy.run(problem, ctx)
+    finally:
+        await lm.aclose()
+    return result, metered, time.perf_counter() - t0
+
+
+@app.command()
+def demo(
+    model: o.Model = "embedded",
+    n: Annotated[int, typer.Option(help="Self-consistency samples.")] = 5,
+    cache: o.CachePath = o.DEFAULT_CACHE,
+    no_cache: o.NoCache = False,
+) -> None:
+    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default."""
+    strategy = strategies.get("cot-sc")(strategies.get("cot-sc").Config(n=n))
+    task = tasks.get("gsm8k")
+    lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1)
+    trace = Trace()
+    out.print(f"[bold]question:[/] {DEMO_QUESTION}")
+    err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
+    result, metered, seconds = asyncio.run(
+        _solve(strategy, task, Problem("demo", DEMO_QUESTION), lm, trace, None, Budget()))
+    samples = ", ".join(str(a) for a in result.details.get("samples", []))
+    out.print(f"[bold]samples:[/] {samples}")
+    conf = f" (vote share {result.confidence:.0%})" if result.confidence is not None else ""
+    out.print(f"[bold]answer:[/] {result.answer or '(none)'}{conf}")
+    out.print(usage_line(metered.totals, seconds))
+
+
+@app.command()
+def run(
+    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).")],
+    question: Annotated[str, typer.Argument(help="The question or task input.")],
+    task: Annotated[str, typer.Option("--task", "-t", help="Task whose prompts and answer format to use.")] = "freeform",
+    sets: o.Sets = None,
+    model: o.Model = "embedded",
+    cache: o.CachePath = o.DEFAULT_CACHE,
+    no_cache: o.NoCache = False,
+    replay: o.Replay = False,
+    refresh: o.Refresh = False,
+    prompts: o.PromptDir = None,
+    n_ctx: o.NCtx = 4096,
+    max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls for this question.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
+    trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+) -> None:
+    """Answer one question with a strategy and print the answer and its cost."""
+    cls = strategies.get(strategy)
+    strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
+    task_obj = tasks.get(task)
+    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx)
+    trace = Trace(example="cli")
+    result, metered, seconds = asyncio.run(
+        _solve(strat, task_obj, Problem("cli", question), lm, trace, prompts,
+               Budget(max_calls=max_calls, max_tokens=max_tokens)))
+    if trace_out is not None:
+        write_jsonl(trace.events, str(trace_out))
+    if as_json:
+        out.print_json(json.dumps({"answer": result.answer, "confidence": result.confidence,
+                                   "text": result.text, "details": result.details,
+                                   "usage": metered.totals.as_dict(), "seconds": seconds}))
+        return
+    if result.text and result.text.strip() != result.answer:
+        out.print(result.text.strip(), highlight=False)
+        out.rule()
+    out.print(f"[bold]answer:[/] {result.answer or '(none)'}")
+    out.print(usage_line(metered.totals, seconds))
+
+
+@app.command("eval")
+def eval_(
+    strategy: Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.")],
+    task: Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.")],
+    data: Annotated[Path, typer.Option("--data", "-d", help="Dataset file.")],
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N examples.", min=1)] = None,
+    concurrency: o.Concurrency = 1,
+    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (resumes if it exists).")] = None,
+    sets: o.Sets = None,
+    model: o.Model = "embedded",
+    cache: o.CachePath = o.DEFAULT_CACHE,
+    no_cache: o.NoCache = False,
+    replay: o.Replay = False,
+    refresh: o.Refresh = False,
+    prompts: o.PromptDir = None,
+    n_ctx: o.NCtx = 4096,
+    max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls per question.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens per question.")] = None,
+    retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
+    seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+) -> None:
+    """Evaluate a strategy on a benchmark; writes OUT/results.jsonl and OUT/summary.json."""
+    cls = strategies.get(strategy)
+    strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
+    task_obj = tasks.get(task)
+    examples = task_obj.load(data)
+    if limit is not None:
+        examples = examples[:limit]
+    out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
+    mode = o.cache_mode(no_cache, replay, refresh)
+    lm = o.build_lm(model, cache, mode, concurrency, n_ctx)
+    settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
+                            retry_errors=retry_errors, seed=seed)
+    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "cache_mode": mode, "seed": seed}
+
+    async def go() -> dict[str, Any]:
+        try:
+            with RichProgress(task_obj.primary_metric) as progress:
+                return await evaluate(strat, task_obj, examples, EvalResources(lm, prompt_dir=prompts),
+                                      out_dir, settings=settings, progress=progress, meta=meta)
+        finally:
+            await lm.aclose()
+
+    try:
+        summary = asyncio.run(go())
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
+                  "run the same command again to resume.")
+        raise typer.Exit(130)
+    print_summary(summary, str(out_dir))
+
+
+@app.command()
+def models() -> None:
+    """List the model backends and where the embedded model lives."""
+    from ..lm.llamacpp import embedded_model_path
+
+    try:
+        path = embedded_model_path()
+        where = f"{path} ({path.stat().st_size / 1e6:.0f} MB)"
+    except ThoughtloomError as exc:
+        where = f"[red]not available[/]: {exc}"
+    out.print("[bold]backends[/] (choose with --model or THOUGHTLOOM_MODEL)")
+    out.print(f"  embedded             SmolLM2-135M-Instruct via llama.cpp: {where}")
+    out.print("  PATH.gguf            any local GGUF model via llama.cpp")
+    out.print("  openai:MODEL@URL     any OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI);"
+              " key from THOUGHTLOOM_API_KEY or OPENAI_API_KEY")
+
+
+@app.command("strategies")
+def list_strategies() -> None:
+    """List strategies and tasks with their options."""
+    import dataclasses
+
+    for name in strategies.available():
+        cls = strategies.get(name)
+        opts = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls.Config))
+        out.print(f"[bold]{name:<14}[/] {(cls.__doc__ or '').strip().splitlines()[0]}  [dim]{opts}[/]")
+    out.print(f"[bold]tasks:[/] {', '.join(tasks.available())}")
+
+
+@cache_app.command("stats")
+def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE) -> None:
+    """Entries, size and stored model time of the cache."""
+    store = CompletionStore(cache)
+    out.print_json(json.dumps(store.stats()))
+    store.close()
+
+
+@cache_app.command("clear")
+def cache_clear(
+    cache: o.CachePath = o.DEFAULT_CACHE,
+    model: Annotated[Optional[str], typer.Option(help="Only entries of this model id.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+) -> None:
+    """Delete cached completions (all, or one model's)."""
+    if not yes and not typer.confirm(f"delete {'all' if model is None else model} entries of {cache}?"):
+        raise typer.Exit(1)
+    store = CompletionStore(cache)
+    out.print(f"deleted {store.clear(model)} entries")
+    store.close()
+
+
+def main() -> None:
+    try:
+        rc = app(standalone_mode=False)
+    except ThoughtloomError as exc:
+        err.print(f"[red]error:[/] {exc}", highlight=False)
+        sys.exit(2)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except (click.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    sys.exit(rc if isinstance(rc, int) else 0)
+
+

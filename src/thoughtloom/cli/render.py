@@ -1,0 +1,71 @@
+"""Rich rendering for the CLI: progress, summaries, one-line usage."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..eval.runner import RunStats
+from ..lm.meter import UsageTotals
+
+err = Console(stderr=True)
+out = Console()
+
+
+def usage_line(usage: UsageTotals, seconds: float) -> str:
+    cached = f" ({usage.cached_calls} cached)" if usage.cached_calls else ""
+    return (f"LLM calls: {usage.calls}{cached} · tokens: {usage.prompt_tokens} prompt + "
+            f"{usage.completion_tokens} completion · {seconds:.2f} s")
+
+
+class RichProgress:
+    """Done/total, running score, tokens and calls, on stderr."""
+
+    def __init__(self, metric: str) -> None:
+        self.metric = metric
+        self._bar = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[info]}"),
+            TimeElapsedColumn(),
+            console=err,
+            transient=False,
+        )
+        self._task: Any = None
+
+    def __enter__(self) -> "RichProgress":
+        self._bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.__exit__(*exc)
+
+    def start(self, stats: RunStats) -> None:
+        self._task = self._bar.add_task("eval", total=stats.total, completed=stats.done,
+                                        info=self._info(stats))
+
+    def update(self, record: dict[str, Any], stats: RunStats) -> None:
+        self._bar.update(self._task, completed=stats.done, info=self._info(stats))
+
+    def _info(self, stats: RunStats) -> str:
+        score = stats.running_metric
+        shown = f"{self.metric} {score:.3f}" if score is not None else f"{self.metric} -"
+        u = stats.usage
+        return (f"{shown} · {u.total_tokens} tok · {u.calls} calls ({u.cached_calls} cached)"
+                + (f" · [red]{stats.errors} errors" if stats.errors else ""))
+
+
+def print_summary(summary: dict[str, Any], out_dir: str) -> None:
+    metrics = " · ".join(f"{k} {v:.3f}" for k, v in summary["metrics"].items())
+    run = summary["this_run"]
+    out.print(f"[bold]{summary['task']} / {summary['strategy']}[/] on {summary.get('model', '?')}: "
+              f"n={summary['n']}/{summary['total']} · {metrics}"
+              + (f" · [red]{summary['n_errors']} errors[/]" if summary["n_errors"] else ""))
+    out.print(f"this run: {run['examples']} examples · LLM calls: {run['calls']} "
+              f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
+              f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "
+              f"{run['wall_s']:.1f} s")
+    out.print(f"results: {out_dir}/results.jsonl · summary: {out_dir}/summary.json")

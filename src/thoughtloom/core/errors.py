@@ -1,0 +1,58 @@
+"""Typed errors. Backends map provider failures onto these exactly once."""
+
+from __future__ import annotations
+
+
+class ThoughtloomError(Exception):
+    """Base class. ``hint`` tells the user how to fix the problem."""
+
+    def __init__(self, message: str, *, hint: str = "") -> None:
+        super().__init__(message)
+        self.hint = hint
+
+    def __str__(self) -> str:
+        base = super().__str__()
+        return f"{base} ({self.hint})" if self.hint else base
+
+
+class ConfigError(ThoughtloomError):
+    """Bad flag, model spec, missing model file or other user configuration."""
+
+
+class DataError(ThoughtloomError):
+    """A malformed dataset record; the message names ``file:line``."""
+
+
+class LMError(ThoughtloomError):
+    """A model call failed and retrying will not help (bad request, auth, ...)."""
+
+
+class TransientError(LMError):
+    """A model call failed in a way that may succeed if retried."""
+
+
+class RateLimitError(TransientError):
+    """The server asked us to slow down; ``retry_after`` seconds if it said."""
+
+    def __init__(self, message: str, *, retry_after: float | None = None, hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.retry_after = retry_after
+
+
+class CacheMiss(ThoughtloomError):
+    """A request was not in the cache while in ``replay`` mode."""
+
+
+class BudgetExceeded(ThoughtloomError):
+    """The per-question budget of calls or tokens is spent.
+
+    Strategies catch this to return their best answer so far.
+    """
+
+
+class ParseError(ThoughtloomError):
+    """Model output could not be parsed into the expected structure."""
+
+    def __init__(self, message: str, *, raw: str = "", hint: str = "") -> None:
+        super().__init__(message, hint=hint)
+        self.raw = raw

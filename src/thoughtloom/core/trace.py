@@ -1,0 +1,59 @@
+"""Run traces: one JSON object per event, appended in order.
+
+Trace format (JSON lines, one event per line)::
+
+    {"type": "llm_call", "t": 0.153, "example": "gsm8k-7", ...}
+
+Common keys: ``type`` (event kind), ``t`` (seconds since the trace started),
+plus any fields the trace was opened with (the eval runner adds ``example``).
+Event kinds written by the library:
+
+``llm_call``       request_hash, model, sample_index, temperature,
+                   prompt_tokens, completion_tokens, cached, latency_s,
+                   finish_reason, messages, text
+``llm_error``      request_hash, error
+``budget_exceeded`` limit, used
+``parse_error``    what, error, raw
+``sample``         strategy-level: one sampled answer (index, answer)
+``vote``           strategy-level: counts per normalized answer and winner
+
+Strategies add their own kinds (nodes, retrievals, scores); each documents
+them where it emits them.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Callable, Iterable
+
+from .types import to_json
+
+Sink = Callable[[dict[str, Any]], None]
+
+
+class Trace:
+    """Collects events in memory and optionally forwards each to a sink."""
+
+    def __init__(self, sink: Sink | None = None, **fields: Any) -> None:
+        self._t0 = time.perf_counter()
+        self._sink = sink
+        self._fields = fields
+        self.events: list[dict[str, Any]] = []
+
+    def emit(self, type: str, **data: Any) -> dict[str, Any]:
+        event = {"type": type, "t": round(time.perf_counter() - self._t0, 6), **self._fields}
+        event.update(to_json(data))
+        self.events.append(event)
+        if self._sink is not None:
+            self._sink(event)
+        return event
+
+    def of_type(self, type: str) -> list[dict[str, Any]]:
+        return [e for e in self.events if e["type"] == type]
+
+
+def write_jsonl(events: Iterable[dict[str, Any]], path: str) -> None:
+    with open(path, "a", encoding="utf-8") as fh:
+        for event in events:
+            fh.write(json.dumps(event, ensure_ascii=False) + "\n")

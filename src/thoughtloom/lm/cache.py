@@ -1,0 +1,213 @@
+"""Persistent completion cache on SQLite (WAL).
+
+Key: sha256 of the model identity plus the normalized request (messages,
+decoding parameters and, when sampling, the seed and ``sample_index``).
+Credentials never reach the key. N samples at temperature > 0 are N distinct
+entries, so a sampled run replays exactly.
+
+Modes:
+
+``use``      read hits, call the model on misses and store them (default)
+``refresh``  always call the model and overwrite the stored entries
+``off``      pass through; read and write nothing
+``replay``   read only; a miss raises :class:`CacheMiss` (reproduce a
+             published run at zero cost, or prove that it is complete)
+
+Many processes may share one file: WAL mode plus a busy timeout lets
+concurrent writers wait for each other, and ``INSERT OR REPLACE`` makes a
+duplicate write harmless.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Sequence
+
+from ..core.errors import CacheMiss, ConfigError
+from ..core.protocols import LM
+from ..core.types import Completion, Request, TokenLogprob, Usage, request_hash
+
+CacheMode = Literal["use", "refresh", "off", "replay"]
+MODES: tuple[str, ...] = ("use", "refresh", "off", "replay")
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS completions (
+    key TEXT PRIMARY KEY,
+    model TEXT NOT NULL,
+    text TEXT NOT NULL,
+    finish_reason TEXT NOT NULL,
+    prompt_tokens INTEGER NOT NULL,
+    completion_tokens INTEGER NOT NULL,
+    logprobs TEXT,
+    latency_s REAL NOT NULL,
+    created REAL NOT NULL
+)
+"""
+
+
+class CompletionStore:
+    """The SQLite file. Thread-safe; each operation is one short transaction."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path).expanduser()
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(
+                str(self.path), timeout=30.0, check_same_thread=False, isolation_level=None
+            )
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute(_SCHEMA)
+        except sqlite3.Error as exc:
+            raise ConfigError(
+                f"cannot open cache {self.path}: {exc}", hint="pass --cache PATH or --no-cache"
+            ) from exc
+        self._lock = threading.Lock()
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
+        if not keys:
+            return {}
+        marks = ",".join("?" * len(keys))
+        with self._lock:
+            rows = self._db.execute(
+                f"SELECT key, model, text, finish_reason, prompt_tokens, completion_tokens, "
+                f"logprobs FROM completions WHERE key IN ({marks})",
+                list(keys),
+            ).fetchall()
+        return {row[0]: _row_to_completion(row) for row in rows}
+
+    def put_many(self, items: Sequence[tuple[str, Completion]]) -> None:
+        if not items:
+            return
+        now = time.time()
+        rows = [
+            (
+                key,
+                c.model,
+                c.text,
+                c.finish_reason,
+                c.usage.prompt_tokens,
+                c.usage.completion_tokens,
+                _dump_logprobs(c.logprobs),
+                c.usage.latency_s,
+                now,
+            )
+            for key, c in items
+        ]
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(
+                    "INSERT OR REPLACE INTO completions VALUES (?,?,?,?,?,?,?,?,?)", rows
+                )
+                self._db.execute("COMMIT")
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+
+    def stats(self) -> dict[str, object]:
+        with self._lock:
+            n, saved_s, toks = self._db.execute(
+                "SELECT COUNT(*), COALESCE(SUM(latency_s),0), "
+                "COALESCE(SUM(prompt_tokens + completion_tokens),0) FROM completions"
+            ).fetchone()
+            models = self._db.execute(
+                "SELECT model, COUNT(*) FROM completions GROUP BY model ORDER BY 2 DESC"
+            ).fetchall()
+        size = sum(
+            p.stat().st_size
+            for p in (self.path, Path(f"{self.path}-wal"))
+            if p.exists()
+        )
+        return {
+            "path": str(self.path),
+            "entries": n,
+            "bytes": size,
+            "tokens": toks,
+            "model_seconds_stored": round(saved_s, 3),
+            "by_model": dict(models),
+        }
+
+    def clear(self, model: str | None = None) -> int:
+        with self._lock:
+            if model is None:
+                cur = self._db.execute("DELETE FROM completions")
+            else:
+                cur = self._db.execute("DELETE FROM completions WHERE model = ?", (model,))
+            self._db.execute("VACUUM")
+        return cur.rowcount
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+
+def _dump_logprobs(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
+    if logprobs is None:
+        return None
+    return json.dumps([[t.token, t.logprob, [list(x) for x in t.top]] for t in logprobs])
+
+
+def _row_to_completion(row: tuple) -> Completion:
+    _key, model, text, finish, pt, ct, lp = row
+    logprobs = None
+    if lp is not None:
+        logprobs = tuple(
+            TokenLogprob(tok, float(p), tuple((a, float(b)) for a, b in top))
+            for tok, p, top in json.loads(lp)
+        )
+    return Completion(
+        text=text,
+        finish_reason=finish,
+        usage=Usage(prompt_tokens=pt, completion_tokens=ct, cached=True, latency_s=0.0),
+        logprobs=logprobs,
+        model=model,
+    )
+
+
+@dataclass
+class Cached:
+    """LM wrapper that consults a :class:`CompletionStore` first."""
+
+    inner: LM
+    store: CompletionStore | None
+    mode: CacheMode = "use"
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ConfigError(f"unknown cache mode {self.mode!r}", hint=f"use one of {MODES}")
+        if self.mode != "off" and self.store is None:
+            raise ConfigError(f"cache mode {self.mode!r} needs a cache file", hint="pass --cache PATH")
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        requests = list(requests)
+        if self.mode == "off" or self.store is None:
+            return await self.inner.generate(requests)
+        keys = [request_hash(self.model_id, r) for r in requests]
+        hits = self.store.get_many(keys) if self.mode != "refresh" else {}
+        missing = [i for i, k in enumerate(keys) if k not in hits]
+        if missing and self.mode == "replay":
+            raise CacheMiss(
+                f"{len(missing)} of {len(requests)} requests are not in the cache {self.store.path}",
+                hint="replay needs the cache of the original run; drop --replay to call the model",
+            )
+        fresh: list[Completion] = []
+        if missing:
+            fresh = await self.inner.generate([requests[i] for i in missing])
+            self.store.put_many([(keys[i], c) for i, c in zip(missing, fresh)])
+        out: list[Completion] = [hits[k] if k in hits else None for k in keys]  # type: ignore[misc]
+        for i, c in zip(missing, fresh):
+            out[i] = c
+        return out
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()

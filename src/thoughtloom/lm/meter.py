@@ -1,0 +1,136 @@
+"""Per-question accounting: budget caps, usage totals and the call trace.
+
+The eval runner wraps the shared LM in a fresh :class:`Metered` for every
+question, so budgets and totals never leak between questions (and two
+questions can run concurrently in one process).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Sequence
+
+from ..core.errors import BudgetExceeded
+from ..core.protocols import LM
+from ..core.trace import Trace
+from ..core.types import Completion, Request, request_hash
+
+
+@dataclass(frozen=True)
+class Budget:
+    """Caps per question. ``None`` means unlimited.
+
+    Cached calls count like fresh ones so a replayed run takes exactly the
+    path the original run took.
+    """
+
+    max_calls: int | None = None
+    max_tokens: int | None = None
+
+
+@dataclass
+class UsageTotals:
+    calls: int = 0
+    cached_calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+    def add(self, completion: Completion) -> None:
+        u = completion.usage
+        self.calls += 1
+        self.cached_calls += int(u.cached)
+        self.prompt_tokens += u.prompt_tokens
+        self.completion_tokens += u.completion_tokens
+        self.latency_s += u.latency_s
+
+    def merge(self, other: "UsageTotals") -> None:
+        self.calls += other.calls
+        self.cached_calls += other.cached_calls
+        self.prompt_tokens += other.prompt_tokens
+        self.completion_tokens += other.completion_tokens
+        self.latency_s += other.latency_s
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "calls": self.calls,
+            "cached_calls": self.cached_calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.total_tokens,
+            "latency_s": round(self.latency_s, 6),
+        }
+
+
+@dataclass
+class Metered:
+    """Wraps an LM: enforces a :class:`Budget`, sums usage, traces each call."""
+
+    inner: LM
+    budget: Budget = field(default_factory=Budget)
+    trace: Trace | None = None
+    totals: UsageTotals = field(default_factory=UsageTotals)
+    trace_text: bool = True
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def remaining_calls(self) -> int | None:
+        if self.budget.max_calls is None:
+            return None
+        return max(0, self.budget.max_calls - self.totals.calls)
+
+    def _check(self, n: int) -> None:
+        b, t = self.budget, self.totals
+        if b.max_calls is not None and t.calls + n > b.max_calls:
+            self._exceeded("calls", b.max_calls, t.calls)
+        if b.max_tokens is not None and t.total_tokens >= b.max_tokens:
+            self._exceeded("tokens", b.max_tokens, t.total_tokens)
+
+    def _exceeded(self, what: str, limit: int, used: int) -> None:
+        if self.trace is not None:
+            self.trace.emit("budget_exceeded", limit=what, cap=limit, used=used)
+        raise BudgetExceeded(f"budget of {limit} {what} per question is spent ({used} used)")
+
+    async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        requests = list(requests)
+        if not requests:
+            return []
+        self._check(len(requests))
+        completions = await self.inner.generate(requests)
+        for request, completion in zip(requests, completions):
+            self.totals.add(completion)
+            if self.trace is not None:
+                self._trace_call(request, completion)
+        return completions
+
+    def _trace_call(self, request: Request, completion: Completion) -> None:
+        u = completion.usage
+        extra = {}
+        if self.trace_text:
+            extra = {
+                "messages": [[m.role, m.content] for m in request.messages],
+                "text": completion.text,
+            }
+        assert self.trace is not None
+        self.trace.emit(
+            "llm_call",
+            request_hash=request_hash(self.model_id, request),
+            model=self.model_id,
+            sample_index=request.sample_index,
+            temperature=request.temperature,
+            prompt_tokens=u.prompt_tokens,
+            completion_tokens=u.completion_tokens,
+            cached=u.cached,
+            latency_s=round(u.latency_s, 6),
+            finish_reason=completion.finish_reason,
+            **extra,
+        )
+
+    async def aclose(self) -> None:  # the shared inner LM is closed by its owner
+        return None

@@ -1,0 +1,23 @@
+"""Reasoning strategies, addressed by name through a registry.
+
+Built-in strategies register on first use of :func:`get` / :func:`available`,
+so importing this package stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Context, Result, Strategy, available, get, make_config, register
+
+_BUILTIN_MODULES = (
+    "thoughtloom.strategies.baselines.direct",
+)
+
+
+def _load_builtins() -> None:
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+__all__ = ["Context", "Result", "Strategy", "available", "get", "make_config", "register"]

@@ -1,0 +1,157 @@
+"""What every strategy is: a frozen config plus ``run(problem, ctx) -> Result``.
+
+Strategies are stateless: all per-run state lives in local variables and in
+the :class:`Context` the caller builds for each question, so one strategy
+object serves any number of concurrent questions.
+
+A strategy registers itself by name so the CLI and the eval runner can
+address it::
+
+    @register("cot")
+    class ChainOfThought(Strategy):
+        Config = CoTConfig
+        async def run(self, problem, ctx): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar, Mapping
+
+from ..core.errors import ConfigError
+from ..core.protocols import LM, Entailment, Retriever, TaskView
+from ..core.trace import Trace
+from ..core.types import Demo, Problem
+from .. import prompts
+
+
+@dataclass
+class Context:
+    """Everything a strategy may use for one question, passed explicitly."""
+
+    lm: LM
+    task: TaskView
+    trace: Trace = field(default_factory=Trace)
+    retriever: Retriever | None = None
+    entail: Entailment | None = None
+    prompt_dir: str | Path | None = None
+    seed: int = 0
+
+    def prompt(self, name: str, **fields: object) -> str:
+        return prompts.render(name, self.prompt_dir, **fields)
+
+    def remaining_calls(self) -> int | None:
+        """Calls left in this question's budget, if the LM is metered."""
+        remaining = getattr(self.lm, "remaining_calls", None)
+        return remaining() if callable(remaining) else None
+
+
+@dataclass
+class Result:
+    """A strategy's answer. The runner adds usage, timing and the trace."""
+
+    answer: str
+    text: str = ""
+    confidence: float | None = None
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class NoConfig:
+    pass
+
+
+class Strategy(ABC):
+    name: ClassVar[str] = ""
+    Config: ClassVar[type] = NoConfig
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
+
+    @abstractmethod
+    async def run(self, problem: Problem, ctx: Context) -> Result: ...
+
+
+_REGISTRY: dict[str, type[Strategy]] = {}
+
+
+def register(name: str):
+    def deco(cls: type[Strategy]) -> type[Strategy]:
+        if name in _REGISTRY and _REGISTRY[name] is not cls:
+            raise ValueError(f"strategy {name!r} is registered twice")
+        cls.name = name
+        _REGISTRY[name] = cls
+        return cls
+
+    return deco
+
+
+def get(name: str) -> type[Strategy]:
+    from . import _load_builtins
+
+    _load_builtins()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise ConfigError(
+            f"unknown strategy {name!r}", hint=f"choose one of: {', '.join(available())}"
+        ) from None
+
+
+def available() -> list[str]:
+    from . import _load_builtins
+
+    _load_builtins()
+    return sorted(_REGISTRY)
+
+
+def _coerce(value: str, annotation: Any, key: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value.lower() in ("none", "null"):
+            return None
+        annotation = args[0]
+    try:
+        if annotation is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if annotation in (int, float, str):
+            return annotation(value)
+    except ValueError:
+        raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {annotation.__name__}") from None
+    raise ConfigError(f"option {key} cannot be set from the command line")
+
+
+def make_config(cls: type[Strategy], overrides: Mapping[str, str]) -> Any:
+    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``)."""
+    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
+    hints = typing.get_type_hints(cls.Config)
+    values = {}
+    for key, raw in overrides.items():
+        if key not in fields:
+            raise ConfigError(
+                f"strategy {cls.name!r} has no option {key!r}",
+                hint=f"options: {', '.join(fields) or '(none)'}",
+            )
+        values[key] = _coerce(raw, hints[key], key)
+    return cls.Config(**values)
+
+
+def render_demos(demos: typing.Sequence[Demo], *, with_rationale: bool) -> str:
+    """Few-shot blocks in the same Question/answer layout the templates use."""
+    blocks = []
+    for d in demos:
+        if with_rationale and d.rationale:
+            blocks.append(f"Question: {d.question}\n{d.rationale}\nThe answer is: {d.answer}")
+        else:
+            blocks.append(f"Question: {d.question}\nAnswer: {d.answer}")
+    return "".join(f"\n{b}\n" for b in blocks)

@@ -1,0 +1,1 @@
+"""Baselines every method is measured against."""

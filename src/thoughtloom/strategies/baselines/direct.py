@@ -1,0 +1,122 @@
+"""``io``, ``cot`` and ``cot-sc``: answer directly, reason first, or sample and vote.
+
+``cot-sc`` (self-consistency, Wang et al. 2022) draws ``n`` chain-of-thought
+samples in one batch at temperature > 0 and returns the most frequent
+normalized answer; its confidence is the winner's vote share.
+
+Trace events: ``sample`` (index, answer) for each sample and ``vote``
+(tally, winner, confidence).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...core.errors import BudgetExceeded
+from ...core.types import Problem, Request
+from ..base import Context, Result, Strategy, register, render_demos
+from ..vote import weighted_vote
+
+
+def _question(problem: Problem) -> str:
+    if problem.context:
+        return f"{problem.context}\n\n{problem.question}"
+    return problem.question
+
+
+@dataclass(frozen=True)
+class IOConfig:
+    max_tokens: int = 64
+    shots: int = 3
+
+
+@register("io")
+class Direct(Strategy):
+    """The model answers at once, with few-shot demos but no reasoning."""
+
+    Config = IOConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        demos = render_demos(list(ctx.task.demos())[: self.config.shots], with_rationale=False)
+        prompt = ctx.prompt("io", instruction=ctx.task.instruction, demos=demos,
+                            question=_question(problem))
+        req = Request.of(prompt, max_tokens=self.config.max_tokens, stop=("\nQuestion:",),
+                         seed=ctx.seed)
+        text = (await ctx.lm.generate([req]))[0].text
+        answer = ctx.task.extract_answer(text)
+        return Result(answer=answer if answer is not None else text.strip(), text=text)
+
+
+@dataclass(frozen=True)
+class CoTConfig:
+    max_tokens: int = 384
+    shots: int = 3
+
+
+def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int,
+                temperature: float = 0.0, sample_index: int = 0) -> Request:
+    demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
+    prompt = ctx.prompt("cot", instruction=ctx.task.instruction, demos=demos,
+                        question=_question(problem))
+    return Request.of(prompt, max_tokens=max_tokens, temperature=temperature,
+                      stop=("\nQuestion:",), seed=ctx.seed, sample_index=sample_index)
+
+
+@register("cot")
+class ChainOfThought(Strategy):
+    """One greedy chain of thought; the answer is extracted from its end."""
+
+    Config = CoTConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        req = cot_request(problem, ctx, shots=self.config.shots, max_tokens=self.config.max_tokens)
+        text = (await ctx.lm.generate([req]))[0].text
+        answer = ctx.task.extract_answer(text)
+        return Result(answer=answer or "", text=text)
+
+
+@dataclass(frozen=True)
+class SelfConsistencyConfig:
+    n: int = 5
+    temperature: float = 0.7
+    max_tokens: int = 384
+    shots: int = 3
+
+
+@register("cot-sc")
+class SelfConsistency(Strategy):
+    """``n`` chain-of-thought samples sent as one batch; majority vote."""
+
+    Config = SelfConsistencyConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        cfg = self.config
+        n = cfg.n
+        remaining = ctx.remaining_calls()
+        if remaining is not None and remaining < n:
+            n = remaining  # spend what the budget allows rather than nothing
+        if n < 1:
+            ctx.trace.emit("budget_exceeded", limit="calls", cap=0, used=0)
+            return Result(answer="", details={"budget_exceeded": True})
+        requests = [
+            cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens,
+                        temperature=cfg.temperature, sample_index=i)
+            for i in range(n)
+        ]
+        try:
+            completions = await ctx.lm.generate(requests)
+        except BudgetExceeded:
+            return Result(answer="", details={"budget_exceeded": True})
+        answers = [ctx.task.extract_answer(c.text) for c in completions]
+        for i, a in enumerate(answers):
+            ctx.trace.emit("sample", index=i, answer=a)
+        vote = weighted_vote(answers, ctx.task.normalize)
+        ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
+        best = next((c.text for c, a in zip(completions, answers)
+                     if a is not None and ctx.task.normalize(a) == vote.key), "")
+        return Result(
+            answer=vote.winner or "",
+            text=best,
+            confidence=vote.confidence,
+            details={"samples": answers, "tally": vote.tally},
+        )

@@ -1,0 +1,97 @@
+"""A task: load a benchmark's files, tell strategies how to answer, score answers.
+
+Tasks never import strategies. They implement the ``TaskView`` protocol that
+strategies see (instruction, demos, answer extraction and normalization) and
+add loading and scoring, which only the eval runner uses.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, Iterator, Sequence
+
+from ..core.errors import ConfigError, DataError
+from ..core.types import Demo, Problem
+from .metrics import exact_match, normalize_text, token_f1
+
+_ANSWER_LINE = re.compile(r"answer\s*(?:is)?\s*:\s*(.+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Example:
+    problem: Problem
+    gold: Any
+
+
+class Task:
+    """Free-form question answering; benchmarks override what differs."""
+
+    name: ClassVar[str] = "freeform"
+    instruction: ClassVar[str] = "Answer the question with a short answer."
+    primary_metric: ClassVar[str] = "em"
+
+    def demos(self) -> Sequence[Demo]:
+        return ()
+
+    def extract_answer(self, text: str) -> str | None:
+        """The text after the last 'answer is:' marker, else the first non-empty line."""
+        found = _ANSWER_LINE.findall(text)
+        if found:
+            return found[-1].strip().rstrip(".").strip() or None
+        for line in text.splitlines():
+            if line.strip():
+                return line.strip()
+        return None
+
+    def normalize(self, answer: str) -> str:
+        return normalize_text(answer)
+
+    def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
+        return {"em": exact_match(prediction, gold), "f1": token_f1(prediction, gold)}
+
+    def load(self, path: str | Path) -> list[Example]:
+        raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")
+
+
+def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
+    """(line number, record) for each non-blank line; bad JSON names file:line."""
+    path = Path(path)
+    _must_exist(path)
+    with path.open(encoding="utf-8") as fh:
+        for lineno, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+            if not isinstance(record, dict):
+                raise DataError(f"{path}:{lineno}: expected a JSON object")
+            yield lineno, record
+
+
+def read_json(path: str | Path) -> Any:
+    path = Path(path)
+    _must_exist(path)
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+def _must_exist(path: Path) -> None:
+    if not path.is_file():
+        raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
+
+
+def require(record: dict, key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
+    """``record[key]`` of the expected type, or a DataError naming ``where`` (file:line)."""
+    if key not in record:
+        raise DataError(f"{where}: missing field {key!r}")
+    value = record[key]
+    if not isinstance(value, kind):
+        raise DataError(f"{where}: field {key!r} should be {getattr(kind, '__name__', kind)}")
+    return value

@@ -1,0 +1,101 @@
+"""Answer metrics: exact match and token F1 with SQuAD normalization, numeric match."""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from fractions import Fraction
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = set(string.punctuation)
+
+
+def normalize_text(s: str) -> str:
+    """SQuAD normalization: lower case, drop punctuation and articles, squash spaces."""
+    s = s.lower()
+    s = "".join(ch for ch in s if ch not in _PUNCT)
+    s = _ARTICLES.sub(" ", s)
+    return " ".join(s.split())
+
+
+def exact_match(prediction: str | None, gold: str | list[str]) -> float:
+    golds = [gold] if isinstance(gold, str) else list(gold)
+    p = normalize_text(prediction or "")
+    return float(any(p == normalize_text(g) for g in golds))
+
+
+def token_f1(prediction: str | None, gold: str | list[str]) -> float:
+    """Best token-level F1 against any gold answer (SQuAD's definition)."""
+    golds = [gold] if isinstance(gold, str) else list(gold)
+    p_toks = normalize_text(prediction or "").split()
+    best = 0.0
+    for g in golds:
+        g_toks = normalize_text(g).split()
+        if not p_toks or not g_toks:
+            best = max(best, float(p_toks == g_toks))
+            continue
+        common = Counter(p_toks) & Counter(g_toks)
+        same = sum(common.values())
+        if same == 0:
+            continue
+        precision, recall = same / len(p_toks), same / len(g_toks)
+        best = max(best, 2 * precision * recall / (precision + recall))
+    return best
+
+
+# -- numbers -----------------------------------------------------------------
+
+_NUM = r"-?\$?\s?\d[\d,]*(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
+_NUMBER = re.compile(_NUM)
+_ANSWER_IS = re.compile(r"answer\s*(?:is|:)\s*:?\s*\**\s*(" + _NUM + ")", re.IGNORECASE)
+_HASHES = re.compile(r"####\s*(" + _NUM + ")")
+_BOXED = re.compile(r"\\boxed\{\s*(" + _NUM + r")\s*\}")
+
+
+def parse_number(text: str) -> Fraction | None:
+    """'1,234' -> 1234, '$18.50' -> 37/2, '3/4' -> 3/4; None if not a number."""
+    t = text.replace("$", "").replace(",", "").replace(" ", "").rstrip(".")
+    try:
+        if "/" in t:
+            num, den = t.split("/", 1)
+            value = Fraction(num) / Fraction(den)
+        else:
+            value = Fraction(t)
+    except (ValueError, ZeroDivisionError):
+        return None
+    return value
+
+
+def format_number(value: Fraction) -> str:
+    if value.denominator == 1:
+        return str(value.numerator)
+    return f"{float(value):.6g}"
+
+
+def extract_number(text: str) -> str | None:
+    """The final numeric answer in model output, normalized ('18', '2.5').
+
+    Prefers an explicit marker (the last 'answer is N', '#### N' or
+    '\\boxed{N}'), then falls back to the last number in the text.
+    """
+    for pattern in (_ANSWER_IS, _HASHES, _BOXED):
+        found = pattern.findall(text)
+        if found:
+            value = parse_number(found[-1])
+            if value is not None:
+                return format_number(value)
+    for candidate in reversed(_NUMBER.findall(text)):
+        value = parse_number(candidate)
+        if value is not None:
+            return format_number(value)
+    return None
+
+
+def numbers_equal(prediction: str | None, gold: str, tol: float = 1e-6) -> float:
+    if prediction is None:
+        return 0.0
+    p, g = parse_number(prediction), parse_number(gold)
+    if p is None or g is None:
+        return 0.0
+    return float(abs(float(p) - float(g)) <= tol * max(1.0, abs(float(g))))
