@@ -114,8 +114,12 @@ def run(
                                    "text": result.text, "details": result.details,
                                    "usage": metered.totals.as_dict(), "seconds": seconds}))
         return
-    if result.text and result.text.strip() != result.answer:
-        out.print(result.text.strip(), highlight=False)
+    report = strat.report(result)
+    if report:
+        out.print(report, highlight=False, markup=False)
+        out.rule()
+    elif result.text and result.text.strip() != result.answer:
+        out.print(result.text.strip(), highlight=False, markup=False)
         out.rule()
     out.print(f"[bold]answer:[/] {result.answer or '(none)'}")
     out.print(usage_line(metered.totals, seconds))

@@ -182,6 +182,9 @@ async def evaluate(
                   "task": task.name, **(meta or {})},
             finished=finished,
         )
+        task_report = task.report(list(store.records.values()))
+        if task_report:
+            summary["task_report"] = task_report
         store.write_summary(summary)
         store.close()
     return summary

@@ -76,6 +76,12 @@ class Strategy(ABC):
     @abstractmethod
     async def run(self, problem: Problem, ctx: Context) -> Result: ...
 
+    def report(self, result: Result) -> str:
+        """A human-readable account of how the answer was reached (the executed
+        program, the question hierarchy, the search tree...), printed by
+        ``thoughtloom run``. Empty by default."""
+        return ""
+
 
 _REGISTRY: dict[str, type[Strategy]] = {}
 

@@ -52,6 +52,11 @@ class Task:
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         return {"em": exact_match(prediction, gold), "f1": token_f1(prediction, gold)}
 
+    def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        """Task-specific aggregates over result records (e.g. per-stratum
+        scores), stored under ``task_report`` in summary.json. Empty by default."""
+        return {}
+
     def load(self, path: str | Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")
 
