@@ -1,0 +1,3 @@
+from thoughtloom.cli.main import main
+
+main()
