@@ -97,6 +97,8 @@ def run(
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    show_program: Annotated[bool, typer.Option(
+        "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
     cls = strategies.get(strategy)
@@ -112,7 +114,8 @@ def run(
     if as_json:
         out.print_json(json.dumps({"answer": result.answer, "confidence": result.confidence,
                                    "text": result.text, "details": result.details,
-                                   "usage": metered.totals.as_dict(), "seconds": seconds}))
+                                   "usage": metered.totals.as_dict(), "seconds": seconds,
+                                   **({"report": strat.report(result)} if show_program else {})}))
         return
     report = strat.report(result)
     if report:

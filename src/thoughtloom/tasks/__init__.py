@@ -5,8 +5,12 @@ from __future__ import annotations
 from ..core.errors import ConfigError
 from .base import Example, Task
 from .mathqa import GSM8K, MultiArith
+from .decomp_synthetic import LetterCat, ListReversal
+from .commaqa import CommaQA
+from .odqa import HotpotQA, MuSiQue, TwoWiki
 
 _TASKS: dict[str, type[Task]] = {t.name: t for t in (Task, GSM8K, MultiArith)}
+_TASKS.update({t.name: t for t in (LetterCat, ListReversal, CommaQA, HotpotQA, TwoWiki, MuSiQue)})
 
 
 def get(name: str) -> Task:

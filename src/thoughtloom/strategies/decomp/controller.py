@@ -1,0 +1,281 @@
+"""The controller: runs decomposed programs step by step, many side by side.
+
+``Engine.run(program, calls, depth)`` executes one program for a batch of
+questions in lockstep. Each round it
+
+1. asks the decomposer for every unfinished run's next step in ONE batch
+   (or takes the next line of the reference program), re-asking only the
+   malformed ones, at most ``max_retries`` times;
+2. expands each step with its operator (``#k`` references, foreach items);
+3. groups all inputs by handler and calls each handler once with its batch
+   (different handlers run concurrently);
+4. appends ``A: <answer>`` to each run's history.
+
+A run ends at ``[EOQ]``; its last answer is its result. Nested programs
+(hierarchical and recursive handlers) go through the same ``run`` one level
+deeper, so a foreach over a nested program is still one batch per round.
+
+Trace events: ``decomp_step`` (program, depth, step, handler, operator,
+question, inputs, answer, tokens, calls, error), ``malformed_step``
+(program, depth, kind, error, raw, attempt), ``program_end`` (program,
+depth, status: ok | malformed | step_limit | depth_limit), ``retrieval``
+(queries, k, ids, source).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ...core.errors import ConfigError
+from ...core.types import Passage, Request
+from ..base import Context
+from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
+from .program import Answer, End, Step, StepError, combine, expand, parse_step, render_value
+from .programs import PROGRAMS, Program, get_program
+
+
+@dataclass
+class Run:
+    program: str
+    question: str
+    context: str
+    depth: int
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    answers: list[Answer] = field(default_factory=list)
+    evidence: list[Passage] = field(default_factory=list)
+    script: list[str] | None = None
+    done: bool = False
+    status: str = "ok"
+    tokens: int = 0
+    calls: int = 0
+    format_errors: int = 0
+
+    def final(self) -> Answer:
+        return self.answers[-1] if self.answers else ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"program": self.program, "question": self.question, "depth": self.depth,
+                "status": self.status, "steps": self.steps, "answer": self.final(),
+                "tokens": self.tokens, "calls": self.calls, "format_errors": self.format_errors}
+
+
+class ProgramHandler(Handler):
+    """A nested decomposed program as a handler (hierarchy and recursion)."""
+
+    kind = "program"
+
+    def __init__(self, name: str, program: str) -> None:
+        self.name, self.program = name, program
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        depth = calls[0].depth + 1 if calls else 1
+        runs = await engine.run(get_program(self.program), calls, depth)
+        return [Outcome(r.final(), evidence=tuple(r.evidence), tokens=r.tokens, calls=r.calls,
+                        error=None if r.status == "ok" else r.status, children=(r.to_json(),))
+                for r in runs]
+
+
+@dataclass(frozen=True)
+class EngineSettings:
+    decomposer: str = "lm"  # "lm" | "reference"
+    handlers: str = "lm"  # "lm" | "symbolic"
+    max_steps: int = 10
+    max_depth: int = 12
+    max_retries: int = 2
+    retry_temperature: float = 0.7
+    decomposer_max_tokens: int = 96
+    k: int = 4
+
+
+class Engine:
+    def __init__(self, ctx: Context, settings: EngineSettings) -> None:
+        self.ctx, self.settings = ctx, settings
+        self.k = settings.k
+        self._known = known_names(ctx.prompt_dir)
+        self._cache: dict[str, Handler] = {}
+
+    # -- handlers -------------------------------------------------------------
+
+    def handler(self, name: str, program: Program | None = None) -> Handler:
+        if program is not None and program.self_name and name == program.self_name:
+            return ProgramHandler(name, program.name)
+        if name in PROGRAMS:
+            return ProgramHandler(name, name)
+        if name not in self._cache:
+            self._cache[name] = resolve(name, prefer_symbolic=self.settings.handlers == "symbolic",
+                                        prompt_dir=self.ctx.prompt_dir)
+        return self._cache[name]
+
+    def allowed(self, program: Program) -> set[str]:
+        names = set(program.handlers) if program.handlers else self._known | set(PROGRAMS)
+        return names | ({program.self_name} if program.self_name else set())
+
+    async def search(self, queries: list[str], k: int) -> list[list[Passage]]:
+        retriever, source = self.ctx.retriever, "context"
+        if retriever is None:
+            fallback = getattr(self.ctx.task, "default_retriever", None)
+            retriever, source = (fallback() if callable(fallback) else None), "task"
+        if retriever is None:
+            raise ConfigError("this decomposed program retrieves, but no retriever is configured",
+                              hint="pass --index DIR (see `thoughtloom index build`)")
+        hits = await retriever.search(queries, k)
+        self.ctx.trace.emit("retrieval", queries=queries, k=k, source=source,
+                            ids=[[h.passage.id for h in hs] for hs in hits])
+        return [[h.passage for h in hs] for hs in hits]
+
+    # -- programs -------------------------------------------------------------
+
+    async def run(self, program: Program, calls: Sequence[Call], depth: int) -> list[Run]:
+        s = self.settings
+        runs = [Run(program.name, c.question, c.context, depth) for c in calls]
+        if depth > s.max_depth:
+            for r in runs:
+                self._end(r, "depth_limit")
+            return runs
+        if program.fixed or s.decomposer == "reference":
+            if program.reference is None:
+                raise ConfigError(f"program {program.name!r} has no reference program",
+                                  hint="use --set decomposer=lm")
+            for r in runs:
+                try:
+                    r.script = program.reference(r.question)
+                except ValueError as exc:
+                    self._malformed(r, "unparseable", str(exc), r.question, 0)
+                    self._end(r, "malformed")
+        while active := [r for r in runs if not r.done]:
+            for r in active:
+                if len(r.steps) >= s.max_steps:
+                    self._end(r, "step_limit")
+            active = [r for r in active if not r.done]
+            if not active:
+                break
+            steps = await self._next_steps(program, active)
+            todo = []
+            for r, step in zip(active, steps):
+                if step is None:
+                    self._end(r, "malformed")
+                elif isinstance(step, End):
+                    self._end(r, "ok")
+                else:
+                    todo.append((r, step, expand(step, r.answers)))
+            await self._execute(program, todo)
+        return runs
+
+    def _end(self, run: Run, status: str) -> None:
+        run.done, run.status = True, status
+        self.ctx.trace.emit("program_end", program=run.program, depth=run.depth, status=status,
+                            steps=len(run.steps))
+
+    def _malformed(self, run: Run, kind: str, error: str, raw: str, attempt: int) -> None:
+        run.format_errors += 1
+        self.ctx.trace.emit("malformed_step", program=run.program, depth=run.depth, kind=kind,
+                            error=error, raw=raw, attempt=attempt)
+
+    async def _next_steps(self, program: Program, runs: list[Run]) -> list[Step | End | None]:
+        allowed = self.allowed(program)
+        out: list[Step | End | None] = [None] * len(runs)
+        pending = []
+        for i, r in enumerate(runs):
+            if r.script is None:
+                pending.append(i)
+                continue
+            line = r.script[len(r.steps)] if len(r.steps) < len(r.script) else "[EOQ]"
+            try:
+                out[i] = parse_step(line, allowed, len(r.answers))
+            except StepError as exc:
+                self._malformed(r, exc.kind, str(exc), line, 0)
+        if not pending:
+            return out
+        demos = self._decomposer_prompt(program)
+        for attempt in range(self.settings.max_retries + 1):
+            greedy = attempt == 0
+            requests = [Request.of(self._history(demos, runs[i]), stop=("\nA:", "\nQS:", "\nQC:"),
+                                   max_tokens=self.settings.decomposer_max_tokens,
+                                   temperature=0.0 if greedy else self.settings.retry_temperature,
+                                   sample_index=attempt, seed=self.ctx.seed)
+                        for i in pending]
+            completions = await self.ctx.lm.generate(requests)
+            failed = []
+            for i, c in zip(pending, completions):
+                r = runs[i]
+                r.tokens += c.usage.total_tokens
+                r.calls += 1
+                try:
+                    out[i] = parse_step(c.text, allowed, len(r.answers))
+                except StepError as exc:
+                    self._malformed(r, exc.kind, str(exc), c.text, attempt)
+                    failed.append(i)
+            pending = failed
+            if not pending:
+                break
+        return out
+
+    def _decomposer_prompt(self, program: Program) -> str:
+        assert program.decomposer is not None
+        text = read_prompt_file("decomposers", program.decomposer, self.ctx.prompt_dir)
+        if text is None:
+            raise ConfigError(f"no decomposer prompt decomp/decomposers/{program.decomposer}.txt")
+        return split_header(text)[1]
+
+    @staticmethod
+    def _history(demos: str, run: Run) -> str:
+        lines = [demos, "", f"QC: {run.question}"]
+        for step in run.steps:
+            lines.append(f"QS: {step['line']}")
+            lines.append(f"A: {render_value(step['answer'])}")
+        return "\n".join(lines) + "\nQS:"
+
+    async def _execute(self, program: Program, todo: list[tuple[Run, Step, list[str]]]) -> None:
+        groups: dict[str, list[tuple[int, int]]] = {}
+        for ti, (r, step, inputs) in enumerate(todo):
+            for ii in range(len(inputs)):
+                groups.setdefault(step.handler, []).append((ti, ii))
+        names = list(groups)
+
+        async def call(name: str) -> list[Outcome]:
+            calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence),
+                          todo[ti][0].depth) for ti, ii in groups[name]]
+            return await self.handler(name, program).answer(calls, self)
+
+        results = await asyncio.gather(*(call(n) for n in names))
+        per_step: list[list[Outcome | None]] = [[None] * len(inputs) for _, _, inputs in todo]
+        for name, outcomes in zip(names, results):
+            for (ti, ii), o in zip(groups[name], outcomes):
+                per_step[ti][ii] = o
+        for (r, step, inputs), outcomes in zip(todo, per_step):
+            got = [o if o is not None else Outcome("", error="no outcome") for o in outcomes]
+            answer = combine(step, [o.value for o in got])
+            seen = {p.id for p in r.evidence}
+            for o in got:
+                r.evidence.extend(p for p in o.evidence if p.id not in seen and not seen.add(p.id))
+            tokens, calls = sum(o.tokens for o in got), sum(o.calls for o in got)
+            r.tokens += tokens
+            r.calls += calls
+            r.format_errors += sum(c.get("format_errors", 0) for o in got for c in o.children)
+            errors = [o.error for o in got if o.error]
+            record = {"line": step.render(), "handler": step.handler, "operator": step.operator,
+                      "inputs": inputs, "answer": answer, "tokens": tokens, "calls": calls,
+                      "error": errors[0] if errors else None,
+                      "children": [c for o in got for c in o.children]}
+            r.steps.append(record)
+            r.answers.append(answer)
+            self.ctx.trace.emit("decomp_step", program=r.program, depth=r.depth, step=len(r.steps),
+                                handler=step.handler, operator=step.operator, question=step.question,
+                                inputs=inputs, answer=answer, tokens=tokens, calls=calls,
+                                error=record["error"])
+
+
+def render_program(run: dict[str, Any], indent: str = "") -> str:
+    """The executed program as the paper prints it; nested programs indented."""
+    lines = [f"{indent}QC: {run['question']}"]
+    for step in run["steps"]:
+        lines.append(f"{indent}QS: {step['line']}")
+        for child in step.get("children", []):
+            lines.append(render_program(child, indent + "    "))
+        note = f"   [error: {step['error']}]" if step.get("error") else ""
+        lines.append(f"{indent}A: {render_value(step['answer'])}{note}")
+    end = "QS: [EOQ]" if run["status"] == "ok" else f"(stopped: {run['status']})"
+    lines.append(f"{indent}{end}")
+    return "\n".join(lines)

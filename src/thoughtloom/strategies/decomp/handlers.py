@@ -1,0 +1,251 @@
+"""Sub-task handlers: one interface, four kinds, addressed by name.
+
+Every handler answers a *batch* of :class:`Call`s (all items of a foreach, and
+the same handler's steps of programs run side by side) and returns one
+:class:`Outcome` per call, in order. Kinds:
+
+* ``prompt``: a few-shot prompt file with its own demonstrations
+  (``decomp/handlers/<name>.txt``, package data, overridable);
+* ``symbolic``: a Python function ``str -> str | list`` registered with
+  :func:`symbolic`;
+* ``program``: another decomposed program (hierarchical) or the running
+  program itself (recursive), see ``controller.py``;
+* ``retrieval``: search over the core ``Retriever`` protocol.
+
+Add your own with the decorator::
+
+    @symbolic("shout")
+    def shout(question: str) -> str:
+        return question.upper()
+
+or by dropping ``decomp/handlers/shout.txt`` into your ``--prompts`` folder.
+"""
+
+from __future__ import annotations
+
+import logging
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import TYPE_CHECKING, Callable, Sequence
+
+from ...core.errors import ConfigError
+from ...core.types import Passage, Request
+from .program import Answer, parse_value, render_value
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .controller import Engine
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Call:
+    """One question for a handler, with what the running program knows."""
+
+    question: str
+    context: str = ""  # the problem's own context (e.g. CommaQA's facts)
+    evidence: tuple[Passage, ...] = ()  # passages retrieved earlier in this run
+    depth: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    value: Answer
+    evidence: tuple[Passage, ...] = ()
+    tokens: int = 0
+    calls: int = 0
+    error: str | None = None
+    children: tuple = ()  # nested program runs (for the printed program)
+
+
+class Handler(ABC):
+    name: str = ""
+    kind: str = ""
+
+    @abstractmethod
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]: ...
+
+
+# -- symbolic ------------------------------------------------------------------
+
+SymbolicFn = Callable[[str], Answer]
+_SYMBOLIC: dict[str, SymbolicFn] = {}
+
+
+def symbolic(name: str) -> Callable[[SymbolicFn], SymbolicFn]:
+    """Register a Python function as the symbolic handler ``name``."""
+
+    def deco(fn: SymbolicFn) -> SymbolicFn:
+        _SYMBOLIC[name] = fn
+        return fn
+
+    return deco
+
+
+def symbolic_names() -> list[str]:
+    from . import symbolic as _builtins  # noqa: F401  (registers the built-ins)
+
+    return sorted(_SYMBOLIC)
+
+
+class SymbolicHandler(Handler):
+    kind = "symbolic"
+
+    def __init__(self, name: str, fn: SymbolicFn) -> None:
+        self.name, self.fn = name, fn
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        out = []
+        for call in calls:
+            try:
+                out.append(Outcome(self.fn(call.question)))
+            except (ValueError, IndexError, KeyError, ZeroDivisionError) as exc:
+                out.append(Outcome("", error=f"{type(exc).__name__}: {exc}"))
+        return out
+
+
+# -- prompt files --------------------------------------------------------------
+
+_PKG = "thoughtloom.strategies.decomp"
+
+
+def read_prompt_file(kind: str, name: str, prompt_dir: str | Path | None) -> str | None:
+    """``decomp/<kind>/<name>.txt`` from the override folder, else the package."""
+    if prompt_dir is not None:
+        path = Path(prompt_dir) / "decomp" / kind / f"{name}.txt"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+    res = resources.files(_PKG).joinpath("prompts", kind, f"{name}.txt")
+    return res.read_text(encoding="utf-8") if res.is_file() else None
+
+
+def prompt_file_names(kind: str, prompt_dir: str | Path | None) -> set[str]:
+    names = {p.name[:-4] for p in resources.files(_PKG).joinpath("prompts", kind).iterdir()
+             if p.name.endswith(".txt")}
+    if prompt_dir is not None and (Path(prompt_dir) / "decomp" / kind).is_dir():
+        names |= {p.stem for p in (Path(prompt_dir) / "decomp" / kind).glob("*.txt")}
+    return names
+
+
+def split_header(text: str) -> tuple[dict[str, str], str]:
+    """Leading ``#: key=value`` lines are options; the rest is the template."""
+    opts: dict[str, str] = {}
+    lines = text.splitlines()
+    while lines and lines[0].startswith("#:"):
+        key, _, value = lines.pop(0)[2:].strip().partition("=")
+        opts[key.strip()] = value.strip().encode().decode("unicode_escape")
+    return opts, "\n".join(lines).strip()
+
+
+def render_evidence(passages: Sequence[Passage], max_chars: int = 600) -> str:
+    return "\n\n".join(f"Wikipedia Title: {p.title}\n{p.text[:max_chars]}" for p in passages)
+
+
+class PromptHandler(Handler):
+    """A few-shot prompt: ``$question``, ``$context`` and ``$evidence`` fields.
+
+    Header options: ``stop`` (default a newline: one-line answers),
+    ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
+    (e.g. a chain of thought).
+    """
+
+    kind = "prompt"
+
+    def __init__(self, name: str, text: str) -> None:
+        self.name = name
+        opts, body = split_header(text)
+        self.template = Template(body)
+        self.stop = tuple(s for s in opts.get("stop", "\n").split("|") if s)
+        self.max_tokens = int(opts.get("max_tokens", "64"))
+        self.raw = opts.get("raw", "false").lower() == "true"
+
+    def render(self, call: Call) -> str:
+        return self.template.safe_substitute(
+            question=call.question, context=call.context, evidence=render_evidence(call.evidence[:12]))
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        ctx = engine.ctx
+        requests = [Request.of(self.render(c), max_tokens=self.max_tokens, stop=self.stop,
+                               seed=ctx.seed) for c in calls]
+        completions = await ctx.lm.generate(requests)
+        out = []
+        for c in completions:
+            text = c.text.strip()
+            if not self.raw:
+                if text[:2].upper() == "A:":
+                    text = text[2:].strip()
+                text = text.splitlines()[0].strip() if text else ""
+            value = text if self.raw else parse_value(text)
+            out.append(Outcome(value, tokens=c.usage.total_tokens, calls=1))
+        return out
+
+
+# -- built-in handlers that need the run's context -----------------------------
+
+
+class ExtractHandler(Handler):
+    """Pattern extraction with the task's own ``extract_answer`` (CoT baselines)."""
+
+    name, kind = "extract", "symbolic"
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        return [Outcome(engine.ctx.task.extract_answer(c.question) or "") for c in calls]
+
+
+class RetrieveHandler(Handler):
+    """``retrieve``: the top-k passages for each query; answers with their titles."""
+
+    name, kind = "retrieve", "retrieval"
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        hits = await engine.search([c.question for c in calls], engine.k)
+        return [Outcome([p.title for p in ps], evidence=tuple(ps)) for ps in hits]
+
+
+class RetrieveQAHandler(Handler):
+    """``retrieve_odqa``: retrieve K passages, then ``singlehop_titleqa`` over them."""
+
+    name, kind = "retrieve_odqa", "retrieval"
+
+    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+        hits = await engine.search([c.question for c in calls], engine.k)
+        reader = engine.handler("singlehop_titleqa")
+        subcalls = [Call(c.question, c.context, tuple(ps), c.depth) for c, ps in zip(calls, hits)]
+        answers = await reader.answer(subcalls, engine)
+        return [Outcome(a.value, evidence=sc.evidence, tokens=a.tokens, calls=a.calls)
+                for a, sc in zip(answers, subcalls)]
+
+
+BUILTIN_CLASSES: dict[str, type[Handler]] = {
+    "extract": ExtractHandler,
+    "retrieve": RetrieveHandler,
+    "retrieve_odqa": RetrieveQAHandler,
+}
+
+
+def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None) -> Handler:
+    """The handler for ``name``: a built-in class, a prompt file or a symbolic function.
+
+    With ``prefer_symbolic`` (the controller check) a symbolic function wins
+    over a prompt file of the same name.
+    """
+    symbolic_names()
+    if name in BUILTIN_CLASSES:
+        return BUILTIN_CLASSES[name]()
+    text = read_prompt_file("handlers", name, prompt_dir)
+    if name in _SYMBOLIC and (prefer_symbolic or text is None):
+        return SymbolicHandler(name, _SYMBOLIC[name])
+    if text is not None:
+        return PromptHandler(name, text)
+    raise ConfigError(f"no handler named {name!r}",
+                      hint="register one with @symbolic or add decomp/handlers/<name>.txt to --prompts")
+
+
+def known_names(prompt_dir: str | Path | None) -> set[str]:
+    return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompt_file_names("handlers", prompt_dir)
+
+
+__all__ = ["Call", "Handler", "Outcome", "PromptHandler", "SymbolicHandler", "render_value", "symbolic"]

@@ -1,0 +1,177 @@
+"""The prompting-program language: step lines, answers, ``#k`` references, operators.
+
+A decomposer writes one step per turn::
+
+    QS: (split) "What are the words in "Augusta Ada King"?"
+    QS: (str_position) [project_values] "What is the 3rd letter of "#1"?"
+    QS: [EOQ]
+
+A step names exactly one handler and, optionally, one operator; either may be
+written in round or square brackets (the paper's ``(operator) [handler]`` and
+our ``(handler) [operator]`` both parse). The sub-question may be quoted.
+
+Operators (Khot et al. 2023, appendix G):
+
+``select`` (default)
+    replace each ``#k`` with the k-th earlier answer and ask once.
+``project_values`` (alias ``foreach``)
+    the first ``#k`` that names a list answer is replaced by each element in
+    turn; the handler answers every item and the step's answer is the list.
+``project_values_flat_unique`` (alias ``foreach_merge``)
+    like ``project_values``, then flatten list answers and drop duplicates.
+
+Answers are strings or lists of strings; lists render as JSON arrays.
+Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Collection, Sequence, Union
+
+Answer = Union[str, list]
+
+SELECT = "select"
+PROJECT = "project_values"
+PROJECT_FLAT = "project_values_flat_unique"
+OPERATORS = {
+    "select": SELECT,
+    "project_values": PROJECT,
+    "foreach": PROJECT,
+    "project_values_flat_unique": PROJECT_FLAT,
+    "foreach_merge": PROJECT_FLAT,
+}
+EOQ = "[EOQ]"
+
+_TAG = re.compile(r"^\s*[\(\[]\s*([A-Za-z_][\w\-]*)\s*[\)\]]")
+_REF = re.compile(r"#(\d+)")
+_END = re.compile(r"^[\(\[]?\s*EOQ\s*[\)\]]?", re.IGNORECASE)
+
+
+class StepError(ValueError):
+    """A decomposer line that cannot be run; ``kind`` says why."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind  # "unparseable" | "unknown_handler" | "bad_reference"
+
+
+@dataclass(frozen=True)
+class Step:
+    handler: str
+    question: str
+    operator: str = SELECT
+
+    def render(self) -> str:
+        op = "" if self.operator == SELECT else f" [{self.operator}]"
+        return f'({self.handler}){op} "{self.question}"'
+
+
+@dataclass(frozen=True)
+class End:
+    def render(self) -> str:
+        return EOQ
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        return text[1:-1].strip()
+    return text
+
+
+def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | End:
+    """One decomposer turn -> a :class:`Step` or :class:`End`.
+
+    Raises :class:`StepError` for an empty or tag-less line, an unknown
+    handler, or a ``#k`` that names no earlier answer.
+    """
+    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    if not lines:
+        raise StepError("unparseable", "empty step")
+    line = lines[0]
+    if line.upper().startswith("QS:"):
+        line = line[3:].strip()
+    if _END.match(line):
+        return End()
+    tags: list[str] = []
+    rest = line
+    while (m := _TAG.match(rest)) is not None:
+        tags.append(m.group(1))
+        rest = rest[m.end():]
+    if not tags:
+        raise StepError("unparseable", f"no (handler) tag in {line[:120]!r}")
+    ops = [t for t in tags if t.lower() in OPERATORS]
+    names = [t for t in tags if t.lower() not in OPERATORS]
+    question = _unquote(rest)
+    if len(names) != 1 or len(ops) > 1 or not question:
+        raise StepError("unparseable", f"expected one handler, at most one operator and a question: {line[:120]!r}")
+    if names[0] not in handlers:
+        raise StepError("unknown_handler", f"unknown handler {names[0]!r}")
+    for k in references(question):
+        if not 1 <= k <= n_answers:
+            raise StepError("bad_reference", f"#{k} names no earlier answer ({n_answers} so far)")
+    return Step(names[0], question, OPERATORS[ops[0].lower()] if ops else SELECT)
+
+
+def references(question: str) -> list[int]:
+    return [int(k) for k in _REF.findall(question)]
+
+
+def render_value(value: Answer) -> str:
+    if isinstance(value, list):
+        return json.dumps(value, ensure_ascii=False)
+    return value
+
+
+def parse_value(text: str) -> Answer:
+    """A handler's reply as an answer: a JSON array of scalars becomes a list."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
+            return [str(v) for v in value]
+    return text
+
+
+def substitute(question: str, answers: Sequence[Answer], override: dict[int, str] | None = None) -> str:
+    def repl(m: re.Match) -> str:
+        k = int(m.group(1))
+        if override and k in override:
+            return override[k]
+        if not 1 <= k <= len(answers):
+            raise StepError("bad_reference", f"#{k} names no earlier answer")
+        return render_value(answers[k - 1])
+
+    return _REF.sub(repl, question)
+
+
+def expand(step: Step, answers: Sequence[Answer]) -> list[str]:
+    """The handler inputs of a step: one for select, one per item for foreach."""
+    if step.operator == SELECT:
+        return [substitute(step.question, answers)]
+    for k in references(step.question):
+        value = answers[k - 1]
+        if isinstance(value, list):
+            return [substitute(step.question, answers, {k: str(item)}) for item in value]
+    # foreach over a scalar: a one-item list
+    return [substitute(step.question, answers)]
+
+
+def combine(step: Step, results: Sequence[Answer]) -> Answer:
+    """The step's answer from its handler results."""
+    if step.operator == SELECT:
+        return results[0] if results else ""
+    if step.operator == PROJECT:
+        return [render_value(r) for r in results]
+    seen: dict[str, None] = {}
+    for r in results:
+        for item in (r if isinstance(r, list) else [r]):
+            if str(item).strip():
+                seen.setdefault(str(item).strip(), None)
+    return list(seen)

@@ -1,0 +1,181 @@
+"""Decomposed programs: a decomposer prompt, the handlers it may call, a reference.
+
+A :class:`Program` is data. Its decomposer is a few-shot prompt file
+(``decomp/decomposers/<name>.txt``); ``reference`` writes the task's
+reference program for a question (the controller check runs it in place of
+the decomposer, and *fixed* programs such as the CoT baselines always run
+it). ``self_name`` is the handler name under which the program calls itself
+(recursion). Register your own with :func:`register_program`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Callable
+
+from ...core.errors import ConfigError
+from .symbolic import SEPARATORS, items, last_quoted
+
+Reference = Callable[[str], list[str]]
+
+
+@dataclass(frozen=True)
+class Program:
+    name: str
+    decomposer: str | None = None  # prompt file name; None: a fixed program
+    reference: Reference | None = None
+    handlers: tuple[str, ...] = ()  # what the decomposer may call (besides programs)
+    self_name: str = ""  # handler name for a recursive call to this program
+    k: int = 4  # passages per retrieval, where the program retrieves
+    description: str = ""
+
+    @property
+    def fixed(self) -> bool:
+        return self.decomposer is None
+
+
+PROGRAMS: dict[str, Program] = {}
+
+
+def register_program(program: Program) -> Program:
+    PROGRAMS[program.name] = program
+    return program
+
+
+def get_program(name: str) -> Program:
+    try:
+        return PROGRAMS[name]
+    except KeyError:
+        raise ConfigError(f"unknown decomposed program {name!r}",
+                          hint=f"choose one of: {', '.join(sorted(PROGRAMS))}") from None
+
+
+def _plain(question: str) -> str:
+    """A question safe to embed in a step line: one line, no ``#k``, no quotes."""
+    q = " ".join(question.split()).replace('"', "'")
+    return re.sub(r"#(\d)", r"No. \1", q)
+
+
+def _fixed(*steps: str) -> Reference:
+    return lambda q: [s.replace("$question", _plain(q)) for s in steps]
+
+
+# -- k-th letter concatenation ----------------------------------------------------
+
+
+def _letter_cat_reference(question: str) -> list[str]:
+    name = last_quoted(question)
+    pos = re.search(r"position (\d+)", question)
+    where = f"position {pos.group(1)}" if pos else "the last position"
+    sep = next((n for n in SEPARATORS if n in question.lower()), "space")
+    return [
+        f'(split) "What are the words in "{name}"?"',
+        f'(str_position) [project_values] "What is the letter at {where} of "#1"?"',
+        f'(merge) "Concatenate #2 using a {sep}."',
+    ]
+
+
+def _str_position_reference(question: str) -> list[str]:
+    word = last_quoted(question)
+    pos = re.search(r"position (\d+)", question)
+    where = f"position {pos.group(1)}" if pos else "the last position"
+    return [f'(split_letters) "What are the letters of "{word}"?"',
+            f'(arr_position) "What is the item at {where} of #1?"']
+
+
+register_program(Program(
+    "letter_cat", "letter_cat", _letter_cat_reference, ("split", "str_position", "merge"),
+    description="split the name, foreach str_position, merge"))
+register_program(Program(
+    "str_position", "str_position", _str_position_reference, ("split_letters", "arr_position"),
+    description="hierarchical: split a word into letters, then arr_position"))
+register_program(Program("letter_cot", None, _fixed("(letter_cot) $question", '(extract) "#1"')))
+register_program(Program("letter_cot_rollout", None,
+                         _fixed("(letter_cot_rollout) $question", '(extract) "#1"')))
+register_program(Program("letter_l2m", None, _fixed("(letter_l2m) $question", '(extract) "#1"')))
+
+
+# -- list reversal ---------------------------------------------------------------
+
+
+def _halving_reference(question: str) -> list[str]:
+    seq = last_quoted(question)
+    if len(items(seq)) < 4:
+        return [f'(reverse_small) "Reverse the sequence "{seq}"."']
+    return [f'(split_half) "Split "{seq}" into two halves."',
+            '(reverse) [project_values] "Reverse the sequence "#1"."',
+            '(swap_concat) "Put the second of #2 before the first."']
+
+
+def _tail_reference(question: str) -> list[str]:
+    seq = last_quoted(question)
+    if len(items(seq)) < 3:
+        return [f'(reverse_small) "Reverse the sequence "{seq}"."']
+    return [f'(first_item) "What is the first item of "{seq}"?"',
+            f'(rest_items) "What are the items after the first in "{seq}"?"',
+            '(reverse) "Reverse the sequence "#2"."',
+            '(append_item) "Add "#1" to the end of "#3"."']
+
+
+register_program(Program(
+    "reverse_halving", "reverse_halving", _halving_reference,
+    ("reverse_small", "split_half", "swap_concat"), self_name="reverse",
+    description="recursive halving: reverse each half, back half first"))
+register_program(Program(
+    "reverse_tail", "reverse_tail", _tail_reference,
+    ("reverse_small", "first_item", "rest_items", "append_item"), self_name="reverse",
+    description="tail recursion: reverse the rest, then append the first item"))
+register_program(Program("reverse_cot", None, _fixed("(reverse_cot) $question", '(extract) "#1"')))
+
+
+# -- CommaQA-E --------------------------------------------------------------------
+
+register_program(Program("commaqa_fine", "commaqa_fine", None, ("simp_qa", "pos_qa", "aw_qa"),
+                         description="fine: one QA handler per relation type"))
+register_program(Program("commaqa_coarse", "commaqa_coarse", None, ("qa",),
+                         description="coarse: one QA handler for every relation"))
+register_program(Program("commaqa_cot", None, _fixed("(commaqa_cot) $question", '(extract) "#1"')))
+
+
+# -- math QA ----------------------------------------------------------------------
+
+register_program(Program("math_extract", None, _fixed("(math_cot) $question", '(gpt_ans) "#1"'),
+                         description="CoT, then a separate answer-extraction prompt"))
+register_program(Program("math_cot", None, _fixed("(math_cot) $question", '(extract) "#1"'),
+                         description="CoT with pattern extraction"))
+
+
+# -- open-domain multi-hop QA -----------------------------------------------------
+
+register_program(Program("odqa_decomp", "odqa_decomp", None, ("retrieve_odqa", "multihop_titleqa"),
+                         k=4, description="Decomp-Ctxt"))
+register_program(Program("odqa_nodecomp", None,
+                         _fixed("(retrieve) $question", "(multihop_titleqa) $question"), k=6,
+                         description="NoDecomp-Ctxt: one retrieval, then answer"))
+register_program(Program("odqa_closedbook", None, _fixed("(closedbook_qa) $question"),
+                         description="No-Ctxt: closed book"))
+
+
+#: The program each strategy name runs for a task unless ``--set program=`` says otherwise.
+DEFAULTS: dict[str, dict[str, str]] = {
+    "decomp": {"letter_cat": "letter_cat", "list_reversal": "reverse_halving",
+               "commaqa": "commaqa_fine", "gsm8k": "math_extract", "multiarith": "math_extract",
+               "hotpotqa": "odqa_decomp", "2wiki": "odqa_decomp", "musique": "odqa_decomp"},
+    "decomp-cot": {"letter_cat": "letter_cot", "list_reversal": "reverse_cot",
+                   "commaqa": "commaqa_cot", "gsm8k": "math_cot", "multiarith": "math_cot"},
+    "decomp-cot-rollout": {"letter_cat": "letter_cot_rollout"},
+    "decomp-least-to-most": {"letter_cat": "letter_l2m"},
+    "decomp-nodecomp-ctxt": {"hotpotqa": "odqa_nodecomp", "2wiki": "odqa_nodecomp",
+                             "musique": "odqa_nodecomp"},
+    "decomp-no-ctxt": {"hotpotqa": "odqa_closedbook", "2wiki": "odqa_closedbook",
+                       "musique": "odqa_closedbook"},
+}
+
+
+def default_program(strategy: str, task: str) -> Program:
+    name = DEFAULTS.get(strategy, {}).get(task)
+    if name is None:
+        raise ConfigError(f"strategy {strategy!r} has no default program for task {task!r}",
+                          hint="pass --set program=NAME; programs: " + ", ".join(sorted(PROGRAMS)))
+    return get_program(name)

@@ -1,0 +1,186 @@
+"""Built-in symbolic handlers: plain Python over the sub-question's text.
+
+Each reads what it needs from the sub-question (the last quoted span, a JSON
+list, an ordinal) and raises ``ValueError`` when the text does not say it;
+the controller records that as a handler error, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from fractions import Fraction
+
+from .handlers import symbolic
+from .program import Answer, parse_value
+
+_QUOTED = re.compile(r'"([^"]*)"')
+_LIST = re.compile(r"\[[^\[\]]*\]")
+_ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d+)|\b(\d+)\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
+_WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+          "eighth": 8, "ninth": 9, "tenth": 10}
+SEPARATORS = {"semi-colon": ";", "semicolon": ";", "comma": ",", "space": " ", "hyphen": "-",
+              "dash": "-", "underscore": "_", "nothing": "", "no separator": ""}
+
+
+def last_quoted(question: str) -> str:
+    found = _QUOTED.findall(question)
+    if not found:
+        raise ValueError(f"no quoted text in {question[:80]!r}")
+    return found[-1]
+
+
+def a_list(question: str) -> list[str]:
+    for m in reversed(_LIST.findall(question)):
+        value = parse_value(m)
+        if isinstance(value, list):
+            return value
+    raise ValueError(f"no JSON list in {question[:80]!r}")
+
+
+def position(question: str) -> int:
+    """1-based position named in the question; -1 for 'last'."""
+    if re.search(r"\blast\b", question, re.IGNORECASE):
+        return -1
+    m = _ORDINAL.search(question)
+    if m:
+        return int(m.group(1) or m.group(2))
+    for word, n in _WORDS.items():
+        if re.search(rf"\b{word}\b", question, re.IGNORECASE):
+            return n
+    raise ValueError(f"no position in {question[:80]!r}")
+
+
+def separator(question: str) -> str:
+    low = question.lower()
+    for name, sep in SEPARATORS.items():
+        if name in low:
+            return sep
+    m = re.search(r"using\s+\"(.*)\"", question)
+    if m:
+        return m.group(1)
+    raise ValueError(f"no separator in {question[:80]!r}")
+
+
+def items(seq: str) -> list[str]:
+    return [s.strip() for s in seq.split(",") if s.strip()]
+
+
+@symbolic("split")
+def split_words(question: str) -> Answer:
+    return last_quoted(question).split()
+
+
+@symbolic("split_letters")
+def split_letters(question: str) -> Answer:
+    return list(last_quoted(question).replace(" ", ""))
+
+
+@symbolic("arr_position")
+def arr_position(question: str) -> Answer:
+    arr, k = a_list(question), position(question)
+    if k == -1:
+        return arr[-1]
+    if not 1 <= k <= len(arr):
+        raise IndexError(f"position {k} outside a list of {len(arr)}")
+    return arr[k - 1]
+
+
+@symbolic("str_position")
+def str_position(question: str) -> Answer:
+    return arr_position(f"{json.dumps(split_letters(question))} {question}")
+
+
+@symbolic("merge")
+def merge(question: str) -> Answer:
+    return separator(_LIST.sub("", question)).join(a_list(question))
+
+
+# -- sequences (list reversal) --------------------------------------------------
+
+
+@symbolic("reverse_small")
+def reverse_small(question: str) -> Answer:
+    return ", ".join(reversed(items(last_quoted(question))))
+
+
+@symbolic("split_half")
+def split_half(question: str) -> Answer:
+    xs = items(last_quoted(question))
+    half = len(xs) // 2
+    return [", ".join(xs[:half]), ", ".join(xs[half:])]
+
+
+@symbolic("swap_concat")
+def swap_concat(question: str) -> Answer:
+    halves = a_list(question)
+    if len(halves) != 2:
+        raise ValueError("swap_concat needs a list of two sequences")
+    return ", ".join(items(halves[1]) + items(halves[0]))
+
+
+@symbolic("first_item")
+def first_item(question: str) -> Answer:
+    return items(last_quoted(question))[0]
+
+
+@symbolic("rest_items")
+def rest_items(question: str) -> Answer:
+    return ", ".join(items(last_quoted(question))[1:])
+
+
+@symbolic("append_item")
+def append_item(question: str) -> Answer:
+    quoted = _QUOTED.findall(question)
+    if len(quoted) < 2:
+        raise ValueError("append_item needs the item and the sequence, both quoted")
+    return ", ".join(items(quoted[1]) + items(quoted[0]))
+
+
+# -- arithmetic -----------------------------------------------------------------
+
+_ARITH = re.compile(r"^[\d\s\.\+\-\*/\(\)]+$")
+
+
+@symbolic("calculator")
+def calculator(question: str) -> Answer:
+    """Evaluate + - * / and parentheses exactly (a small parser, no eval)."""
+    expr = question.replace(",", "").replace("x", "*").strip().rstrip("?=. ")
+    expr = expr.split(":")[-1]
+    if not _ARITH.match(expr):
+        raise ValueError(f"not an arithmetic expression: {expr[:60]!r}")
+    tokens = re.findall(r"\d+\.?\d*|[\+\-\*/\(\)]", expr)
+    value, rest = _sum(tokens)
+    if rest:
+        raise ValueError(f"unexpected {rest[0]!r}")
+    return str(value.numerator) if value.denominator == 1 else f"{float(value):.6g}"
+
+
+def _sum(t: list[str]) -> tuple[Fraction, list[str]]:
+    value, t = _product(t)
+    while t and t[0] in "+-":
+        op, (rhs, t) = t[0], _product(t[1:])
+        value = value + rhs if op == "+" else value - rhs
+    return value, t
+
+
+def _product(t: list[str]) -> tuple[Fraction, list[str]]:
+    value, t = _atom(t)
+    while t and t[0] in "*/":
+        op, (rhs, t) = t[0], _atom(t[1:])
+        value = value * rhs if op == "*" else value / rhs
+    return value, t
+
+
+def _atom(t: list[str]) -> tuple[Fraction, list[str]]:
+    if not t:
+        raise ValueError("expression ends early")
+    if t[0] == "-":
+        value, rest = _atom(t[1:])
+        return -value, rest
+    if t[0] == "(":
+        value, rest = _sum(t[1:])
+        if not rest or rest[0] != ")":
+            raise ValueError("unbalanced parentheses")
+        return value, rest[1:]
+    return Fraction(t[0]), t[1:]
