@@ -2,7 +2,7 @@
 
 * ``program.py``: step lines, ``#k`` references, operators;
 * ``handlers.py``: the handler interface, prompt files, ``@symbolic``;
-* ``symbolic.py``: built-in symbolic handlers;
+* ``functions.py``: built-in symbolic handlers;
 * ``programs.py``: the decomposed programs and reference programs;
 * ``controller.py``: the batched, traced controller;
 * ``strategy.py``: ``decomp`` and its baselines as strategies.

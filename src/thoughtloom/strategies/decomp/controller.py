@@ -36,6 +36,10 @@ from .program import Answer, End, Step, StepError, combine, expand, parse_step, 
 from .programs import PROGRAMS, Program, get_program
 
 
+NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "
+             "same format as the examples above (or QS: [EOQ] if it is finished).")
+
+
 @dataclass
 class Run:
     program: str
@@ -191,7 +195,7 @@ class Engine:
         demos = self._decomposer_prompt(program)
         for attempt in range(self.settings.max_retries + 1):
             greedy = attempt == 0
-            requests = [Request.of(self._history(demos, runs[i]), stop=("\nA:", "\nQS:", "\nQC:"),
+            requests = [Request.of(self._history(demos, runs[i]), stop=("\nA:",),
                                    max_tokens=self.settings.decomposer_max_tokens,
                                    temperature=0.0 if greedy else self.settings.retry_temperature,
                                    sample_index=attempt, seed=self.ctx.seed)
@@ -221,7 +225,7 @@ class Engine:
 
     @staticmethod
     def _history(demos: str, run: Run) -> str:
-        lines = [demos, "", f"QC: {run.question}"]
+        lines = [demos, "", NEXT_STEP, "", f"QC: {run.question}"]
         for step in run.steps:
             lines.append(f"QS: {step['line']}")
             lines.append(f"A: {render_value(step['answer'])}")

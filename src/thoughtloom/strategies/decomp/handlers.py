@@ -86,7 +86,7 @@ def symbolic(name: str) -> Callable[[SymbolicFn], SymbolicFn]:
 
 
 def symbolic_names() -> list[str]:
-    from . import symbolic as _builtins  # noqa: F401  (registers the built-ins)
+    from . import functions as _builtins  # noqa: F401  (registers the built-ins)
 
     return sorted(_SYMBOLIC)
 

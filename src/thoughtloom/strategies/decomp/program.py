@@ -47,6 +47,7 @@ EOQ = "[EOQ]"
 
 _TAG = re.compile(r"^\s*[\(\[]\s*([A-Za-z_][\w\-]*)\s*[\)\]]")
 _REF = re.compile(r"#(\d+)")
+_DECOR = re.compile(r"^[\s\*`>#-]*(?:\d+[\.\)]\s*)?")
 _END = re.compile(r"^[\(\[]?\s*EOQ\s*[\)\]]?", re.IGNORECASE)
 
 
@@ -88,13 +89,17 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
     Raises :class:`StepError` for an empty or tag-less line, an unknown
     handler, or a ``#k`` that names no earlier answer.
     """
-    lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
+    # chat models sometimes echo the question, number or embolden lines
+    lines = [_DECOR.sub("", ln).strip().strip("*`").strip() for ln in text.strip().splitlines()]
+    lines = [ln for ln in lines if ln and not ln.upper().startswith("QC:")]
     if not lines:
         raise StepError("unparseable", "empty step")
     line = lines[0]
     if line.upper().startswith("QS:"):
         line = line[3:].strip()
     if _END.match(line):
+        if n_answers == 0:
+            raise StepError("unparseable", "[EOQ] before any step")
         return End()
     tags: list[str] = []
     rest = line

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...core.errors import ConfigError
-from .symbolic import SEPARATORS, items, last_quoted
+from .functions import SEPARATORS, items, last_quoted
 
 Reference = Callable[[str], list[str]]
 
@@ -39,6 +39,7 @@ PROGRAMS: dict[str, Program] = {}
 
 
 def register_program(program: Program) -> Program:
+    """Add a program; its name becomes a handler name (hierarchical calls)."""
     PROGRAMS[program.name] = program
     return program
 
@@ -90,10 +91,10 @@ register_program(Program(
 register_program(Program(
     "str_position", "str_position", _str_position_reference, ("split_letters", "arr_position"),
     description="hierarchical: split a word into letters, then arr_position"))
-register_program(Program("letter_cot", None, _fixed("(letter_cot) $question", '(extract) "#1"')))
-register_program(Program("letter_cot_rollout", None,
+register_program(Program("letter_cat_cot", None, _fixed("(letter_cot) $question", '(extract) "#1"')))
+register_program(Program("letter_cat_cot_rollout", None,
                          _fixed("(letter_cot_rollout) $question", '(extract) "#1"')))
-register_program(Program("letter_l2m", None, _fixed("(letter_l2m) $question", '(extract) "#1"')))
+register_program(Program("letter_cat_l2m", None, _fixed("(letter_l2m) $question", '(extract) "#1"')))
 
 
 # -- list reversal ---------------------------------------------------------------
@@ -126,7 +127,7 @@ register_program(Program(
     "reverse_tail", "reverse_tail", _tail_reference,
     ("reverse_small", "first_item", "rest_items", "append_item"), self_name="reverse",
     description="tail recursion: reverse the rest, then append the first item"))
-register_program(Program("reverse_cot", None, _fixed("(reverse_cot) $question", '(extract) "#1"')))
+register_program(Program("list_reversal_cot", None, _fixed("(reverse_cot) $question", '(extract) "#1"')))
 
 
 # -- CommaQA-E --------------------------------------------------------------------
@@ -135,14 +136,14 @@ register_program(Program("commaqa_fine", "commaqa_fine", None, ("simp_qa", "pos_
                          description="fine: one QA handler per relation type"))
 register_program(Program("commaqa_coarse", "commaqa_coarse", None, ("qa",),
                          description="coarse: one QA handler for every relation"))
-register_program(Program("commaqa_cot", None, _fixed("(commaqa_cot) $question", '(extract) "#1"')))
+register_program(Program("commaqa_cot_baseline", None, _fixed("(commaqa_cot) $question", '(extract) "#1"')))
 
 
 # -- math QA ----------------------------------------------------------------------
 
 register_program(Program("math_extract", None, _fixed("(math_cot) $question", '(gpt_ans) "#1"'),
                          description="CoT, then a separate answer-extraction prompt"))
-register_program(Program("math_cot", None, _fixed("(math_cot) $question", '(extract) "#1"'),
+register_program(Program("math_cot_pattern", None, _fixed("(math_cot) $question", '(extract) "#1"'),
                          description="CoT with pattern extraction"))
 
 
@@ -162,10 +163,11 @@ DEFAULTS: dict[str, dict[str, str]] = {
     "decomp": {"letter_cat": "letter_cat", "list_reversal": "reverse_halving",
                "commaqa": "commaqa_fine", "gsm8k": "math_extract", "multiarith": "math_extract",
                "hotpotqa": "odqa_decomp", "2wiki": "odqa_decomp", "musique": "odqa_decomp"},
-    "decomp-cot": {"letter_cat": "letter_cot", "list_reversal": "reverse_cot",
-                   "commaqa": "commaqa_cot", "gsm8k": "math_cot", "multiarith": "math_cot"},
-    "decomp-cot-rollout": {"letter_cat": "letter_cot_rollout"},
-    "decomp-least-to-most": {"letter_cat": "letter_l2m"},
+    "decomp-cot": {"letter_cat": "letter_cat_cot", "list_reversal": "list_reversal_cot",
+                   "commaqa": "commaqa_cot_baseline", "gsm8k": "math_cot_pattern",
+                   "multiarith": "math_cot_pattern"},
+    "decomp-cot-rollout": {"letter_cat": "letter_cat_cot_rollout"},
+    "decomp-least-to-most": {"letter_cat": "letter_cat_l2m"},
     "decomp-nodecomp-ctxt": {"hotpotqa": "odqa_nodecomp", "2wiki": "odqa_nodecomp",
                              "musique": "odqa_nodecomp"},
     "decomp-no-ctxt": {"hotpotqa": "odqa_closedbook", "2wiki": "odqa_closedbook",

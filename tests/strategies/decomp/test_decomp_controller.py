@@ -1,0 +1,246 @@
+"""The controller on ScriptedLM: routing, batching, limits, malformed output."""
+
+import re
+
+import pytest
+
+from thoughtloom.core.errors import ConfigError
+from thoughtloom.core.types import Passage, Problem
+from thoughtloom.strategies import get
+from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.decomp import Program, register_program, symbolic
+from thoughtloom.strategies.decomp.handlers import prompt_file_names
+from thoughtloom.strategies.decomp.programs import DEFAULTS, PROGRAMS
+from thoughtloom.strategies.decomp.controller import NEXT_STEP
+from thoughtloom.tasks import get as get_task
+from thoughtloom.testing import ScriptedLM, StaticRetriever
+
+LETTER_Q = 'Take the letters at position 2 of the words in "Ada Byron Lee" and concatenate them using a space.'
+
+
+def program_of(prompt: str) -> tuple[str, int]:
+    """(question, steps so far) of the program a decomposer prompt continues."""
+    tail = prompt.split(NEXT_STEP, 1)[1]
+    question = re.search(r"QC: (.*)", tail).group(1)
+    return question, tail.count("\nA: ")
+
+
+def letter_lm(bad_first: int = 0):
+    """A scripted 'model' that plays decomposer and handlers for letter_cat."""
+    seen = {"bad": 0}
+
+    def reply(req):
+        prompt = req.messages[-1].content
+        if NEXT_STEP in prompt:
+            question, n = program_of(prompt)
+            if seen["bad"] < bad_first:
+                seen["bad"] += 1
+                return "Sure! Let me think about it."
+            if question.startswith("Take"):
+                return ['(split) "What are the words in "Ada Byron Lee"?"',
+                        '(str_position) [project_values] "What is the letter at position 2 of "#1"?"',
+                        '(merge) "Concatenate #2 using a space."', "[EOQ]"][n]
+            word = re.search(r'"(\w+)"', question).group(1)
+            return [f'(split_letters) "What are the letters of "{word}"?"',
+                    '(arr_position) "What is the item at position 2 of #1?"', "[EOQ]"][n]
+        q = prompt.rsplit("Q: ", 1)[1]
+        if q.startswith("What are the words"):
+            return '["Ada", "Byron", "Lee"]'
+        if q.startswith("What are the letters"):
+            word = re.search(r'"(\w+)"', q).group(1)
+            return str(list(word)).replace("'", '"')
+        if q.startswith("Concatenate"):
+            return " ".join(re.findall(r'"(\w)"', q))
+        raise AssertionError(f"unexpected prompt {q[:80]!r}")
+
+    return reply
+
+
+def ctx_for(lm, task="letter_cat", **kw):
+    return Context(lm=lm, task=get_task(task), **kw)
+
+
+def decomp(**sets):
+    cls = get("decomp")
+    return cls(cls.Config(**sets))
+
+
+async def test_letter_cat_runs_the_hierarchical_program_and_batches_foreach():
+    lm = ScriptedLM(letter_lm())
+    ctx = ctx_for(lm)
+    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    assert result.answer == "d y e"
+    assert result.details["status"] == "ok"
+    # the three nested str_position programs ask their decomposer together, each round
+    nested = [b for b in lm.batches if NEXT_STEP in b[0].messages[-1].content
+              and "QC: What is the letter" in b[0].messages[-1].content]
+    assert [len(b) for b in nested] == [3, 3, 3]
+    # and their split_letters calls go out as one batch of three
+    splits = [b for b in lm.batches if b[0].messages[-1].content.rstrip().endswith("A:")
+              and "letters of" in b[0].messages[-1].content.rsplit("Q: ", 1)[1]]
+    assert [len(b) for b in splits] == [3]
+    steps = ctx.trace.of_type("decomp_step")
+    assert [s["handler"] for s in steps if s["depth"] == 0] == ["split", "str_position", "merge"]
+    assert "    QS: (arr_position)" in decomp().report(result)
+
+
+async def test_malformed_decomposer_output_is_traced_and_retried_with_sampling():
+    lm = ScriptedLM(letter_lm(bad_first=1))
+    ctx = ctx_for(lm)
+    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    assert result.answer == "d y e"
+    bad = ctx.trace.of_type("malformed_step")
+    assert [(b["kind"], b["attempt"]) for b in bad] == [("unparseable", 0)]
+    retry = [r for r in lm.requests if NEXT_STEP in r.messages[-1].content][1]
+    assert retry.temperature > 0 and retry.sample_index == 1
+    assert result.details["format_errors"] == 1
+
+
+async def test_persistent_garbage_ends_the_program_after_bounded_retries():
+    lm = ScriptedLM(lambda req: '(nonsense) "x"')
+    ctx = ctx_for(lm)
+    result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
+    assert result.details["status"] == "malformed" and result.answer == ""
+    assert lm.calls == 3
+    assert {e["kind"] for e in ctx.trace.of_type("malformed_step")} == {"unknown_handler"}
+
+
+async def test_bad_reference_is_a_malformed_step():
+    replies = iter(['(merge) "Concatenate #4 using a space."', "[EOQ]", "[EOQ]"])
+    lm = ScriptedLM(lambda req: next(replies))
+    ctx = ctx_for(lm)
+    result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
+    assert ctx.trace.of_type("malformed_step")[0]["kind"] == "bad_reference"
+    assert result.details["status"] == "malformed"
+
+
+async def test_step_limit_stops_a_decomposer_that_never_ends():
+    lm = ScriptedLM(lambda req: '(split) "What are the words in "Ada Byron"?"')
+    ctx = ctx_for(lm)
+    result = await decomp(max_steps=3, handlers="symbolic").run(Problem("q", LETTER_Q), ctx)
+    assert result.details["status"] == "step_limit"
+    assert result.details["steps"] == 3
+    assert lm.calls == 3  # decomposer only; split is symbolic
+
+
+async def test_recursion_depth_limit_is_reported_not_raised():
+    # a decomposer that always recurses on the same list
+    lm = ScriptedLM(lambda req: '(reverse) "Reverse the sequence "a, b, c, d"."')
+    ctx = ctx_for(lm, task="list_reversal")
+    result = await decomp(max_depth=2, max_steps=1).run(
+        Problem("q", 'Reverse the sequence "a, b, c, d".'), ctx)
+    ends = ctx.trace.of_type("program_end")
+    assert any(e["status"] == "depth_limit" and e["depth"] == 3 for e in ends)
+    assert result.details["status"] in ("step_limit", "ok")
+
+
+@pytest.mark.parametrize("program,question,gold", [
+    ("letter_cat", LETTER_Q, "d y e"),
+    ("letter_cat", 'Take the letters at position 3 of the words in "Seyyed Nayak Joseph" and '
+                   'concatenate them using a semi-colon.', "y;y;s"),
+    ("reverse_halving", 'Reverse the sequence "a, b, c, d, e, f, g".', "g, f, e, d, c, b, a"),
+    ("reverse_tail", 'Reverse the sequence "a, b c, d, e".', "e, d, b c, a"),
+])
+async def test_controller_check_reference_program_with_symbolic_handlers(program, question, gold):
+    lm = ScriptedLM([])
+    task = "letter_cat" if program == "letter_cat" else "list_reversal"
+    result = await decomp(program=program, decomposer="reference", handlers="symbolic").run(
+        Problem("q", question), ctx_for(lm, task=task))
+    assert result.answer == gold
+    assert lm.calls == 0
+
+
+async def test_symbolic_errors_are_recorded_on_the_step():
+    lm = ScriptedLM(['(split_letters) "What are the letters of "Ada"?"',
+                     '(arr_position) "What is the item at position 9 of #1?"', "[EOQ]"])
+    result = await decomp(program="str_position", handlers="symbolic").run(
+        Problem("q", 'What is the letter at position 9 of "Ada"?'), ctx_for(lm))
+    last = result.details["executed"]["steps"][-1]
+    assert last["error"].startswith("IndexError") and last["answer"] == ""
+
+
+async def test_user_handlers_by_decorator_and_by_prompt_file(tmp_path):
+    @symbolic("shout_test")
+    def shout(question: str) -> str:
+        return question.upper()
+
+    folder = tmp_path / "decomp" / "handlers"
+    folder.mkdir(parents=True)
+    (folder / "echo_test.txt").write_text("Repeat.\nQ: $question\nA:", encoding="utf-8")
+    script = iter(['(shout_test) "hello"', '(echo_test) "say #1"', "[EOQ]"])
+    lm = ScriptedLM(lambda req: "said HELLO" if req.messages[-1].content.startswith("Repeat.")
+                    else next(script))
+    ctx = ctx_for(lm, prompt_dir=tmp_path)
+    register_program(Program("open_test", "letter_cat"))  # any handler may be called
+    result = await decomp(program="open_test").run(Problem("q", "anything"), ctx)
+    assert result.answer == "said HELLO"
+    echo = [r for r in lm.requests if r.messages[-1].content.startswith("Repeat.")]
+    assert echo[0].messages[-1].content.endswith("Q: say HELLO\nA:")
+
+
+def _odqa_lm(req):
+    prompt = req.messages[-1].content
+    if NEXT_STEP in prompt:
+        _, n = program_of(prompt)
+        return ['(retrieve_odqa) "Who directed Moon Garden?"',
+                '(retrieve_odqa) "Where was Ida Vance born?"',
+                '(multihop_titleqa) "Where was the director of Moon Garden born?"', "[EOQ]"][n]
+    q = prompt.rsplit("Q: ", 1)[1]
+    if "directed" in q:
+        return "Ida Vance"
+    if "Ida Vance born" in q:
+        return "Oslo"
+    return "Oslo" if "Wikipedia Title: Ida Vance" in prompt else "unknown"
+
+
+PASSAGES = [Passage("p1", "Moon Garden is a 1990 film directed by Ida Vance.", "Moon Garden"),
+            Passage("p2", "Ida Vance was born in Oslo in 1950.", "Ida Vance"),
+            Passage("p3", "The Tower is a film.", "The Tower")]
+
+
+async def test_decomp_ctxt_retrieves_in_batches_and_reads_the_collected_titles():
+    lm, retriever = ScriptedLM(_odqa_lm), StaticRetriever(PASSAGES)
+    ctx = ctx_for(lm, task="hotpotqa", retriever=retriever)
+    result = await decomp(k=1).run(Problem("q", "Where was the director of Moon Garden born?"), ctx)
+    assert result.answer == "Oslo"
+    assert retriever.queries == ["Who directed Moon Garden?", "Where was Ida Vance born?"]
+    final = [r for r in lm.requests if r.messages[-1].content.endswith(
+        "Q: Where was the director of Moon Garden born?\nA:")][0].messages[-1].content
+    assert "Wikipedia Title: Moon Garden" in final and "Wikipedia Title: Ida Vance" in final
+    assert [e["source"] for e in ctx.trace.of_type("retrieval")] == ["context", "context"]
+
+
+async def test_nodecomp_ctxt_is_one_retrieval_then_one_answer():
+    lm, retriever = ScriptedLM(_odqa_lm), StaticRetriever(PASSAGES)
+    ctx = ctx_for(lm, task="musique", retriever=retriever)
+    cls = get("decomp-nodecomp-ctxt")
+    result = await cls(cls.Config(k=2)).run(Problem("q", "Where was Ida Vance born?"), ctx)
+    assert result.answer == "Oslo" and lm.calls == 1 and len(retriever.queries) == 1
+
+
+async def test_retrieval_without_a_retriever_names_the_flag():
+    lm = ScriptedLM(_odqa_lm)
+    with pytest.raises(ConfigError) as info:
+        await decomp().run(Problem("q", "Where was the director of Moon Garden born?"),
+                           ctx_for(lm, task="2wiki"))
+    assert "--index" in str(info.value.hint if hasattr(info.value, "hint") else info.value)
+
+
+async def test_math_extract_runs_cot_then_a_separate_extraction_prompt():
+    def reply(req):
+        p = req.messages[-1].content
+        return "6 * 7 = 42 apples in total, 7 per bag." if p.startswith("Solve") else "42"
+
+    lm = ScriptedLM(reply)
+    result = await decomp().run(Problem("q", "6 bags of 7 apples?"), ctx_for(lm, task="gsm8k"))
+    assert result.answer == "42" and lm.calls == 2
+    assert "Solution: 6 * 7 = 42 apples" in lm.requests[1].messages[-1].content
+    base = get("decomp-cot")
+    lm2 = ScriptedLM(reply)
+    assert (await base().run(Problem("q", "6 bags of 7 apples?"), ctx_for(lm2, task="gsm8k"))).answer == "7"
+
+
+def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
+    # a program named like a handler would call itself instead of the prompt
+    assert not set(PROGRAMS) & prompt_file_names("handlers", None)
+    assert {p for d in DEFAULTS.values() for p in d.values()} <= set(PROGRAMS)
