@@ -1,0 +1,72 @@
+"""DecomP's task loaders and scorers (letter_cat, list_reversal, CommaQA, open-domain QA)."""
+
+import json
+
+from conftest import data_file
+from thoughtloom.core.types import Passage
+from thoughtloom.tasks import get
+from thoughtloom.tasks.commaqa import answer_items
+from thoughtloom.tasks.odqa import PooledBM25
+
+
+def test_letter_cat_loads_gold_and_strata():
+    task = get("letter_cat")
+    ex = task.load(data_file("decomp_letter_cat", "n3_eg100_pos2_semic.json"))
+    assert len(ex) == 100 and ex[0].gold == "y;y;s"
+    assert ex[0].problem.meta == {"n": 3, "sep": "semicolon", "position": 3}
+    assert task.score("Y; y;S", "y;y;s")["em"] == 1.0
+    assert task.score("y;y", "y;y;s")["em"] == 0.0
+    assert task.extract_answer('... So the answer is: "a b c".') == "a b c"
+
+
+def test_list_reversal_normalizes_spacing_but_not_order():
+    task = get("list_reversal")
+    ex = task.load(data_file("decomp_list_reversal", "test_4_normal_words.json"))
+    assert len(ex) == 90 and ex[0].problem.meta["length"] == 4
+    assert task.score("Case,umbrella, purse , alarm clock", "case, umbrella, purse, alarm clock")["em"] == 1.0
+    assert task.score("umbrella, case, purse, alarm clock", "case, umbrella, purse, alarm clock")["em"] == 0.0
+    report = task.report([{"meta": {"length": 4}, "metrics": {"em": 1.0}},
+                          {"meta": {"length": 4}, "metrics": {"em": 0.0}}])
+    assert report["em_by_stratum"]["len4"] == {"n": 2, "em": 0.5}
+
+
+def test_commaqa_scores_answer_sets():
+    task = get("commaqa")
+    ex = task.load(data_file("commaqa_e", "iid_test_eg100.json"))
+    assert len(ex) == 100 and "directed by" in ex[0].problem.context
+    assert ex[0].problem.meta["split"] == "iid"
+    gold = ["Neuropsychotaxis", "Monoxandrite"]
+    assert task.score('["Monoxandrite", "Neuropsychotaxis"]', gold) == {"em": 1.0, "f1": 1.0}
+    assert task.score("Monoxandrite", gold)["f1"] == round(2 / 3, 6)
+    assert task.score("[]", gold)["em"] == 0.0
+    assert answer_items("Ann, Bo and Cy") == ["ann", "bo", "cy"]
+
+
+def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path):
+    rec = {"_id": "x1", "question": "Who directed Moon Garden?", "answer": "Ida Vance",
+           "context": [["Moon Garden", ["Moon Garden is a film", " directed by Ida Vance."]],
+                       ["Tower", ["The Tower is tall."]]]}
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps(rec) + "\n" + json.dumps({**rec, "_id": "x2"}) + "\n", encoding="utf-8")
+    task = get("hotpotqa")
+    ex = task.load(path)
+    assert [e.problem.id for e in ex] == ["hotpotqa-x1", "hotpotqa-x2"]
+    assert len(task.corpus()) == 2  # the same paragraphs pool once
+    assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
+
+
+async def test_pooled_bm25_ranks_by_rare_terms():
+    bm = PooledBM25([Passage("a", "The film was shot in the city.", "City"),
+                     Passage("b", "Moon Garden is a film directed by Ida Vance.", "Moon Garden"),
+                     Passage("c", "A garden of the moon.", "Garden")])
+    hits = (await bm.search(["Who directed Moon Garden?"], 2))[0]
+    assert hits[0].passage.id == "b" and len(hits) == 2
+
+
+def test_real_odqa_files_load():
+    for name, parts in (("musique", ("musique", "musique_ans_dev_subset.jsonl")),
+                        ("2wiki", ("2wikimultihopqa", "2wiki_dev_subset.jsonl"))):
+        task = get(name)
+        ex = task.load(data_file(*parts))
+        assert ex and all(e.gold for e in ex)
+        assert len(task.corpus()) > len(ex)
