@@ -3,8 +3,9 @@
 #   benchmarks/decomp_eval.sh MODEL TAG N_SYNTH N_QA [FAMILY...]
 # MODEL: embedded | path to a .gguf; TAG: folder under runs/decomp/; N_SYNTH: questions per
 # letter_cat / list_reversal / math file; N_QA: questions for CommaQA and open-domain QA.
-# Families: check letter rev math commaqa odqa (default: all). Each eval takes the bench
-# lock, stays under ~10 minutes (timeout; reruns resume) and uses a shared cache.
+# Families: check letter rev math commaqa odqa hotpotqa 2wiki musique (default: all but the
+# per-dataset ones). Call it under the bench lock (flock /tmp/tl-bench.lock); each eval has a
+# 570 s timeout, reruns resume, and all runs share one completion cache.
 set -u
 MODEL=$1; TAG=$2; NS=$3; NQ=$4; shift 4
 FAMILIES=${*:-check letter rev math commaqa odqa}
@@ -13,28 +14,27 @@ OUT=runs/decomp/$TAG
 CACHE=${DECOMP_CACHE:-/tmp/decomp-cache.sqlite}
 ev() {  # ev NAME STRATEGY TASK DATA N [--set ...]
   local name=$1 strat=$2 task=$3 data=$4 n=$5; shift 5
-  local lock="flock /tmp/tl-bench.lock"; [ "${NOLOCK:-0}" = 1 ] && lock=""
-  $lock timeout 570 env PYTHONPATH=src python -m thoughtloom eval \
+  timeout 570 env PYTHONPATH=src python -m thoughtloom eval \
     --strategy "$strat" --task "$task" --data "$data" --limit "$n" --model "$MODEL" \
     --cache "$CACHE" --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1
   echo "$(date -u +%H:%M:%S) $name rc=$?"
 }
 mkdir -p "$OUT"
 for fam in $FAMILIES; do case $fam in
-check)  # controller check: reference program + symbolic handlers, every file (no LLM calls: no lock)
-  export NOLOCK=1
+check)  # controller check: reference program + symbolic handlers, every file (no LLM calls)
   for f in "$D"/decomp_letter_cat/n*.json; do b=$(basename "$f" .json)
     ev "check_letter_$b" decomp letter_cat "$f" 100 --set decomposer=reference --set handlers=symbolic; done
   for v in reverse_halving reverse_tail; do for f in "$D"/decomp_list_reversal/test_*.json; do b=$(basename "$f" .json)
     ev "check_${v}_$b" decomp list_reversal "$f" 90 --set program=$v --set decomposer=reference --set handlers=symbolic; done; done
-  unset NOLOCK ;;
+ ;;
 letter)
   for s in decomp decomp-cot decomp-cot-rollout decomp-least-to-most; do
-    ev "letter_n3_semic_$s" $s letter_cat "$D/decomp_letter_cat/n3_eg100_pos2_semic.json" "$NS"; done
-  ev "letter_n5_space_decomp" decomp letter_cat "$D/decomp_letter_cat/n5_eg100_pos2_space.json" "$NS"
-  ev "letter_n5_space_decomp-cot" decomp-cot letter_cat "$D/decomp_letter_cat/n5_eg100_pos2_space.json" "$NS" ;;
+    ev "letter_n3_semic_$s" $s letter_cat "$D/decomp_letter_cat/n3_eg100_pos2_semic.json" "$NS"; done ;;
+letter5)
+  for s in decomp decomp-cot; do
+    ev "letter_n5_space_$s" $s letter_cat "$D/decomp_letter_cat/n5_eg100_pos2_space.json" "$NS"; done ;;
 rev)
-  for L in 4 8; do
+  for L in ${REV_LENGTHS:-4 8}; do
     ev "rev_len${L}_decomp" decomp list_reversal "$D/decomp_list_reversal/test_${L}_normal_words.json" "$NS"
     ev "rev_len${L}_decomp-tail" decomp list_reversal "$D/decomp_list_reversal/test_${L}_normal_words.json" "$NS" --set program=reverse_tail
     ev "rev_len${L}_decomp-cot" decomp-cot list_reversal "$D/decomp_list_reversal/test_${L}_normal_words.json" "$NS"; done ;;
@@ -44,13 +44,15 @@ math)
     ev "multiarith_$s" $s multiarith "$D/multiarith/MultiArith.json" "$NS"; done ;;
 commaqa)
   ev commaqa_iid_decomp-fine decomp commaqa "$D/commaqa_e/iid_test_eg100.json" "$NQ"
-  ev commaqa_iid_decomp-coarse decomp commaqa "$D/commaqa_e/iid_test_eg100.json" "$NQ" --set program=commaqa_coarse
   ev commaqa_iid_decomp-cot decomp-cot commaqa "$D/commaqa_e/iid_test_eg100.json" "$NQ"
+  ev commaqa_iid_decomp-coarse decomp commaqa "$D/commaqa_e/iid_test_eg100.json" "$NQ" --set program=commaqa_coarse ;;
+compgen)
   ev commaqa_compgen_decomp-fine decomp commaqa "$D/commaqa_e/compgen_test_eg300.json" "$NQ"
   ev commaqa_compgen_decomp-cot decomp-cot commaqa "$D/commaqa_e/compgen_test_eg300.json" "$NQ" ;;
-odqa)
+odqa|hotpotqa|2wiki|musique)
   for t in "hotpotqa hotpotqa/hotpot_dev_distractor_subset.jsonl" "2wiki 2wikimultihopqa/2wiki_dev_subset.jsonl" \
            "musique musique/musique_ans_dev_subset.jsonl"; do set -- $t
+    [ "$fam" = odqa ] || [ "$fam" = "$1" ] || continue
     for s in decomp decomp-nodecomp-ctxt decomp-no-ctxt; do ev "$1_$s" $s "$1" "$D/$2" "$NQ"; done; done ;;
 esac; done
 python benchmarks/decomp_table.py "$OUT"
