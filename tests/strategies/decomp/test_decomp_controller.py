@@ -244,3 +244,21 @@ def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
     # a program named like a handler would call itself instead of the prompt
     assert not set(PROGRAMS) & prompt_file_names("handlers", None)
     assert {p for d in DEFAULTS.values() for p in d.values()} <= set(PROGRAMS)
+
+
+async def test_without_a_retriever_the_task_offers_its_pooled_bm25(tmp_path):
+    import json as _json
+    rec = {"_id": "x", "question": "Where was Ida Vance born?", "answer": "Oslo",
+           "context": [["Ida Vance", ["Ida Vance was born in Oslo in 1950."]],
+                       ["The Tower", ["The Tower is a film."]]]}
+    path = tmp_path / "q.jsonl"
+    path.write_text(_json.dumps(rec) + "\n", encoding="utf-8")
+    task = get_task("hotpotqa")
+    task.load(path)
+    lm = ScriptedLM(_odqa_lm)
+    ctx = Context(lm=lm, task=task)
+    cls = get("decomp-nodecomp-ctxt")
+    result = await cls(cls.Config(k=1)).run(Problem("q", "Where was Ida Vance born?"), ctx)
+    assert result.answer == "Oslo"
+    (event,) = ctx.trace.of_type("retrieval")
+    assert event["source"] == "task" and len(event["ids"][0]) == 1
