@@ -92,13 +92,13 @@ def run(
     replay: o.Replay = False,
     refresh: o.Refresh = False,
     prompts: o.PromptDir = None,
+    show_program: Annotated[bool, typer.Option(
+        "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
     n_ctx: o.NCtx = 4096,
     max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls for this question.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    show_program: Annotated[bool, typer.Option(
-        "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
     cls = strategies.get(strategy)
