@@ -26,7 +26,10 @@ _NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "without"})
 def _stem(word: str) -> str:
     for suffix in ("ies", "es", "s", "ing", "ed", "ly"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix):
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            stem = word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+            if suffix in ("ing", "ed") and len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeiouls":
+                stem = stem[:-1]  # running -> run, stopped -> stop
+            return stem
     return word
 
 
