@@ -58,10 +58,17 @@ async def test_auto_falls_back_to_votes_in_one_more_batch():
     lm = ScriptedLM(reply)
     judge = LLMJudge(lm, LLMJudgeConfig(votes=5))
     judgements = await judge.judge_detailed(PAIRS)
+    # the probe's "yes" is vote one; samples 1, 2 say yes and 3, 4 say no
     assert [j.prob for j in judgements] == [0.6, 0.6] and {j.source for j in judgements} == {"votes"}
-    assert [len(b) for b in lm.batches] == [2, 10]  # probes, then all votes together
-    assert sorted({r.sample_index for r in lm.batches[1]}) == [0, 1, 2, 3, 4]
+    assert [len(b) for b in lm.batches] == [2, 8]  # probes, then all further votes together
+    assert sorted({r.sample_index for r in lm.batches[1]}) == [1, 2, 3, 4]
     assert all(r.temperature == 0.7 for r in lm.batches[1])
+
+
+async def test_auto_default_costs_one_call_per_pair_without_logprobs():
+    lm = ScriptedLM(lambda req: "Yes." if "Europe" in req.messages[-1].content else "No.")
+    assert await LLMJudge(lm).judge(PAIRS) == [1.0, 0.0]
+    assert [len(b) for b in lm.batches] == [2]
 
 
 async def test_votes_mode_skips_the_logprob_probe():
@@ -111,3 +118,13 @@ async def test_empty_batch_and_bad_config():
     assert await LLMJudge(lm).judge([]) == [] and lm.calls == 0
     with pytest.raises(ConfigError):
         LLMJudgeConfig(mode="vibes")
+
+
+def test_config_from_cli_spec():
+    c = LLMJudgeConfig.from_spec("mode=votes,votes=5,temperature=0.5")
+    assert (c.mode, c.votes, c.temperature) == ("votes", 5, 0.5)
+    assert LLMJudgeConfig.from_spec("") == LLMJudgeConfig()
+    with pytest.raises(ConfigError, match="bad LLM judge option 'vote=3'"):
+        LLMJudgeConfig.from_spec("vote=3")
+    with pytest.raises(ConfigError, match="needs a int"):
+        LLMJudgeConfig.from_spec("votes=many")

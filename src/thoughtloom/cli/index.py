@@ -21,8 +21,8 @@ IndexDir = Annotated[Optional[Path], typer.Option(
     help="Index folder (from `thoughtloom index build`) that strategies retrieve from.")]
 EntailSpec = Annotated[str, typer.Option(
     "--entail", envvar="THOUGHTLOOM_ENTAIL",
-    help="Entailment judge: 'llm' (the --model), 'lexical' (approximate word overlap), "
-         "or cross:PATH (a local CrossEncoder NLI model folder).")]
+    help="Entailment judge: 'llm' (asks the --model; options as llm:mode=votes,votes=5), "
+         "'lexical' (approximate word overlap), cross:PATH (a local CrossEncoder NLI model folder) or 'none'.")]
 
 
 def parse_value(raw: str) -> Any:
@@ -172,12 +172,17 @@ def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Any:
     """The judge for ``--entail``, behind a judgement cache."""
     from ..entail import CachedJudge, LexicalJudge, LLMJudge
 
-    if spec == "llm":
-        return CachedJudge(LLMJudge(lm, prompt_dir=prompt_dir))
+    if spec == "none":
+        return None
+    if spec == "llm" or spec.startswith("llm:"):
+        from ..entail import LLMJudgeConfig
+
+        return CachedJudge(LLMJudge(lm, LLMJudgeConfig.from_spec(spec[4:]), prompt_dir=prompt_dir))
     if spec == "lexical":
         return CachedJudge(LexicalJudge())
     if spec.startswith("cross:"):
         from ..entail.crossencoder import CrossEncoderJudge
 
         return CachedJudge(CrossEncoderJudge(spec[len("cross:"):]))
-    raise ConfigError(f"unknown --entail {spec!r}", hint="use llm, lexical or cross:PATH")
+    raise ConfigError(f"unknown --entail {spec!r}", hint="use llm, llm:KEY=V,..., lexical, cross:PATH or none")
+

@@ -10,7 +10,10 @@ Two ways to turn the model's answer into a probability:
 - ``votes``: ``votes`` samples per pair at ``temperature``; P(yes) is the
   share of yes among the replies (a malformed reply counts as no).
 
-``mode="auto"`` tries logprobs and falls back to votes pair by pair. Every
+``mode="auto"`` tries logprobs and falls back to votes pair by pair; the
+greedy reply of the logprob probe counts as the first vote, so with the
+default ``votes=1`` a backend without logprobs costs one call per pair
+(a hard 0/1 verdict) and ``votes=5`` buys a graded probability. Every
 request of a batch goes to the LM in one ``generate`` call. A reply that is
 neither yes nor no is counted as malformed, traced (``entail_malformed``) and
 treated as not entailed; a pair with no readable reply at all gets 0.0.
@@ -39,7 +42,7 @@ _FIRST_WORD = re.compile(r"[a-z]+")
 @dataclass(frozen=True)
 class LLMJudgeConfig:
     mode: str = "auto"  # "auto" | "logprobs" | "votes"
-    votes: int = 5
+    votes: int = 1
     temperature: float = 0.7
     top_logprobs: int = 10
     max_tokens: int = 3
@@ -50,6 +53,24 @@ class LLMJudgeConfig:
             raise ConfigError(f"unknown LLM judge mode {self.mode!r}", hint="use auto, logprobs or votes")
         if self.votes < 1:
             raise ConfigError(f"votes must be >= 1, got {self.votes}")
+
+
+    @classmethod
+    def from_spec(cls, spec: str) -> "LLMJudgeConfig":
+        """``"mode=votes,votes=5"`` (the CLI's ``--entail llm:...``) -> a config."""
+        values: dict[str, object] = {}
+        for item in filter(None, (x.strip() for x in spec.split(","))):
+            key, sep, raw = item.partition("=")
+            field_ = cls.__dataclass_fields__.get(key.strip())
+            if not sep or field_ is None:
+                raise ConfigError(f"bad LLM judge option {item!r}",
+                                  hint=f"use KEY=VALUE with KEY in {', '.join(cls.__dataclass_fields__)}")
+            kind = {"int": int, "float": float}.get(str(field_.type), str)
+            try:
+                values[key.strip()] = kind(raw.strip())
+            except ValueError:
+                raise ConfigError(f"LLM judge option {key.strip()} needs a {kind.__name__}, got {raw!r}") from None
+        return cls(**values)  # type: ignore[arg-type]
 
 
 def read_verdict(text: str) -> bool | None:
@@ -125,6 +146,7 @@ class LLMJudge:
         mode = self.config.mode
         results: list[Judgement | None] = [None] * len(pairs)
         need_votes = list(range(len(pairs)))
+        first_votes: dict[int, Completion] = {}  # auto: the probe's greedy reply is vote one
         if mode in ("auto", "logprobs"):
             completions = await self.lm.generate([self._request(p, sample=0, logprobs=True) for p in pairs])
             need_votes = []
@@ -136,12 +158,17 @@ class LLMJudge:
                     results[i] = self._from_votes(pairs[i], [comp])
                 else:
                     need_votes.append(i)
+                    first_votes[i] = comp
         if need_votes:
             n = self.config.votes
-            requests = [self._request(pairs[i], sample=s, logprobs=False) for i in need_votes for s in range(n)]
-            completions = await self.lm.generate(requests)
+            start = 1 if first_votes else 0
+            requests = [self._request(pairs[i], sample=s, logprobs=False)
+                        for i in need_votes for s in range(start, n)]
+            completions = await self.lm.generate(requests) if requests else []
+            per = n - start
             for j, i in enumerate(need_votes):
-                results[i] = self._from_votes(pairs[i], completions[j * n:(j + 1) * n])
+                votes = ([first_votes[i]] if i in first_votes else []) + completions[j * per:(j + 1) * per]
+                results[i] = self._from_votes(pairs[i], votes)
         final = [r if r is not None else Judgement(0.0, "malformed") for r in results]
         self.stats.add(final)
         if self.trace is not None:
