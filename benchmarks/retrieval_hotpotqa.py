@@ -6,9 +6,10 @@ title + text; questions deduplicated by id, first file first).
 
     PYTHONPATH=src python benchmarks/retrieval_hotpotqa.py --out /tmp/tl-retrieval-bench
 
-The corpus is embedded in chunks, each under the shared bench lock
-(/tmp/tl-bench.lock) so other benchmarks are not held up for long; chunks are
-kept in OUT/embeddings and a rerun reuses them. The dense build time reported
+The corpus is embedded in chunks under the shared bench lock
+(/tmp/tl-bench.lock), which is released every --hold seconds so other
+benchmarks are not held up for long; chunks are kept in OUT/embeddings and a
+rerun reuses them. The dense build time reported
 is the sum of the chunk encoding times plus writing the index. Prints a
 table, then one JSON object.
 """
@@ -62,30 +63,36 @@ class PrecomputedEncoder:
         return self.inner.encode(texts, show_progress=show_progress)
 
 
-def embed_corpus(texts: list[str], folder: Path, encoder: SentenceTransformerEncoder, chunk: int) -> tuple[np.ndarray, float]:
+def embed_corpus(texts: list[str], folder: Path, encoder: SentenceTransformerEncoder, chunk: int,
+                 hold_s: float) -> tuple[np.ndarray, float]:
+    """Embed in chunks saved to ``folder``; the bench lock is held for at most ~hold_s at a time."""
     folder.mkdir(parents=True, exist_ok=True)
     seconds_file = folder / "seconds.json"
     seconds = json.loads(seconds_file.read_text()) if seconds_file.exists() else {}
-    parts = []
-    for start in range(0, len(texts), chunk):
-        path = folder / f"chunk_{start:08d}.npy"
-        if not path.exists():
-            with bench_lock():
+    starts = list(range(0, len(texts), chunk))
+    name = lambda start: f"chunk_{start:08d}_{min(start + chunk, len(texts)):08d}.npy"  # noqa: E731
+    todo = [s for s in starts if not (folder / name(s)).exists()]
+    while todo:
+        with bench_lock():
+            t_hold = time.perf_counter()
+            while todo and time.perf_counter() - t_hold < hold_s:
+                start = todo.pop(0)
                 t0 = time.perf_counter()
                 vecs = encoder.encode(texts[start:start + chunk])
-                seconds[path.name] = time.perf_counter() - t0
-            np.save(path, vecs)
-            seconds_file.write_text(json.dumps(seconds))
-            print(f"  embedded {min(start + chunk, len(texts))}/{len(texts)} "
-                  f"({seconds[path.name]:.1f}s)", file=sys.stderr, flush=True)
-        parts.append(np.load(path))
-    return np.concatenate(parts), sum(seconds.values())
+                seconds[name(start)] = time.perf_counter() - t0
+                np.save(folder / name(start), vecs)
+                seconds_file.write_text(json.dumps(seconds))
+                print(f"  embedded {min(start + chunk, len(texts))}/{len(texts)} "
+                      f"({seconds[name(start)]:.1f}s)", file=sys.stderr, flush=True)
+    vectors = np.concatenate([np.load(folder / name(s)) for s in starts])
+    return vectors, sum(seconds[name(s)] for s in starts)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=Path("/tmp/tl-retrieval-bench"))
-    ap.add_argument("--chunk", type=int, default=1024, help="passages embedded per lock hold")
+    ap.add_argument("--chunk", type=int, default=1024, help="passages embedded per saved chunk")
+    ap.add_argument("--hold", type=float, default=480, help="release the bench lock after about this many seconds")
     args = ap.parse_args()
 
     corpus = read_corpus(FILES)
@@ -102,7 +109,7 @@ def main() -> None:
     encoder = SentenceTransformerEncoder(settings.model, batch_size=settings.batch_size,
                                          max_seq_length=settings.max_seq_length)
     emb_dir = args.out / "embeddings" / corpus.fingerprint()[:16]
-    vectors, encode_s = embed_corpus(texts, emb_dir, encoder, args.chunk)
+    vectors, encode_s = embed_corpus(texts, emb_dir, encoder, args.chunk, args.hold)
 
     with bench_lock():
         results = {}

@@ -112,3 +112,23 @@ def test_importing_thoughtloom_loads_no_heavy_libraries():
             " if m in sys.modules]; print(heavy)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_entail_and_index_options(tmp_path):
+    import pytest
+
+    from thoughtloom.cli.index import open_entail, open_retriever
+    from thoughtloom.core.errors import ConfigError
+    from thoughtloom.entail import LLMJudge
+
+    lm = ScriptedLM([])
+    judge = open_entail("llm:mode=votes,votes=3", lm)
+    assert isinstance(judge.inner, LLMJudge) and judge.inner.config.votes == 3
+    assert isinstance(open_entail("lexical", lm).inner, LexicalJudge)
+    assert open_entail("none", lm) is None and open_retriever(None) is None
+    with pytest.raises(ConfigError, match="unknown --entail"):
+        open_entail("nli", lm)
+    with pytest.raises(ConfigError, match="cross-encoder model folder not found"):
+        open_entail(f"cross:{tmp_path / 'missing'}", lm)
+    with pytest.raises(ConfigError, match="is not an index"):
+        open_retriever(tmp_path)
