@@ -5,7 +5,8 @@
 # letter_cat / list_reversal / math file; N_QA: questions for CommaQA and open-domain QA.
 # Families: check letter rev math commaqa odqa hotpotqa 2wiki musique (default: all but the
 # per-dataset ones). Call it under the bench lock (flock /tmp/tl-bench.lock); each eval has a
-# 570 s timeout, reruns resume, and all runs share one completion cache.
+# 570 s timeout, reruns resume, and all runs share one completion cache. Open-domain QA uses
+# INDEX_ROOT/<task> (built with `thoughtloom index build`) when INDEX_ROOT is set.
 set -u
 MODEL=$1; TAG=$2; NS=$3; NQ=$4; shift 4
 FAMILIES=${*:-check letter rev math commaqa odqa}
@@ -53,6 +54,7 @@ odqa|hotpotqa|2wiki|musique)
   for t in "hotpotqa hotpotqa/hotpot_dev_distractor_subset.jsonl" "2wiki 2wikimultihopqa/2wiki_dev_subset.jsonl" \
            "musique musique/musique_ans_dev_subset.jsonl"; do set -- $t
     [ "$fam" = odqa ] || [ "$fam" = "$1" ] || continue
-    for s in decomp decomp-nodecomp-ctxt decomp-no-ctxt; do ev "$1_$s" $s "$1" "$D/$2" "$NQ"; done; done ;;
+    idx=(); [ -n "${INDEX_ROOT:-}" ] && idx=(--index "$INDEX_ROOT/$1")  # else: the task's pooled BM25
+    for s in decomp decomp-nodecomp-ctxt decomp-no-ctxt; do ev "$1_$s" $s "$1" "$D/$2" "$NQ" "${idx[@]}"; done; done ;;
 esac; done
 python benchmarks/decomp_table.py "$OUT"
