@@ -262,3 +262,21 @@ async def test_without_a_retriever_the_task_offers_its_pooled_bm25(tmp_path):
     assert result.answer == "Oslo"
     (event,) = ctx.trace.of_type("retrieval")
     assert event["source"] == "task" and len(event["ids"][0]) == 1
+
+
+async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
+    from thoughtloom.strategies.decomp.controller import NEXT_STEP_JSON
+    replies = iter(['{"handler": "split_letters", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
+                    'not json',
+                    '{"handler": "arr_position", "operator": "select", "question": "What is the item at position 2 of #1?"}',
+                    '{"handler": "EOQ", "operator": "select", "question": ""}'])
+    lm = ScriptedLM(lambda req: next(replies))
+    ctx = ctx_for(lm)
+    result = await decomp(program="str_position", handlers="symbolic", structured=True).run(
+        Problem("q", 'What is the letter at position 2 of "Ada"?'), ctx)
+    assert result.answer == "d"
+    first = lm.requests[0]
+    assert NEXT_STEP_JSON in first.messages[-1].content
+    assert "arr_position" in first.json_schema["properties"]["handler"]["enum"]
+    assert "EOQ" not in first.json_schema["properties"]["handler"]["enum"]
+    assert [e["kind"] for e in ctx.trace.of_type("malformed_step")] == ["unparseable"]

@@ -15,6 +15,11 @@ A run ends at ``[EOQ]``; its last answer is its result. Nested programs
 (hierarchical and recursive handlers) go through the same ``run`` one level
 deeper, so a foreach over a nested program is still one batch per round.
 
+With ``structured`` the decomposer answers each turn with a JSON object
+(handler, operator, question) under a JSON schema, i.e. grammar-constrained
+decoding on backends that support it; the object is turned back into a QS
+line and checked like any other.
+
 Trace events: ``decomp_step`` (program, depth, step, handler, operator,
 question, inputs, answer, tokens, calls, error), ``malformed_step``
 (program, depth, kind, error, raw, attempt), ``program_end`` (program,
@@ -25,6 +30,7 @@ depth, status: ok | malformed | step_limit | depth_limit), ``retrieval``
 from __future__ import annotations
 
 import asyncio
+import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -32,12 +38,42 @@ from ...core.errors import ConfigError
 from ...core.types import Passage, Request
 from ..base import Context
 from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
-from .program import Answer, End, Step, StepError, combine, expand, parse_step, render_value
+from .program import (OPERATORS, Answer, End, Step, StepError, combine, expand, parse_step,
+                      render_value)
 from .programs import PROGRAMS, Program, get_program
 
 
 NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "
              "same format as the examples above (or QS: [EOQ] if it is finished).")
+NEXT_STEP_JSON = ("Now continue the program below. Reply with its next step as a JSON object "
+                  '{"handler": ..., "operator": ..., "question": ...}, using the handler name "EOQ" '
+                  "when it is finished.")
+
+
+def step_schema(handlers: set[str], can_end: bool) -> dict[str, Any]:
+    """JSON schema for one decomposer step (grammar-constrained decoding).
+
+    A program needs at least one step, so the first turn cannot choose EOQ.
+    """
+    names = sorted(handlers) + (["EOQ"] if can_end else [])
+    return {"type": "object", "required": ["handler", "operator", "question"],
+            "properties": {"handler": {"type": "string", "enum": names},
+                           "operator": {"type": "string", "enum": sorted(set(OPERATORS.values()))},
+                           "question": {"type": "string"}}}
+
+
+def json_step_line(text: str) -> str:
+    """A structured step as a QS line (so parsing and checks are shared)."""
+    try:
+        obj = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise StepError("unparseable", f"step is not JSON: {exc.msg}") from None
+    if not isinstance(obj, dict) or not isinstance(obj.get("handler"), str):
+        raise StepError("unparseable", "step JSON needs a handler")
+    if obj["handler"] == "EOQ":
+        return "[EOQ]"
+    op = obj.get("operator") or "select"
+    return f'({obj["handler"]}) [{op}] "{obj.get("question", "")}"'
 
 
 @dataclass
@@ -91,6 +127,7 @@ class EngineSettings:
     retry_temperature: float = 0.7
     decomposer_max_tokens: int = 96
     k: int = 4
+    structured: bool = False  # JSON-schema-constrained decomposer steps
 
 
 class Engine:
@@ -193,9 +230,12 @@ class Engine:
         if not pending:
             return out
         demos = self._decomposer_prompt(program)
+        structured = self.settings.structured
         for attempt in range(self.settings.max_retries + 1):
             greedy = attempt == 0
-            requests = [Request.of(self._history(demos, runs[i]), stop=("\nA:",),
+            requests = [Request.of(self._history(demos, runs[i], structured),
+                                   stop=() if structured else ("\nA:",),
+                                   json_schema=step_schema(allowed, bool(runs[i].answers)) if structured else None,
                                    max_tokens=self.settings.decomposer_max_tokens,
                                    temperature=0.0 if greedy else self.settings.retry_temperature,
                                    sample_index=attempt, seed=self.ctx.seed)
@@ -207,7 +247,8 @@ class Engine:
                 r.tokens += c.usage.total_tokens
                 r.calls += 1
                 try:
-                    out[i] = parse_step(c.text, allowed, len(r.answers))
+                    line = json_step_line(c.text) if structured else c.text
+                    out[i] = parse_step(line, allowed, len(r.answers))
                 except StepError as exc:
                     self._malformed(r, exc.kind, str(exc), c.text, attempt)
                     failed.append(i)
@@ -224,8 +265,8 @@ class Engine:
         return split_header(text)[1]
 
     @staticmethod
-    def _history(demos: str, run: Run) -> str:
-        lines = [demos, "", NEXT_STEP, "", f"QC: {run.question}"]
+    def _history(demos: str, run: Run, structured: bool = False) -> str:
+        lines = [demos, "", NEXT_STEP_JSON if structured else NEXT_STEP, "", f"QC: {run.question}"]
         for step in run.steps:
             lines.append(f"QS: {step['line']}")
             lines.append(f"A: {render_value(step['answer'])}")

@@ -36,6 +36,7 @@ class DecompConfig:
     retry_temperature: float = 0.7
     decomposer_max_tokens: int = 96
     k: int = 0  # passages per retrieval; 0: the program's default
+    structured: bool = False  # decomposer steps as schema-constrained JSON
 
 
 class _DecompBase(Strategy):
@@ -48,7 +49,7 @@ class _DecompBase(Strategy):
         program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
         settings = EngineSettings(cfg.decomposer, cfg.handlers, cfg.max_steps, cfg.max_depth,
                                   cfg.max_retries, cfg.retry_temperature, cfg.decomposer_max_tokens,
-                                  cfg.k or program.k)
+                                  cfg.k or program.k, cfg.structured)
         engine = Engine(ctx, settings)
         call = Call(problem.question, problem.context)
         try:
