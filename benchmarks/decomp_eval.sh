@@ -31,6 +31,9 @@ check)  # controller check: reference program + symbolic handlers, every file (n
 letter)
   for s in decomp decomp-cot decomp-cot-rollout decomp-least-to-most; do
     ev "letter_n3_semic_$s" $s letter_cat "$D/decomp_letter_cat/n3_eg100_pos2_semic.json" "$NS"; done ;;
+structured)  # decomposer steps under a JSON schema (grammar-constrained decoding)
+  ev "letter_n3_semic_decomp-structured" decomp letter_cat "$D/decomp_letter_cat/n3_eg100_pos2_semic.json" "$NS" --set structured=true
+  ev "commaqa_iid_decomp-fine-structured" decomp commaqa "$D/commaqa_e/iid_test_eg100.json" "$NQ" --set structured=true ;;
 letter5)
   for s in decomp decomp-cot; do
     ev "letter_n5_space_$s" $s letter_cat "$D/decomp_letter_cat/n5_eg100_pos2_space.json" "$NS"; done ;;
