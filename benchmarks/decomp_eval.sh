@@ -5,7 +5,7 @@
 # letter_cat / list_reversal / math file; N_QA: questions for CommaQA and open-domain QA.
 # Families: check letter rev math commaqa odqa hotpotqa 2wiki musique (default: all but the
 # per-dataset ones). Call it under the bench lock (flock /tmp/tl-bench.lock); each eval has a
-# 570 s timeout, reruns resume, and all runs share one completion cache. Open-domain QA uses
+# 570 s timeout (less if DEADLINE, epoch seconds, comes first), reruns resume, and all runs share one completion cache. Open-domain QA uses
 # INDEX_ROOT/<task> (built with `thoughtloom index build`) when INDEX_ROOT is set.
 set -u
 MODEL=$1; TAG=$2; NS=$3; NQ=$4; shift 4
@@ -15,7 +15,11 @@ OUT=runs/decomp/$TAG
 CACHE=${DECOMP_CACHE:-/tmp/decomp-cache.sqlite}
 ev() {  # ev NAME STRATEGY TASK DATA N [--set ...]
   local name=$1 strat=$2 task=$3 data=$4 n=$5; shift 5
-  timeout 570 env PYTHONPATH=src python -m thoughtloom eval \
+  local left=570  # DEADLINE (epoch seconds) bounds a whole bundle run under one lock
+  [ -n "${DEADLINE:-}" ] && left=$(( DEADLINE - $(date +%s) ))
+  [ "$left" -gt 570 ] && left=570
+  if [ "$left" -lt 20 ]; then echo "skip $name (bundle deadline)"; return; fi
+  timeout "$left" env PYTHONPATH=src python -m thoughtloom eval \
     --strategy "$strat" --task "$task" --data "$data" --limit "$n" --model "$MODEL" \
     --cache "$CACHE" --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1
   echo "$(date -u +%H:%M:%S) $name rc=$?"
