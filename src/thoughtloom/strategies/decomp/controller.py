@@ -293,8 +293,10 @@ class Engine:
             got = [o if o is not None else Outcome("", error="no outcome") for o in outcomes]
             answer = combine(step, [o.value for o in got])
             seen = {p.id for p in r.evidence}
-            for o in got:
-                r.evidence.extend(p for p in o.evidence if p.id not in seen and not seen.add(p.id))
+            for p in (p for o in got for p in o.evidence):
+                if p.id not in seen:
+                    seen.add(p.id)
+                    r.evidence.append(p)
             tokens, calls = sum(o.tokens for o in got), sum(o.calls for o in got)
             r.tokens += tokens
             r.calls += calls
