@@ -280,3 +280,16 @@ async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
     assert "arr_position" in first.json_schema["properties"]["handler"]["enum"]
     assert "EOQ" not in first.json_schema["properties"]["handler"]["enum"]
     assert [e["kind"] for e in ctx.trace.of_type("malformed_step")] == ["unparseable"]
+
+
+async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_label():
+    from thoughtloom.strategies.decomp.handlers import Call, PromptHandler
+    handler = PromptHandler("t", "Q: $question\nA:")
+    lm = ScriptedLM(["A:\n 126\nmore", '["a", "b"]'])
+
+    class _Engine:
+        ctx = ctx_for(lm)
+
+    out = await handler.answer([Call("x"), Call("y")], _Engine())
+    assert [o.value for o in out] == ["126", ["a", "b"]]
+    assert lm.requests[0].stop == ("\n\n", "\nQ:")

@@ -147,7 +147,8 @@ def render_evidence(passages: Sequence[Passage], max_chars: int = 600) -> str:
 class PromptHandler(Handler):
     """A few-shot prompt: ``$question``, ``$context`` and ``$evidence`` fields.
 
-    Header options: ``stop`` (default a newline: one-line answers),
+    Header options: ``stop`` (``|``-separated; default a blank line or a new
+    ``Q:``; unless ``raw`` only the first non-empty line is kept),
     ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
     (e.g. a chain of thought).
     """
@@ -158,7 +159,7 @@ class PromptHandler(Handler):
         self.name = name
         opts, body = split_header(text)
         self.template = Template(body)
-        self.stop = tuple(s for s in opts.get("stop", "\n").split("|") if s)
+        self.stop = tuple(s for s in opts.get("stop", "\n\n|\nQ:").split("|") if s)
         self.max_tokens = int(opts.get("max_tokens", "64"))
         self.raw = opts.get("raw", "false").lower() == "true"
 
@@ -174,7 +175,7 @@ class PromptHandler(Handler):
         out = []
         for c in completions:
             text = c.text.strip()
-            if not self.raw:
+            if not self.raw:  # one line: the first non-empty one, without an echoed "A:"
                 if text[:2].upper() == "A:":
                     text = text[2:].strip()
                 text = text.splitlines()[0].strip() if text else ""
