@@ -66,3 +66,9 @@ def test_parse_value_reads_json_lists_only():
     assert parse_value('["a", 2]') == ["a", "2"]
     assert parse_value("[not json") == "[not json"
     assert parse_value(" plain ") == "plain"
+
+
+def test_lenient_reading_of_chat_model_habits():
+    assert parse_step('(Split) "What are the words in "A B"?"', HANDLERS, 0).handler == "split"
+    assert parse_value('```json\n["S", "e"]\n```') == ["S", "e"]
+    assert parse_value("```\nplain\n```") == "plain"

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...core.errors import ConfigError
 from ...core.types import Passage, Request
-from .program import Answer, parse_value, render_value
+from .program import Answer, parse_value, render_value, strip_fence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .controller import Engine
@@ -174,7 +174,7 @@ class PromptHandler(Handler):
         completions = await ctx.lm.generate(requests)
         out = []
         for c in completions:
-            text = c.text.strip()
+            text = c.text.strip() if self.raw else strip_fence(c.text).strip()
             if not self.raw:  # one line: the first non-empty one, without an echoed "A:"
                 if text[:2].upper() == "A:":
                     text = text[2:].strip()

@@ -113,12 +113,19 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
     question = _unquote(rest)
     if len(names) != 1 or len(ops) > 1 or not question:
         raise StepError("unparseable", f"expected one handler, at most one operator and a question: {line[:120]!r}")
-    if names[0] not in handlers:
+    name = names[0] if names[0] in handlers else _casefold_match(names[0], handlers)
+    if name is None:
         raise StepError("unknown_handler", f"unknown handler {names[0]!r}")
     for k in references(question):
         if not 1 <= k <= n_answers:
             raise StepError("bad_reference", f"#{k} names no earlier answer ({n_answers} so far)")
-    return Step(names[0], question, OPERATORS[ops[0].lower()] if ops else SELECT)
+    return Step(name, question, OPERATORS[ops[0].lower()] if ops else SELECT)
+
+
+def _casefold_match(name: str, handlers: Collection[str]) -> str | None:
+    """``Split_letters`` means ``split_letters`` when that is the only such handler."""
+    found = [h for h in handlers if h.lower() == name.lower()]
+    return found[0] if len(found) == 1 else None
 
 
 def references(question: str) -> list[int]:
@@ -131,9 +138,18 @@ def render_value(value: Answer) -> str:
     return value
 
 
+_FENCE = re.compile(r"^```[\w-]*\s*(.*?)\s*(?:```\s*)?$", re.DOTALL)
+
+
+def strip_fence(text: str) -> str:
+    """The body of a Markdown code fence (```json ... ```), else the text."""
+    m = _FENCE.match(text.strip())
+    return m.group(1) if m else text
+
+
 def parse_value(text: str) -> Answer:
     """A handler's reply as an answer: a JSON array of scalars becomes a list."""
-    text = text.strip()
+    text = strip_fence(text).strip()
     if text.startswith("[") and text.endswith("]"):
         try:
             value = json.loads(text)
