@@ -172,7 +172,7 @@ def eval_(
         summary = asyncio.run(go())
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
-                  "run the same command again to resume.")
+                  "run the same command again to resume.", soft_wrap=True)
         raise typer.Exit(130)
     print_summary(summary, str(out_dir))
 
