@@ -173,7 +173,7 @@ def eval_(
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
                   "run the same command again to resume.", soft_wrap=True)
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     print_summary(summary, str(out_dir))
 
 
