@@ -5,8 +5,13 @@ from __future__ import annotations
 from ..core.errors import ConfigError
 from .base import Example, Task
 from .mathqa import GSM8K, MultiArith
+from .commongen import CommonGenHard
+from .crosswords import MiniCrosswords
+from .game24 import Game24
+from .outline import OutlineImprovement
 
 _TASKS: dict[str, type[Task]] = {t.name: t for t in (Task, GSM8K, MultiArith)}
+_TASKS.update({t.name: t for t in (Game24, MiniCrosswords, CommonGenHard, OutlineImprovement)})
 
 
 def get(name: str) -> Task:
