@@ -125,7 +125,7 @@ class Game24(Task):
         return f"Expression: {candidate}"
 
     def output_format(self, problem: Problem) -> str:
-        return ("Think step by step, then write the expression alone on the last line in the form\n"
+        return ("Keep any working to two short lines, then write the expression alone on the last line as\n"
                 "Expression: <expression using only the given numbers, + - * / and parentheses>")
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:

@@ -23,7 +23,7 @@ from .tree import Node
 @dataclass(frozen=True)
 class DFSConfig(SearchConfig):
     max_steps: int = 8          # expansions (for crosswords: search steps)
-    prune_below: float = 0.3    # children scoring below this are not explored
+    prune_below: float = 0.1    # children scoring below this are not explored
     stop_at_goal: bool = True
 
 
