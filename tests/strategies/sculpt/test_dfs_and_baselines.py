@@ -1,3 +1,4 @@
+from sculpt_toy import toy  # noqa: F401  (fixture)
 from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineConfig
 from thoughtloom.strategies.baselines.tot import BFSConfig, ToTBFS
 from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS, ToTDFS

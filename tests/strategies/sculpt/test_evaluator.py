@@ -1,5 +1,6 @@
 import pytest
 
+from sculpt_toy import toy  # noqa: F401  (fixture)
 from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS
 from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS

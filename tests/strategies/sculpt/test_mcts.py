@@ -3,6 +3,7 @@ import math
 
 import pytest
 
+from sculpt_toy import toy  # noqa: F401  (fixture)
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
 from thoughtloom.strategies.sculpt.search import report
 from thoughtloom.strategies.sculpt.tree import Tree

@@ -1,4 +1,5 @@
-"""A toy search task and a scripted 'model' for the search-core tests.
+"""A toy search task and a scripted "model" for the search-core tests (a helper
+module, not a conftest: the repo keeps a single conftest.py).
 
 Candidates are strings of letters. The toy model's first answer is "a"; a
 generation request for candidate X returns "CAND: X<letter>" with the letter
