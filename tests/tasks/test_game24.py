@@ -66,6 +66,8 @@ def test_task_scores_symbolically_and_offers_a_labelled_symbolic_score():
     assert t.symbolic_score(p, "(13-9)*(10-4)") == 1.0
     assert t.symbolic_score(p, "(13-9)") == pytest.approx(0.25)  # partial: 2 of 4 numbers, halved
     assert t.symbolic_score(p, "7*3") == 0.0
+    assert t.parse_candidate(p, "Expression: 24", None) is None  # a bare number is no attempt
+    assert t.parse_candidate(p, "so\nExpression: (13-9)*(10-4) = 24", None) == "(13-9)*(10-4)"
     assert t.change_kind("(13 - 9)", "(13-9)*(10-4)") == "extended"
     assert t.change_kind("(13 - 9)*6", "(13-9)*(10-4)") == "revised"
 

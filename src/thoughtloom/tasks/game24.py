@@ -129,7 +129,10 @@ class Game24(Task):
                 "Expression: <expression using only the given numbers, + - * / and parentheses>")
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
-        return find_expression(text)
+        expr = find_expression(text)
+        if expr is None or not any(op in expr for op in "+-*/×÷−"):
+            return None  # a bare number ("24") is no attempt at the puzzle
+        return expr
 
     def evaluation_items(self, problem: Problem, candidate: str) -> Sequence[str]:
         return ()
