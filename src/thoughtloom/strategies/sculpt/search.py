@@ -194,6 +194,7 @@ class Search:
             "revised": sum(n.kind == "revised" for n in self.tree.nodes),
             "extended": sum(n.kind == "extended" for n in self.tree.nodes),
             "evaluator": self.cfg.evaluator,
+            "chosen_rendered": self.view.render(self.problem, best.candidate),
         }
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()
@@ -210,4 +211,5 @@ def report(result: Result) -> str:
             + ("; budget exhausted" if d.get("budget_exhausted") else ""))
     tree = d.get("tree")
     body = render_tree(tree, d.get("chosen")) if tree else ""
-    return f"{head}\n{body}\nchosen candidate:\n{result.text}"
+    chosen = d.get("chosen_rendered") or result.text
+    return f"{head}\n{body}\nchosen candidate:\n{chosen}"
