@@ -155,3 +155,15 @@ async def test_every_node_is_traced_and_report_shows_the_tree(toy):
     assert {"score", "feedback"} <= set(evals[0])
     text = report(result)
     assert "mcts:" in text and "#0 [root]" in text and "*" in text
+
+
+async def test_last_batch_is_trimmed_to_the_budget_not_refused(toy):
+    lm = toy["make_lm"]({}, default=6)
+    ctx = toy["make_ctx"](lm, max_calls=7)
+    result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy["problem"], ctx)
+    # root gen + root eval + 3 children = 5 calls; 2 calls left for 3 evaluations
+    assert lm.calls == 7 and [len(b) for b in lm.batches] == [1, 1, 3, 2]
+    assert ctx.trace.of_type("sculpt_budget_trim")[0] == {**ctx.trace.of_type("sculpt_budget_trim")[0],
+                                                          "wanted": 3, "sent": 2}
+    scored = [n for n in result.details["tree"] if n["score"] is not None]
+    assert len(scored) == 3 and result.details["budget_exhausted"]

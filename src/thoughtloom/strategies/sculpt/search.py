@@ -11,7 +11,8 @@ evaluator's reply could not be read; the node gets ``malformed_score``),
 ``sculpt_unparsed`` (a generated child could not be read and was dropped),
 ``sculpt_rejected`` (a child that revised its parent where only extension
 is allowed, or a duplicate), ``sculpt_select`` / ``sculpt_backprop``
-(MCTS), ``sculpt_prune`` (DFS).
+(MCTS), ``sculpt_prune`` (DFS), ``sculpt_budget_trim`` (a batch cut to
+the calls the budget has left).
 """
 
 from __future__ import annotations
@@ -107,13 +108,23 @@ class Search:
                 mode=EXTEND if self.extend_only else REVISE,
                 output_format=self.view.output_format(self.problem))
             requests += [self._gen_request(prompt, self.cfg.temperature) for _ in range(k)]
-        completions = await self.ctx.lm.generate(requests)
+        completions = await self.ctx.lm.generate(self._affordable(requests))
         out = []
         for j, node in enumerate(nodes):
             if not simulated:
                 node.expanded = True
             out.append(self._children(node, [c.text for c in completions[j * k:(j + 1) * k]], simulated))
         return out
+
+    def _affordable(self, requests: list[Request]) -> list[Request]:
+        """As many of ``requests`` as the call budget has room for (at least
+        one, so an empty budget raises BudgetExceeded): a last, partial batch
+        still adds to the tree instead of being refused whole."""
+        remaining = self.ctx.remaining_calls()
+        if remaining is not None and 0 < remaining < len(requests):
+            self.ctx.trace.emit("sculpt_budget_trim", wanted=len(requests), sent=remaining)
+            return requests[:remaining]
+        return requests
 
     def _children(self, node: Node, texts: list[str], simulated: bool) -> list[Node]:
         seen = {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
@@ -159,6 +170,8 @@ class Search:
             labels.append([i.split(".", 1)[0].split(":", 1)[0].strip() for i in items] if name.endswith("items") else [])
             requests.append(Request.of(prompt, max_tokens=self.cfg.eval_max_tokens,
                                        temperature=self.cfg.eval_temperature, seed=self.ctx.seed))
+        requests = self._affordable(requests)
+        todo = todo[: len(requests)]
         replies = await generate_json(self.ctx.lm, requests, trace=self.ctx.trace,
                                       what="sculpt_evaluation", return_errors=True)
         for n, reply, item_labels in zip(todo, replies, labels):
