@@ -30,7 +30,8 @@ def _data(task):
 
 
 @pytest.mark.parametrize("task_name", ["game24", "crosswords", "commongen", "outline"])
-@pytest.mark.parametrize("strategy", ["sculpt-mcts", "sculpt-dfs", "tot-bfs", "tot-dfs", "self-refine", "cot"])
+@pytest.mark.parametrize("strategy", ["sculpt-mcts", "sculpt-dfs", "tot-bfs", "tot-dfs", "self-refine",
+                                      "cot", "cot-sc"])
 async def test_runner(tmp_path, task_name, strategy):
     task = tasks.get(task_name)
     examples = task.load(_data(task_name))[:2]

@@ -144,7 +144,7 @@ class Game24(Task):
 
     def change_kind(self, parent: str, child: str) -> str:
         p, c = "".join(parent.split()), "".join(child.split())
-        return "extended" if p and p in c else "revised"
+        return "extended" if p in c else "revised"  # an empty parent is extended by anything
 
     def symbolic_score(self, problem: Problem, candidate: str) -> float | None:
         """1 if solved; else the share of the puzzle's numbers the expression

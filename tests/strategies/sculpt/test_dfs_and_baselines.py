@@ -61,21 +61,22 @@ async def test_sculpt_children_may_revise(toy):
 
 async def test_tot_children_may_only_extend(toy):
     lm = toy["make_lm"]({}, default=5, child=_revising_child)
-    ctx = toy["make_ctx"](lm)
+    ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
     result = await ToTDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert all(n["kind"] in ("root", "extended") for n in result.details["tree"])
     rejected = ctx.trace.of_type("sculpt_rejected")
     assert rejected and rejected[0]["reason"] == "revises its parent"
     # and the generator was told to extend, not to revise
-    gen_prompt = lm.batches[2][0].messages[0].content
+    gen_prompt = lm.batches[1][0].messages[0].content
     assert "Do not change what is already there" in gen_prompt
 
 
 async def test_tot_bfs_batches_the_whole_beam_and_keeps_the_best(toy):
     lm = toy["make_lm"]({"ab": 9, "ac": 6, "aa": 2}, default=1)
-    result = await ToTBFS(BFSConfig(beam=2, k=3, max_depth=2)).run(toy["problem"], toy["make_ctx"](lm))
+    ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
+    result = await ToTBFS(BFSConfig(beam=2, k=3, max_depth=2)).run(toy["problem"], ctx)
     sizes = [len(b) for b in lm.batches]
-    assert sizes == [1, 1, 3, 3, 6, 6]  # level 2: 2 beam nodes x 3 children in ONE batch
+    assert sizes == [1, 3, 3, 6, 6]  # level 2: 2 beam nodes x 3 children in ONE batch
     level2_parents = {n["parent"] for n in result.details["tree"] if n["depth"] == 2}
     tree = result.details["tree"]
     assert {tree[p]["candidate"] for p in level2_parents} == {"ab", "ac"}
@@ -94,3 +95,13 @@ async def test_self_refine_stops_when_the_evaluator_is_satisfied(toy):
     lm = toy["make_lm"]({"a": 10})
     result = await SelfRefine().run(toy["problem"], toy["make_ctx"](lm))
     assert len(result.details["tree"]) == 1 and lm.calls == 2
+
+
+async def test_tot_without_a_given_start_builds_up_from_an_empty_solution(toy):
+    lm = toy["make_lm"]({"b": 9}, default=3)
+    result = await ToTBFS(BFSConfig(beam=1, max_depth=1)).run(toy["problem"], toy["make_ctx"](lm))
+    tree = result.details["tree"]
+    assert tree[0]["candidate"] == "" and tree[0]["evaluator"] == "empty"
+    assert [len(b) for b in lm.batches] == [3, 3]  # no root call, no root evaluation
+    assert {n["candidate"] for n in tree[1:]} == {"a", "b", "c"}
+    assert all(n["kind"] == "extended" for n in tree[1:]) and result.answer == "b"

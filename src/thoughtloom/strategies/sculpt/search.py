@@ -75,10 +75,17 @@ class Search:
                           seed=self.ctx.seed, sample_index=self._samples)
 
     async def make_root(self) -> Node:
-        """The given starting candidate, or the model's first (greedy) answer."""
+        """The given starting candidate; else, for extension-only search (ToT),
+        an empty solution that thoughts build up step by step; else the
+        model's first (greedy) answer (ThoughtSculpt, Self-Refine)."""
         given = self.view.root_candidate(self.problem)
         if given is not None:
             return self.tree.add(given)
+        if self.extend_only:
+            root = self.tree.add("")
+            root.score, root.evaluator = 0.0, "empty"  # nothing to judge yet
+            self.tree.scored(root)
+            return root
         prompt = self.ctx.prompt("sculpt_root", description=self.description,
                                  output_format=self.view.output_format(self.problem))
         text = (await self.ctx.lm.generate([self._gen_request(prompt, 0.0)]))[0].text
