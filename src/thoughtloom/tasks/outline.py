@@ -41,7 +41,7 @@ def outline_items(text: str) -> list[str]:
             continue
         m = _ITEM.match(line)
         items.append((m.group(1) if m else line).strip())
-    return [i for i in items if i]
+    return [i for i in items if any(ch.isalpha() for ch in i)]  # drop stray brackets, rules
 
 
 def numbered(items: Sequence[str]) -> str:

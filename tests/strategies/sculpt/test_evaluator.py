@@ -71,3 +71,31 @@ async def test_itemized_prompt_lists_items(toy):
     await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], toy["make_ctx"](lm, task=task))
     prompt = lm.requests[0].messages[0].content
     assert "[1] first of r" in prompt and '"items"' in prompt
+
+
+def test_truncated_itemized_reply_is_salvaged_from_its_complete_items(toy):
+    from thoughtloom.strategies.sculpt.evaluator import salvage_items
+
+    cut = '```json\n{"items": [{"item": "[1]", "feedback": "flat", "score": 2},\n{"item": "[2]", "feedback": "good", "score": 8},\n{"item": "[3]", "feedb'
+    items = salvage_items(cut)
+    assert [i["item"] for i in items] == ["[1]", "[2]"]
+    assert read_evaluation(items, ["[1]", "[2]", "[3]"]).score == pytest.approx(0.5)
+    assert salvage_items("no braces here") is None
+
+
+async def test_search_uses_salvaged_items(toy):
+    cut = '{"items": [{"item": "[1]", "feedback": "flat", "score": 4}, {"item": "[2]", "feed'
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return cut
+        return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
+
+    task = toy["Task"]()
+    task.evaluation_items = lambda problem, cand: ["[1] one", "[2] two"]
+    ctx = toy["make_ctx"](ScriptedLM(brain), task=task)
+    result = await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    root = result.details["tree"][0]
+    assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
+    assert ctx.trace.of_type("sculpt_eval_salvaged")

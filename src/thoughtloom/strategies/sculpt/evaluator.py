@@ -9,6 +9,7 @@ search then records a malformed evaluation instead of failing.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -63,6 +64,23 @@ def _first(d: dict, *keys: str) -> Any:
         if k in lowered:
             return lowered[k]
     return None
+
+
+_FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def salvage_items(raw: str) -> list[dict] | None:
+    """The complete ``{...}`` item objects of a reply cut off mid-list (the
+    model ran out of tokens): better part of the verdict than none."""
+    items = []
+    for m in _FLAT_OBJECT.finditer(raw or ""):
+        try:
+            value = json.loads(m.group())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and any(str(k).lower() == "score" for k in value):
+            items.append(value)
+    return items or None
 
 
 def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading | None:

@@ -8,7 +8,8 @@ batch of evaluations is ONE ``lm.generate`` call.
 Trace events (besides ``llm_call``): ``sculpt_node`` (a node was added),
 ``sculpt_eval`` (its score and feedback), ``sculpt_eval_malformed`` (the
 evaluator's reply could not be read; the node gets ``malformed_score``),
-``sculpt_unparsed`` (a generated child could not be read and was dropped),
+``sculpt_eval_salvaged`` (an itemized reply cut off mid-list, read from
+its complete items), ``sculpt_unparsed`` (a generated child could not be read and was dropped),
 ``sculpt_rejected`` (a child that revised its parent where only extension
 is allowed, or a duplicate), ``sculpt_select`` / ``sculpt_backprop``
 (MCTS), ``sculpt_prune`` (DFS), ``sculpt_budget_trim`` (a batch cut to
@@ -26,7 +27,7 @@ from ...core.errors import ParseError
 from ...core.types import Problem, Request
 from ...lm.structured import generate_json
 from ..base import Context, Result
-from .evaluator import read_evaluation
+from .evaluator import read_evaluation, salvage_items
 from .tree import Node, Tree, render_tree
 from .view import search_view
 
@@ -186,7 +187,13 @@ class Search:
             self.tree.scored(n)
 
     def _apply(self, node: Node, reply: Any, item_labels: list[str]) -> None:
-        reading = None if isinstance(reply, ParseError) else read_evaluation(reply, item_labels)
+        if isinstance(reply, ParseError):
+            salvaged = salvage_items(reply.raw) if item_labels else None
+            reading = read_evaluation(salvaged, item_labels) if salvaged else None
+            if reading is not None:
+                self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(salvaged or []))
+        else:
+            reading = read_evaluation(reply, item_labels)
         if reading is None:
             node.score, node.evaluator = self.cfg.malformed_score, "malformed"
             node.feedback = "" if isinstance(reply, ParseError) else str(reply)[:300]
