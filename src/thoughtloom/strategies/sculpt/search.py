@@ -20,14 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Sequence
 
 from ...core.errors import ParseError
-from ...core.types import Problem, Request
-from ...lm.structured import generate_json
+from ...core.types import Problem, Request, assistant, user
+from ...lm.structured import parse_json
 from ..base import Context, Result
-from .evaluator import read_evaluation, salvage_items
+from .evaluator import Reading, read_evaluation, salvage_items
 from .tree import Node, Tree, render_tree
 from .view import search_view
 
@@ -180,25 +180,41 @@ class Search:
                                        temperature=self.cfg.eval_temperature, seed=self.ctx.seed))
         requests = self._affordable(requests)
         todo = todo[: len(requests)]
-        replies = await generate_json(self.ctx.lm, requests, trace=self.ctx.trace,
-                                      what="sculpt_evaluation", return_errors=True)
-        for n, reply, item_labels in zip(todo, replies, labels):
-            self._apply(n, reply, item_labels)
-            self.tree.scored(n)
+        completions = await self.ctx.lm.generate(requests)
+        readings = [self._read(n, c.text, lab, 1) for n, c, lab in zip(todo, completions, labels)]
+        retry = [i for i, r in enumerate(readings) if r is None]
+        try:
+            if retry:  # re-ask each unreadable reply once, quoting it, as one batch
+                again = [replace(requests[i], messages=requests[i].messages + (
+                    assistant(completions[i].text),
+                    user("That reply could not be read as the JSON object asked for. "
+                         "Reply again with only the JSON object, nothing else."))) for i in retry]
+                for i, c in zip(retry, await self.ctx.lm.generate(self._affordable(again))):
+                    readings[i] = self._read(todo[i], c.text, labels[i], 2)
+        finally:  # a budget stop during the re-ask still keeps the first readings
+            for i, (n, reading) in enumerate(zip(todo, readings)):
+                self._apply(n, reading, completions[i].text)
+                self.tree.scored(n)
 
-    def _apply(self, node: Node, reply: Any, item_labels: list[str]) -> None:
-        if isinstance(reply, ParseError):
-            salvaged = salvage_items(reply.raw) if item_labels else None
+    def _read(self, node: Node, text: str, item_labels: list[str], attempt: int) -> Reading | None:
+        """Parse (parse_json), else salvage the complete items of a reply cut off mid-list."""
+        try:
+            reading = read_evaluation(parse_json(text), item_labels)
+        except ParseError as exc:
+            self.ctx.trace.emit("parse_error", what="sculpt_evaluation", error=str(exc), raw=text[:500],
+                                attempt=attempt)
+            reading = None
+        if reading is None and item_labels:
+            salvaged = salvage_items(text)
             reading = read_evaluation(salvaged, item_labels) if salvaged else None
             if reading is not None:
                 self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(salvaged or []))
-        else:
-            reading = read_evaluation(reply, item_labels)
+        return reading
+
+    def _apply(self, node: Node, reading: Reading | None, raw: str) -> None:
         if reading is None:
             node.score, node.evaluator = self.cfg.malformed_score, "malformed"
-            node.feedback = "" if isinstance(reply, ParseError) else str(reply)[:300]
-            self.ctx.trace.emit("sculpt_eval_malformed", node=node.id,
-                                raw=str(getattr(reply, "raw", reply))[:500])
+            self.ctx.trace.emit("sculpt_eval_malformed", node=node.id, raw=raw[:500])
         else:
             node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
             node.evaluator = "model"
