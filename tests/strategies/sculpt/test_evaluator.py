@@ -99,3 +99,11 @@ async def test_search_uses_salvaged_items(toy):
     root = result.details["tree"][0]
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
     assert ctx.trace.of_type("sculpt_eval_salvaged")
+
+
+def test_truncated_holistic_reply_keeps_its_leading_score():
+    from thoughtloom.strategies.sculpt.evaluator import salvage_holistic
+
+    r = salvage_holistic('```json\n{"score": 4, "feedback": "misses \\"dog\\" and the lad')
+    assert r.score == pytest.approx(0.4) and r.feedback.startswith('misses \\"dog')
+    assert salvage_holistic('{"feedback": "cut before the score') is None

@@ -83,6 +83,21 @@ def salvage_items(raw: str) -> list[dict] | None:
     return items or None
 
 
+_SCORE_FIELD = re.compile(r'"score"\s*:\s*"?(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)')
+_FEEDBACK_FIELD = re.compile(r'"feedback"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def salvage_holistic(raw: str) -> Reading | None:
+    """Score (and whatever feedback was written) from a holistic reply cut
+    off before its closing brace; the prompt asks for the score first."""
+    m = _SCORE_FIELD.search(raw or "")
+    score = read_score(m.group(1)) if m else None
+    if score is None:
+        return None
+    fb = _FEEDBACK_FIELD.search(raw)
+    return Reading(score, fb.group(1).strip() if fb else "")
+
+
 def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading | None:
     """Holistic ({"score", "feedback"}) or itemized ({"items": [...]}) replies.
 

@@ -8,8 +8,8 @@ batch of evaluations is ONE ``lm.generate`` call.
 Trace events (besides ``llm_call``): ``sculpt_node`` (a node was added),
 ``sculpt_eval`` (its score and feedback), ``sculpt_eval_malformed`` (the
 evaluator's reply could not be read; the node gets ``malformed_score``),
-``sculpt_eval_salvaged`` (an itemized reply cut off mid-list, read from
-its complete items), ``sculpt_unparsed`` (a generated child could not be read and was dropped),
+``sculpt_eval_salvaged`` (a reply cut off by the token limit, read from
+its complete items or its leading score), ``sculpt_unparsed`` (a generated child could not be read and was dropped),
 ``sculpt_rejected`` (a child that revised its parent where only extension
 is allowed, or a duplicate), ``sculpt_select`` / ``sculpt_backprop``
 (MCTS), ``sculpt_prune`` (DFS), ``sculpt_budget_trim`` (a batch cut to
@@ -27,7 +27,7 @@ from ...core.errors import ParseError
 from ...core.types import Problem, Request, assistant, user
 from ...lm.structured import parse_json
 from ..base import Context, Result
-from .evaluator import Reading, read_evaluation, salvage_items
+from .evaluator import Reading, read_evaluation, salvage_holistic, salvage_items
 from .tree import Node, Tree, render_tree
 from .view import search_view
 
@@ -204,11 +204,14 @@ class Search:
             self.ctx.trace.emit("parse_error", what="sculpt_evaluation", error=str(exc), raw=text[:500],
                                 attempt=attempt)
             reading = None
-        if reading is None and item_labels:
-            salvaged = salvage_items(text)
-            reading = read_evaluation(salvaged, item_labels) if salvaged else None
+        if reading is None:
+            if item_labels:
+                salvaged = salvage_items(text)
+                reading = read_evaluation(salvaged, item_labels) if salvaged else None
+            else:
+                reading = salvage_holistic(text)
             if reading is not None:
-                self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(salvaged or []))
+                self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(reading.items))
         return reading
 
     def _apply(self, node: Node, reading: Reading | None, raw: str) -> None:
