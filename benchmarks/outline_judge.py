@@ -29,8 +29,9 @@ async def judge_run(lm, run: Path) -> dict:
         premise = r["gold"].get("premise", "")
         prompts.append(judge_prompt(premise, numbered(r["gold"]["items"])))
         prompts.append(judge_prompt(premise, numbered(outline_items(r["prediction"] or ""))))
-    replies = await generate_json(lm, [Request.of(p, max_tokens=96) for p in prompts], return_errors=True)
-    scores = [read_judgement(v) for v in replies]
+    replies = await generate_json(lm, [Request.of(p, max_tokens=160) for p in prompts], return_errors=True)
+    # a reply cut off by the token limit still has its leading score in the raw text
+    scores = [read_judgement(getattr(v, "raw", v)) for v in replies]
     rows = [{"id": r["id"], "initial": scores[2 * i], "final": scores[2 * i + 1]} for i, r in enumerate(records)]
 
     def mean(key):

@@ -64,3 +64,8 @@ def test_model_judge_reading():
     assert read_judgement({"score": "8/10"}) == 8.0
     assert read_judgement({"interestingness": 40}) == 10.0
     assert read_judgement("7") is None
+
+
+def test_model_judge_reads_a_reply_cut_off_after_the_score():
+    assert read_judgement('```json\n{"interestingness": 6, "reason": "the boy is strand') == 6.0
+    assert read_judgement('{"reason": "cut before the score') is None

@@ -155,8 +155,9 @@ class MiniCrosswords(Task):
 
     def evaluation_guide(self, problem: Problem) -> str:
         return ("For each clue, judge the letters in place ('_' is blank): a filled word that fits the clue "
-                "scores high; letters that make every answer impossible score low; for a partly filled "
-                "clue, name a 5-letter answer that fits its letters if you can.")
+                "scores high; letters that make every answer impossible score low; a clue with blanks is not "
+                "solved yet and scores at most 5; for a partly filled clue, name a 5-letter answer that fits "
+                "its letters if you can.")
 
     def change_kind(self, parent: str, child: str) -> str:
         return "revised" if overwrites(parent, child) else "extended"

@@ -71,10 +71,17 @@ def judge_prompt(premise: str, outline: str) -> str:
     head = f"Premise: {premise}\n" if premise else ""
     return (f"You are judging story outlines for how interesting they are to a reader: surprising turns, "
             f"conflict, stakes, vivid characters. Coherence matters too.\n{head}Outline:\n{outline}\n\n"
-            'Reply with only a JSON object: {"reason": "<one sentence>", "interestingness": <1-10>}')
+            'Reply with only a JSON object, score first: {"interestingness": <1-10>, "reason": "<one short sentence>"}')
+
+
+_JUDGED = re.compile(r'"?(?:interestingness|score|rating)"?\s*:\s*"?(\d+(?:\.\d+)?)', re.IGNORECASE)
 
 
 def read_judgement(value: Any) -> float | None:
+    """The 1-10 score from a parsed reply, or from raw text cut off after it."""
+    if isinstance(value, str):
+        m = _JUDGED.search(value)
+        return float(min(10, max(1, float(m.group(1))))) if m else None
     if isinstance(value, dict):
         for key in ("interestingness", "score", "rating"):
             v = value.get(key)
