@@ -1,6 +1,5 @@
 import pytest
 
-from thoughtloom.core.types import Problem
 from thoughtloom.tasks import get
 from thoughtloom.tasks.crosswords import (board_metrics, cells, empty_board, grid, overwrites,
                                           parse_clues, place, word_at)

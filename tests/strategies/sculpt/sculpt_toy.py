@@ -14,8 +14,6 @@ import json
 import re
 from typing import Callable
 
-import pytest
-
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Budget, Metered
@@ -103,6 +101,4 @@ def make_ctx(lm, task=None, max_calls=None, seed=0):
 PROBLEM = Problem(id="toy-1", question="q")
 
 
-@pytest.fixture
-def toy():
-    return {"Task": ToyTask, "make_lm": make_lm, "make_ctx": make_ctx, "problem": PROBLEM}
+TOY = {"Task": ToyTask, "make_lm": make_lm, "make_ctx": make_ctx, "problem": PROBLEM}

@@ -1,6 +1,6 @@
 import pytest
 
-from sculpt_toy import toy  # noqa: F401  (fixture)
+from sculpt_toy import TOY as toy
 from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS
 from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
@@ -34,7 +34,7 @@ def test_unusable_replies_read_as_none(reply):
     assert read_evaluation(reply) is None
 
 
-async def test_malformed_evaluator_reply_is_traced_not_fatal(toy):
+async def test_malformed_evaluator_reply_is_traced_not_fatal():
     def brain(req):
         text = req.messages[0].content
         if "JSON object" in text:
@@ -53,7 +53,7 @@ async def test_malformed_evaluator_reply_is_traced_not_fatal(toy):
     assert result.answer in {n["candidate"] for n in tree}
 
 
-async def test_symbolic_evaluator_overrides_the_model_score(toy):
+async def test_symbolic_evaluator_overrides_the_model_score():
     task = toy["Task"](symbolic={"ab": 1.0, "a": 0.0})
     lm = toy["make_lm"]({"ab": 2, "ac": 9}, default=5)
     ctx = toy["make_ctx"](lm, task=task)
@@ -64,7 +64,7 @@ async def test_symbolic_evaluator_overrides_the_model_score(toy):
     assert result.answer == "ab" and result.details["evaluator"] == "symbolic"
 
 
-async def test_itemized_prompt_lists_items(toy):
+async def test_itemized_prompt_lists_items():
     task = toy["Task"](root="r")
     task.evaluation_items = lambda problem, cand: [f"[1] first of {cand}", f"[2] second of {cand}"]
     lm = toy["make_lm"]({}, default=5)
@@ -73,7 +73,7 @@ async def test_itemized_prompt_lists_items(toy):
     assert "[1] first of r" in prompt and '"items"' in prompt
 
 
-def test_truncated_itemized_reply_is_salvaged_from_its_complete_items(toy):
+def test_truncated_itemized_reply_is_salvaged_from_its_complete_items():
     from thoughtloom.strategies.sculpt.evaluator import salvage_items
 
     cut = '```json\n{"items": [{"item": "[1]", "feedback": "flat", "score": 2},\n{"item": "[2]", "feedback": "good", "score": 8},\n{"item": "[3]", "feedb'
@@ -83,7 +83,7 @@ def test_truncated_itemized_reply_is_salvaged_from_its_complete_items(toy):
     assert salvage_items("no braces here") is None
 
 
-async def test_search_uses_salvaged_items(toy):
+async def test_search_uses_salvaged_items():
     cut = '{"items": [{"item": "[1]", "feedback": "flat", "score": 4}, {"item": "[2]", "feed'
 
     def brain(req):

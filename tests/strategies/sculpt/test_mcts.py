@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from sculpt_toy import toy  # noqa: F401  (fixture)
+from sculpt_toy import TOY as toy
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
 from thoughtloom.strategies.sculpt.search import report
 from thoughtloom.strategies.sculpt.tree import Tree
@@ -69,7 +69,7 @@ def test_best_node_is_highest_average_reward():
     assert tree.best_by_mean().candidate == "c1"
 
 
-async def test_one_rollout_expands_simulates_and_backpropagates(toy):
+async def test_one_rollout_expands_simulates_and_backpropagates():
     lm = toy["make_lm"]({"a": 2, "aa": 3, "ab": 4, "ac": 5}, default=7)
     ctx = toy["make_ctx"](lm)
     result = await SculptMCTS(MCTSConfig(rollouts=1, k=3, simulation_depth=1)).run(toy["problem"], ctx)
@@ -86,7 +86,7 @@ async def test_one_rollout_expands_simulates_and_backpropagates(toy):
     assert [e["type"] for e in ctx.trace.events].count("sculpt_backprop") == 1
 
 
-async def test_simulation_depth_limits_the_chain(toy):
+async def test_simulation_depth_limits_the_chain():
     lm = toy["make_lm"]({})
     ctx = toy["make_ctx"](lm)
     result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=2, max_depth=5)).run(toy["problem"], ctx)
@@ -99,7 +99,7 @@ async def test_simulation_depth_limits_the_chain(toy):
     assert max(n["depth"] for n in result.details["tree"]) == 2
 
 
-async def test_search_finds_the_high_reward_branch(toy):
+async def test_search_finds_the_high_reward_branch():
     # only strings through "ab" score well
     import itertools
 
@@ -116,7 +116,7 @@ async def test_search_finds_the_high_reward_branch(toy):
     assert most_visited["candidate"] == "ab"  # UCB1 kept coming back to the rewarding branch
 
 
-async def test_budget_exhaustion_returns_best_so_far(toy):
+async def test_budget_exhaustion_returns_best_so_far():
     lm = toy["make_lm"]({"ab": 9}, default=2)
     ctx = toy["make_ctx"](lm, max_calls=8)
     result = await SculptMCTS(MCTSConfig(rollouts=50)).run(toy["problem"], ctx)
@@ -126,13 +126,13 @@ async def test_budget_exhaustion_returns_best_so_far(toy):
     assert ctx.trace.of_type("budget_exceeded")
 
 
-async def test_budget_too_small_for_anything(toy):
+async def test_budget_too_small_for_anything():
     lm = toy["make_lm"]({})
     result = await SculptMCTS().run(toy["problem"], toy["make_ctx"](lm, max_calls=0))
     assert result.answer == "" and result.details["budget_exhausted"]
 
 
-async def test_two_searches_run_concurrently_without_sharing_state(toy):
+async def test_two_searches_run_concurrently_without_sharing_state():
     strat = SculptMCTS(MCTSConfig(rollouts=3))
     lm1 = toy["make_lm"]({"ab": 9}, default=1)
     lm2 = toy["make_lm"]({"ac": 9}, default=1)
@@ -143,7 +143,7 @@ async def test_two_searches_run_concurrently_without_sharing_state(toy):
     assert ids1 == list(range(len(ids1)))
 
 
-async def test_every_node_is_traced_and_report_shows_the_tree(toy):
+async def test_every_node_is_traced_and_report_shows_the_tree():
     lm = toy["make_lm"]({"ab": 9})
     ctx = toy["make_ctx"](lm)
     result = await SculptMCTS(MCTSConfig(rollouts=2)).run(toy["problem"], ctx)
@@ -157,7 +157,7 @@ async def test_every_node_is_traced_and_report_shows_the_tree(toy):
     assert "mcts:" in text and "#0 [root]" in text and "*" in text
 
 
-async def test_last_batch_is_trimmed_to_the_budget_not_refused(toy):
+async def test_last_batch_is_trimmed_to_the_budget_not_refused():
     lm = toy["make_lm"]({}, default=6)
     ctx = toy["make_ctx"](lm, max_calls=7)
     result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy["problem"], ctx)
