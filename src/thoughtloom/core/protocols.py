@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol, Sequence, runtime_checkable
 
-from .types import Completion, Demo, Request, ScoredPassage
+from .types import Completion, Demo, Problem, Request, ScoredPassage
 
 
 @runtime_checkable
@@ -53,3 +53,61 @@ class TaskView(Protocol):
     def extract_answer(self, text: str) -> str | None: ...
 
     def normalize(self, answer: str) -> str: ...
+
+
+@runtime_checkable
+class SearchTask(Protocol):
+    """What a tree search over candidate solutions (ThoughtSculpt, ToT,
+    Self-Refine) needs from a task. Optional: a task that does not implement
+    it is searched with generic prompts built from its ``instruction``.
+
+    A *candidate* is a plain string in the task's own canonical form (an
+    arithmetic expression, a 25-character crossword board with ``_`` for
+    blanks, a sentence, an outline with one item per line). Nothing here sees
+    gold answers.
+    """
+
+    def describe(self, problem: Problem) -> str:
+        """Task description plus this problem's input (numbers, clues, concepts...)."""
+        ...
+
+    def root_candidate(self, problem: Problem) -> str | None:
+        """A given starting candidate (an empty board, the user's outline), or
+        None to ask the model for its first answer."""
+        ...
+
+    def render(self, problem: Problem, candidate: str) -> str:
+        """How a candidate is shown to the model."""
+        ...
+
+    def output_format(self, problem: Problem) -> str:
+        """How the model must write a candidate so :meth:`parse_candidate` reads it."""
+        ...
+
+    def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
+        """The candidate written in model output (applied onto ``parent`` where
+        the task edits in place, e.g. a crossword word), or None if unreadable."""
+        ...
+
+    def evaluation_items(self, problem: Problem, candidate: str) -> Sequence[str]:
+        """The parts judged one by one in itemized evaluation (clues with their
+        current letters, outline items); empty for holistic-only tasks."""
+        ...
+
+    def evaluation_guide(self, problem: Problem) -> str:
+        """What the evaluator should check and how to score (0 worst, 10 solved)."""
+        ...
+
+    def change_kind(self, parent: str, child: str) -> str:
+        """'extended' if ``child`` only adds to ``parent``, else 'revised'."""
+        ...
+
+    def symbolic_score(self, problem: Problem, candidate: str) -> float | None:
+        """An exact, non-model score in [0, 1] (e.g. the 24 checker, concept
+        coverage), used only when a strategy is told to use a symbolic
+        evaluator; None if the task has none."""
+        ...
+
+    def candidate_answer(self, problem: Problem, candidate: str) -> str:
+        """The answer string scored by ``Task.score``."""
+        ...

@@ -12,6 +12,10 @@ from .base import Context, Result, Strategy, available, get, make_config, regist
 
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",
+    "thoughtloom.strategies.sculpt.mcts",
+    "thoughtloom.strategies.sculpt.dfs",
+    "thoughtloom.strategies.baselines.tot",
+    "thoughtloom.strategies.baselines.self_refine",
     "thoughtloom.strategies.decomp.strategy",
 )
 

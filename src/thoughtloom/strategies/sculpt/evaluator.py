@@ -1,0 +1,143 @@
+"""Reading the thought evaluator's reply: a score in [0, 1] and feedback.
+
+Replies are JSON (see the ``sculpt_evaluate*`` prompts) but small models
+bend the shape: scores as strings ("7/10", "8 out of 10"), scales of 0-1 or
+0-100, a bare list of items, items without scores. :func:`read_evaluation`
+accepts what it can and returns None when nothing usable is there; the
+search then records a malformed evaluation instead of failing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+_OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:/|out of)\s*(\d+(?:\.\d+)?)")
+
+
+@dataclass
+class Reading:
+    score: float
+    feedback: str
+    items: list[dict[str, Any]] = field(default_factory=list)
+
+
+def read_score(value: Any) -> float | None:
+    """A 0-10 score as a fraction in [0, 1]; None if there is no number."""
+    if isinstance(value, bool):
+        return 1.0 if value else 0.0
+    if isinstance(value, (int, float)):
+        raw, scale = float(value), 10.0
+    elif isinstance(value, str):
+        m = _OUT_OF.search(value)
+        if m and float(m.group(2)) > 0:
+            return _clamp(float(m.group(1)) / float(m.group(2)))
+        m = _NUMBER.search(value)
+        if not m:
+            return None
+        raw, scale = float(m.group()), 10.0
+    else:
+        return None
+    if raw > 10:
+        scale = 100.0  # the model used a percentage scale
+    return _clamp(raw / scale)
+
+
+def _clamp(x: float) -> float:
+    return min(1.0, max(0.0, x))
+
+
+def _text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value.strip()
+    return str(value)
+
+
+def _first(d: dict, *keys: str) -> Any:
+    lowered = {str(k).lower(): v for k, v in d.items()}
+    for k in keys:
+        if k in lowered:
+            return lowered[k]
+    return None
+
+
+_FLAT_OBJECT = re.compile(r"\{[^{}]*\}")
+
+
+def salvage_items(raw: str) -> list[dict] | None:
+    """The complete ``{...}`` item objects of a reply cut off mid-list (the
+    model ran out of tokens): better part of the verdict than none."""
+    items = []
+    for m in _FLAT_OBJECT.finditer(raw or ""):
+        try:
+            value = json.loads(m.group())
+        except json.JSONDecodeError:
+            continue
+        if isinstance(value, dict) and any(str(k).lower() == "score" for k in value):
+            items.append(value)
+    return items or None
+
+
+_SCORE_FIELD = re.compile(r'"score"\s*:\s*"?(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)')
+_FEEDBACK_FIELD = re.compile(r'"feedback"\s*:\s*"((?:[^"\\]|\\.)*)')
+
+
+def salvage_holistic(raw: str) -> Reading | None:
+    """Score (and whatever feedback was written) from a holistic reply cut
+    off before its closing brace; the prompt asks for the score first."""
+    m = _SCORE_FIELD.search(raw or "")
+    score = read_score(m.group(1)) if m else None
+    if score is None:
+        return None
+    fb = _FEEDBACK_FIELD.search(raw)
+    return Reading(score, fb.group(1).strip() if fb else "")
+
+
+def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading | None:
+    """Holistic ({"score", "feedback"}) or itemized ({"items": [...]}) replies.
+
+    For itemized replies the node's score is the mean of the item scores
+    (items without a readable score are left out of the mean) and the
+    feedback lists every item's feedback under its label.
+    """
+    if isinstance(reply, list):
+        reply = {"items": reply}
+    if not isinstance(reply, dict):
+        return None
+    items = _first(reply, "items", "parts", "clues")
+    if isinstance(items, list) and items:
+        return _itemized(items, item_labels or [], reply)
+    score = read_score(_first(reply, "score", "rating", "value", "interestingness"))
+    if score is None:
+        correct = _first(reply, "correct")
+        if isinstance(correct, bool):
+            score = 1.0 if correct else 0.0
+    if score is None:
+        return None
+    feedback = _text(_first(reply, "feedback", "reason", "explanation", "comment"))
+    return Reading(score, feedback)
+
+
+def _itemized(items: list, labels: list[str], reply: dict) -> Reading | None:
+    parsed, scores, lines = [], [], []
+    for i, item in enumerate(items):
+        if not isinstance(item, dict):
+            continue
+        label = _text(_first(item, "item", "label", "part", "clue")) or (labels[i] if i < len(labels) else str(i + 1))
+        score = read_score(_first(item, "score", "rating", "value"))
+        feedback = _text(_first(item, "feedback", "reason", "comment"))
+        parsed.append({"item": label, "score": score, "feedback": feedback})
+        if score is not None:
+            scores.append(score)
+        lines.append(f"{label}: {feedback}" + ("" if score is None else f" (score {score * 10:.0f}/10)"))
+    if not scores:
+        overall = read_score(_first(reply, "score"))
+        if overall is None:
+            return None
+        scores = [overall]
+    return Reading(sum(scores) / len(scores), "\n".join(lines), parsed)

@@ -1,0 +1,140 @@
+"""The search tree: thought nodes holding candidate solutions.
+
+A tree lives inside one run (a local variable of ``Strategy.run``), never on
+the strategy object, so any number of searches can run at once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...core.trace import Trace
+
+
+@dataclass
+class Node:
+    """One thought: a (possibly partial) candidate and what we know of it.
+
+    ``score`` is the evaluator's v(x) in [0, 1] (None until evaluated);
+    ``visits`` and ``value_sum`` are MCTS statistics; ``kind`` says how the
+    node came from its parent: 'root', 'extended' or 'revised'.
+    """
+
+    id: int
+    candidate: str
+    parent: int | None = None
+    depth: int = 0
+    kind: str = "root"
+    score: float | None = None
+    feedback: str = ""
+    items: list[dict[str, Any]] = field(default_factory=list)
+    evaluator: str = ""  # 'model', 'symbolic' or 'malformed'
+    visits: int = 0
+    value_sum: float = 0.0
+    children: list[int] = field(default_factory=list)
+    expanded: bool = False
+    simulated: bool = False
+
+    @property
+    def mean_value(self) -> float | None:
+        return self.value_sum / self.visits if self.visits else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id, "parent": self.parent, "depth": self.depth, "kind": self.kind,
+            "candidate": self.candidate, "score": self.score, "feedback": self.feedback,
+            "items": self.items, "evaluator": self.evaluator, "visits": self.visits,
+            "mean_value": None if self.mean_value is None else round(self.mean_value, 6),
+            "children": list(self.children), "expanded": self.expanded, "simulated": self.simulated,
+        }
+
+
+class Tree:
+    """Nodes by id; every addition and evaluation is traced as it happens."""
+
+    def __init__(self, trace: Trace | None = None) -> None:
+        self.nodes: list[Node] = []
+        self._trace = trace
+
+    @property
+    def root(self) -> Node:
+        return self.nodes[0]
+
+    def add(self, candidate: str, parent: Node | None = None, kind: str = "root",
+            simulated: bool = False) -> Node:
+        node = Node(id=len(self.nodes), candidate=candidate,
+                    parent=None if parent is None else parent.id,
+                    depth=0 if parent is None else parent.depth + 1,
+                    kind=kind, simulated=simulated)
+        self.nodes.append(node)
+        if parent is not None:
+            parent.children.append(node.id)
+        if self._trace is not None:
+            self._trace.emit("sculpt_node", node=node.id, parent=node.parent, depth=node.depth,
+                             kind=kind, simulated=simulated, candidate=candidate)
+        return node
+
+    def scored(self, node: Node) -> None:
+        if self._trace is not None:
+            self._trace.emit("sculpt_eval", node=node.id, score=node.score, feedback=node.feedback,
+                             evaluator=node.evaluator, items=node.items)
+
+    def children(self, node: Node) -> list[Node]:
+        return [self.nodes[i] for i in node.children]
+
+    def path(self, node: Node) -> list[Node]:
+        """Root ... node."""
+        out = [node]
+        while out[-1].parent is not None:
+            out.append(self.nodes[out[-1].parent])
+        return out[::-1]
+
+    def backpropagate(self, node: Node, reward: float) -> None:
+        """Add one visit and ``reward`` to ``node`` and each ancestor up to the root."""
+        for n in self.path(node):
+            n.visits += 1
+            n.value_sum += reward
+        if self._trace is not None:
+            self._trace.emit("sculpt_backprop", node=node.id, reward=reward,
+                             path=[n.id for n in self.path(node)])
+
+    def best_by_score(self) -> Node:
+        """Highest evaluator score; ties go to the deeper (more worked) node, then the earlier."""
+        scored = [n for n in self.nodes if n.score is not None] or self.nodes
+        return max(scored, key=lambda n: (n.score or 0.0, n.depth, -n.id))
+
+    def best_by_mean(self) -> Node:
+        """Highest average reward among visited nodes (MCTS's answer); ties by
+        evaluator score, then depth. Falls back to the best score if nothing
+        was visited (the budget ran out before the first backpropagation)."""
+        visited = [n for n in self.nodes if n.visits]
+        if not visited:
+            return self.best_by_score()
+        return max(visited, key=lambda n: (round(n.mean_value or 0.0, 9), n.score or 0.0, n.depth, -n.id))
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [n.as_dict() for n in self.nodes]
+
+
+def render_tree(nodes: list[dict[str, Any]], chosen: int | None, width: int = 70) -> str:
+    """An indented text picture of a dumped tree (``Tree.to_json()``)."""
+    by_id = {n["id"]: n for n in nodes}
+    lines: list[str] = []
+
+    def one(node_id: int, indent: int) -> None:
+        n = by_id[node_id]
+        score = "  -  " if n["score"] is None else f"{n['score']:.2f}"
+        mean = "" if n["mean_value"] is None else f" mean={n['mean_value']:.2f}"
+        flat = " | ".join(line.strip() for line in str(n["candidate"]).splitlines() if line.strip())
+        if len(flat) > width:
+            flat = flat[: width - 3] + "..."
+        mark = "*" if node_id == chosen else " "
+        sim = " sim" if n.get("simulated") else ""
+        lines.append(f"{mark}{'  ' * indent}#{n['id']} [{n['kind']}{sim}] v={score} n={n['visits']}{mean}: {flat}")
+        for c in n["children"]:
+            one(c, indent + 1)
+
+    if nodes:
+        one(nodes[0]["id"], 0)
+    return "\n".join(lines)

@@ -1,0 +1,65 @@
+"""The task as the search sees it: the task itself if it implements
+:class:`~thoughtloom.core.protocols.SearchTask`, else a generic stand-in
+built from its instruction and answer extraction."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ...core.protocols import SearchTask, TaskView
+from ...core.types import Problem
+
+_SEARCH_METHODS = ("describe", "root_candidate", "render", "output_format", "parse_candidate",
+                   "evaluation_items", "evaluation_guide", "change_kind", "symbolic_score",
+                   "candidate_answer")
+
+
+def prefix_change_kind(parent: str, child: str) -> str:
+    """'extended' when the child keeps the parent's text (whitespace aside) as its start."""
+    p, c = " ".join(parent.split()), " ".join(child.split())
+    return "extended" if c.startswith(p) else "revised"
+
+
+class GenericSearchView:
+    """Searches any task over free-text answers that end with 'The answer is: ...'."""
+
+    def __init__(self, task: TaskView) -> None:
+        self.task = task
+
+    def describe(self, problem: Problem) -> str:
+        question = f"{problem.context}\n\n{problem.question}" if problem.context else problem.question
+        return f"{self.task.instruction}\n\nQuestion: {question}"
+
+    def root_candidate(self, problem: Problem) -> str | None:
+        return None
+
+    def render(self, problem: Problem, candidate: str) -> str:
+        return candidate
+
+    def output_format(self, problem: Problem) -> str:
+        return 'Reason briefly, then end with a final line of the form "The answer is: <answer>".'
+
+    def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
+        return text.strip() or None
+
+    def evaluation_items(self, problem: Problem, candidate: str) -> Sequence[str]:
+        return ()
+
+    def evaluation_guide(self, problem: Problem) -> str:
+        return "Check the reasoning step by step and whether the final answer is right."
+
+    def change_kind(self, parent: str, child: str) -> str:
+        return prefix_change_kind(parent, child)
+
+    def symbolic_score(self, problem: Problem, candidate: str) -> float | None:
+        return None
+
+    def candidate_answer(self, problem: Problem, candidate: str) -> str:
+        answer = self.task.extract_answer(candidate)
+        return answer if answer is not None else candidate.strip()
+
+
+def search_view(task: TaskView) -> SearchTask:
+    if all(callable(getattr(task, m, None)) for m in _SEARCH_METHODS):
+        return task  # type: ignore[return-value]
+    return GenericSearchView(task)

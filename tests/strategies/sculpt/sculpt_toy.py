@@ -1,0 +1,104 @@
+"""A toy search task and a scripted "model" for the search-core tests (a helper
+module, not a conftest: the repo keeps a single conftest.py).
+
+Candidates are strings of letters. The toy model's first answer is "a"; a
+generation request for candidate X returns "CAND: X<letter>" with the letter
+chosen by the request's sample index ("a", "b", "c" in turn), unless the
+test supplies its own generator; evaluations return the score in the test's
+table (0-10) with feedback naming the candidate.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Callable
+
+from thoughtloom.core.trace import Trace
+from thoughtloom.core.types import Problem
+from thoughtloom.lm.meter import Budget, Metered
+from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.sculpt.view import prefix_change_kind
+from thoughtloom.testing import ScriptedLM
+
+
+class ToyTask:
+    name = "toy"
+    instruction = "Build the best string."
+
+    def __init__(self, root: str | None = None, symbolic: dict[str, float] | None = None) -> None:
+        self.root = root
+        self.symbolic = symbolic or {}
+
+    def demos(self):
+        return ()
+
+    def extract_answer(self, text):
+        return text
+
+    def normalize(self, answer):
+        return answer
+
+    def describe(self, problem):
+        return f"TOY TASK {problem.question}"
+
+    def root_candidate(self, problem):
+        return self.root
+
+    def render(self, problem, candidate):
+        return candidate
+
+    def output_format(self, problem):
+        return "Write CAND: <string>."
+
+    def parse_candidate(self, problem, text, parent):
+        m = re.search(r"CAND:\s*(\S+)", text)
+        return m.group(1) if m else None
+
+    def evaluation_items(self, problem, candidate):
+        return ()
+
+    def evaluation_guide(self, problem):
+        return "GUIDE"
+
+    def change_kind(self, parent, child):
+        return prefix_change_kind(parent, child)
+
+    def symbolic_score(self, problem, candidate):
+        return self.symbolic.get(candidate)
+
+    def candidate_answer(self, problem, candidate):
+        return candidate
+
+
+def current(prompt: str) -> str:
+    return prompt.split("Current solution:\n", 1)[1].split("\n", 1)[0].strip()
+
+
+def make_lm(scores: dict[str, float], default: float = 5.0,
+            child: Callable[[str, int], str] | None = None) -> ScriptedLM:
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            cand = current(text)
+            return json.dumps({"feedback": f"feedback on {cand}", "score": scores.get(cand, default)})
+        if "Feedback on the current solution" in text:
+            cand = current(text)
+            if child is not None:
+                return child(cand, req.sample_index)
+            return f"CAND: {cand}{'abc'[req.sample_index % 3]}"
+        return "CAND: a"
+
+    return ScriptedLM(brain)
+
+
+def make_ctx(lm, task=None, max_calls=None, seed=0):
+    trace = Trace()
+    metered = Metered(lm, budget=Budget(max_calls=max_calls), trace=trace)
+    return Context(lm=metered, task=task or ToyTask(), trace=trace, seed=seed)
+
+
+PROBLEM = Problem(id="toy-1", question="q")
+
+
+TOY = {"Task": ToyTask, "make_lm": make_lm, "make_ctx": make_ctx, "problem": PROBLEM}

@@ -1,0 +1,109 @@
+import pytest
+
+from sculpt_toy import TOY as toy
+from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS
+from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score
+from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
+from thoughtloom.testing import ScriptedLM
+
+
+@pytest.mark.parametrize("raw,want", [
+    (7, 0.7), (7.5, 0.75), ("7/10", 0.7), ("8 out of 10", 0.8), ("score: 9", 0.9),
+    (85, 0.85), (-3, 0.0), (True, 1.0), ("none", None), (None, None), ([1], None),
+])
+def test_read_score(raw, want):
+    got = read_score(raw)
+    assert got == (pytest.approx(want) if want is not None else None)
+
+
+def test_read_holistic_and_itemized_replies():
+    r = read_evaluation({"Score": "6", "Feedback": "uses 4 twice"})
+    assert r.score == pytest.approx(0.6) and r.feedback == "uses 4 twice"
+    r = read_evaluation({"items": [{"item": "h1", "score": 10, "feedback": "fits"},
+                                   {"item": "h2", "score": 4, "feedback": "no word"},
+                                   {"item": "h3", "feedback": "unsure"}]})
+    assert r.score == pytest.approx(0.7)  # mean of the readable item scores
+    assert "h2: no word" in r.feedback and len(r.items) == 3
+    r = read_evaluation([{"score": 2}, {"score": 4}], ["v1", "v2"])  # a bare list, labels from the prompt
+    assert r.score == pytest.approx(0.3) and r.items[0]["item"] == "v1"
+    assert read_evaluation({"correct": False, "feedback": "equals 26"}).score == 0.0
+
+
+@pytest.mark.parametrize("reply", ["just text", {"feedback": "no score"}, {"items": ["x", 3]}, 42])
+def test_unusable_replies_read_as_none(reply):
+    assert read_evaluation(reply) is None
+
+
+async def test_malformed_evaluator_reply_is_traced_not_fatal():
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return "Looks good to me!"  # never JSON, not even when re-asked
+        if "Feedback on the current solution" in text:
+            return "CAND: ab"
+        return "CAND: a"
+
+    lm = ScriptedLM(brain)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25)).run(toy["problem"], ctx)
+    tree = result.details["tree"]
+    assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
+    assert len(ctx.trace.of_type("sculpt_eval_malformed")) == len(tree)
+    assert ctx.trace.of_type("parse_error")  # the re-ask happened and failed too
+    assert result.answer in {n["candidate"] for n in tree}
+
+
+async def test_symbolic_evaluator_overrides_the_model_score():
+    task = toy["Task"](symbolic={"ab": 1.0, "a": 0.0})
+    lm = toy["make_lm"]({"ab": 2, "ac": 9}, default=5)
+    ctx = toy["make_ctx"](lm, task=task)
+    result = await SculptDFS(DFSConfig(evaluator="symbolic")).run(toy["problem"], ctx)
+    nodes = {n["candidate"]: n for n in result.details["tree"]}
+    assert nodes["ab"]["evaluator"] == "symbolic" and nodes["ab"]["score"] == 1.0
+    assert nodes["ac"]["evaluator"] == "model"  # no exact score for it
+    assert result.answer == "ab" and result.details["evaluator"] == "symbolic"
+
+
+async def test_itemized_prompt_lists_items():
+    task = toy["Task"](root="r")
+    task.evaluation_items = lambda problem, cand: [f"[1] first of {cand}", f"[2] second of {cand}"]
+    lm = toy["make_lm"]({}, default=5)
+    await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], toy["make_ctx"](lm, task=task))
+    prompt = lm.requests[0].messages[0].content
+    assert "[1] first of r" in prompt and '"items"' in prompt
+
+
+def test_truncated_itemized_reply_is_salvaged_from_its_complete_items():
+    from thoughtloom.strategies.sculpt.evaluator import salvage_items
+
+    cut = '```json\n{"items": [{"item": "[1]", "feedback": "flat", "score": 2},\n{"item": "[2]", "feedback": "good", "score": 8},\n{"item": "[3]", "feedb'
+    items = salvage_items(cut)
+    assert [i["item"] for i in items] == ["[1]", "[2]"]
+    assert read_evaluation(items, ["[1]", "[2]", "[3]"]).score == pytest.approx(0.5)
+    assert salvage_items("no braces here") is None
+
+
+async def test_search_uses_salvaged_items():
+    cut = '{"items": [{"item": "[1]", "feedback": "flat", "score": 4}, {"item": "[2]", "feed'
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return cut
+        return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
+
+    task = toy["Task"]()
+    task.evaluation_items = lambda problem, cand: ["[1] one", "[2] two"]
+    ctx = toy["make_ctx"](ScriptedLM(brain), task=task)
+    result = await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    root = result.details["tree"][0]
+    assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
+    assert ctx.trace.of_type("sculpt_eval_salvaged")
+
+
+def test_truncated_holistic_reply_keeps_its_leading_score():
+    from thoughtloom.strategies.sculpt.evaluator import salvage_holistic
+
+    r = salvage_holistic('```json\n{"score": 4, "feedback": "misses \\"dog\\" and the lad')
+    assert r.score == pytest.approx(0.4) and r.feedback.startswith('misses \\"dog')
+    assert salvage_holistic('{"feedback": "cut before the score') is None

@@ -1,0 +1,169 @@
+import asyncio
+import math
+
+import pytest
+
+from sculpt_toy import TOY as toy
+from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
+from thoughtloom.strategies.sculpt.search import report
+from thoughtloom.strategies.sculpt.tree import Tree
+
+
+def _tree_with(stats):
+    """Root (expanded) with children given as (visits, value_sum, score)."""
+    tree = Tree()
+    root = tree.add("r")
+    root.expanded = True
+    for i, (n, s, score) in enumerate(stats):
+        child = tree.add(f"c{i}", root, "revised")
+        child.visits, child.value_sum, child.score = n, s, score
+    root.visits = sum(n for n, _, _ in stats)
+    return tree
+
+
+def test_ucb1_formula():
+    tree = _tree_with([(2, 1.0, 0.5)])
+    node = tree.nodes[1]
+    assert ucb1(node, 3, 1.0) == pytest.approx(0.5 + math.sqrt(math.log(3) / 2))
+    assert ucb1(node, 3, 0.0) == pytest.approx(0.5)
+    unvisited = tree.add("u", tree.root, "revised")
+    assert ucb1(unvisited, 3, 1.0) == math.inf
+
+
+def test_selection_trades_exploration_against_value():
+    # a: mean 0.8 over 10 visits; b: mean 0.5 over 1 visit
+    tree = _tree_with([(10, 8.0, 0.8), (1, 0.5, 0.5)])
+    assert select(tree, c=0.0).candidate == "c0"   # pure exploitation
+    assert select(tree, c=1.0).candidate == "c1"   # 0.5 + sqrt(ln 11) > 0.8 + sqrt(ln 11 / 10)
+
+
+def test_selection_prefers_unvisited_then_better_scored():
+    tree = _tree_with([(3, 3.0, 1.0), (0, 0.0, 0.4), (0, 0.0, 0.7)])
+    assert select(tree, c=1.0).candidate == "c2"
+
+
+def test_selection_descends_only_through_expanded_nodes():
+    tree = _tree_with([(1, 0.9, 0.9)])
+    child = tree.nodes[1]
+    tree.add("sim", child, "extended", simulated=True)  # child is NOT expanded
+    assert select(tree, 1.0) is child
+    child.expanded = True
+    assert select(tree, 1.0).candidate == "sim"
+
+
+def test_backpropagation_arithmetic():
+    tree = Tree()
+    root = tree.add("r")
+    a = tree.add("a", root, "extended")
+    b = tree.add("ab", a, "extended")
+    tree.backpropagate(b, 0.6)
+    tree.backpropagate(a, 0.2)
+    assert (root.visits, root.value_sum) == (2, pytest.approx(0.8))
+    assert (a.visits, a.mean_value) == (2, pytest.approx(0.4))
+    assert (b.visits, b.mean_value) == (1, pytest.approx(0.6))
+
+
+def test_best_node_is_highest_average_reward():
+    tree = _tree_with([(4, 2.0, 0.9), (2, 1.6, 0.3), (0, 0.0, 1.0)])
+    # c1 has the best mean (0.8) although c2 has the best score (never visited)
+    assert tree.best_by_mean().candidate == "c1"
+
+
+async def test_one_rollout_expands_simulates_and_backpropagates():
+    lm = toy["make_lm"]({"a": 2, "aa": 3, "ab": 4, "ac": 5}, default=7)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, k=3, simulation_depth=1)).run(toy["problem"], ctx)
+    # root generation, root evaluation, 3 children (one batch), their evaluations
+    # (one batch), one simulated child, its evaluation
+    assert [len(b) for b in lm.batches] == [1, 1, 3, 3, 1, 1]
+    tree = result.details["tree"]
+    assert len(tree) == 5
+    root, sim = tree[0], tree[4]
+    assert sim["simulated"] and tree[sim["parent"]]["parent"] == 0
+    assert root["visits"] == 1 and root["mean_value"] == pytest.approx(0.7)  # sim node scored default 7/10
+    unvisited = [n for n in tree[1:4] if n["id"] != sim["parent"]]
+    assert all(n["visits"] == 0 for n in unvisited)
+    assert [e["type"] for e in ctx.trace.events].count("sculpt_backprop") == 1
+
+
+async def test_simulation_depth_limits_the_chain():
+    lm = toy["make_lm"]({})
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=2, max_depth=5)).run(toy["problem"], ctx)
+    sims = [n for n in result.details["tree"] if n["simulated"]]
+    assert len(sims) == 2 and sims[1]["parent"] == sims[0]["id"] and sims[1]["depth"] == 3
+    # and the max depth caps it
+    lm = toy["make_lm"]({})
+    result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=3, max_depth=2)).run(
+        toy["problem"], toy["make_ctx"](lm))
+    assert max(n["depth"] for n in result.details["tree"]) == 2
+
+
+async def test_search_finds_the_high_reward_branch():
+    # only strings through "ab" score well
+    import itertools
+
+    scores = {"a": 3}
+    for n in range(0, 4):
+        for tail in itertools.product("abc", repeat=n):
+            scores["ab" + "".join(tail)] = 9
+    lm = toy["make_lm"](scores, default=1)
+    result = await SculptMCTS(MCTSConfig(rollouts=6, c=0.5)).run(toy["problem"], toy["make_ctx"](lm))
+    assert result.answer.startswith("ab")
+    assert result.details["chosen_mean"] == pytest.approx(0.9)
+    root_children = [n for n in result.details["tree"] if n["parent"] == 0]
+    most_visited = max(root_children, key=lambda n: n["visits"])
+    assert most_visited["candidate"] == "ab"  # UCB1 kept coming back to the rewarding branch
+
+
+async def test_budget_exhaustion_returns_best_so_far():
+    lm = toy["make_lm"]({"ab": 9}, default=2)
+    ctx = toy["make_ctx"](lm, max_calls=8)
+    result = await SculptMCTS(MCTSConfig(rollouts=50)).run(toy["problem"], ctx)
+    assert result.details["budget_exhausted"] is True
+    assert lm.calls <= 8
+    assert result.answer  # something from the tree, not an empty failure
+    assert ctx.trace.of_type("budget_exceeded")
+
+
+async def test_budget_too_small_for_anything():
+    lm = toy["make_lm"]({})
+    result = await SculptMCTS().run(toy["problem"], toy["make_ctx"](lm, max_calls=0))
+    assert result.answer == "" and result.details["budget_exhausted"]
+
+
+async def test_two_searches_run_concurrently_without_sharing_state():
+    strat = SculptMCTS(MCTSConfig(rollouts=3))
+    lm1 = toy["make_lm"]({"ab": 9}, default=1)
+    lm2 = toy["make_lm"]({"ac": 9}, default=1)
+    r1, r2 = await asyncio.gather(strat.run(toy["problem"], toy["make_ctx"](lm1)),
+                                  strat.run(toy["problem"], toy["make_ctx"](lm2)))
+    assert r1.answer.startswith("ab") and r2.answer.startswith("ac")
+    ids1 = [n["id"] for n in r1.details["tree"]]
+    assert ids1 == list(range(len(ids1)))
+
+
+async def test_every_node_is_traced_and_report_shows_the_tree():
+    lm = toy["make_lm"]({"ab": 9})
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=2)).run(toy["problem"], ctx)
+    nodes = ctx.trace.of_type("sculpt_node")
+    evals = ctx.trace.of_type("sculpt_eval")
+    assert len(nodes) == len(result.details["tree"]) == len(evals)
+    for key in ("candidate", "parent", "kind"):
+        assert key in nodes[0]
+    assert {"score", "feedback"} <= set(evals[0])
+    text = report(result)
+    assert "mcts:" in text and "#0 [root]" in text and "*" in text
+
+
+async def test_last_batch_is_trimmed_to_the_budget_not_refused():
+    lm = toy["make_lm"]({}, default=6)
+    ctx = toy["make_ctx"](lm, max_calls=7)
+    result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy["problem"], ctx)
+    # root gen + root eval + 3 children = 5 calls; 2 calls left for 3 evaluations
+    assert lm.calls == 7 and [len(b) for b in lm.batches] == [1, 1, 3, 2]
+    assert ctx.trace.of_type("sculpt_budget_trim")[0] == {**ctx.trace.of_type("sculpt_budget_trim")[0],
+                                                          "wanted": 3, "sent": 2}
+    scored = [n for n in result.details["tree"] if n["score"] is not None]
+    assert len(scored) == 3 and result.details["budget_exhausted"]

@@ -1,0 +1,71 @@
+import pytest
+
+from thoughtloom.core.types import Problem
+from thoughtloom.tasks import get
+from thoughtloom.tasks.commongen import coverage, covered_concepts
+from thoughtloom.tasks.outline import judge_prompt, outline_items, read_judgement
+
+from conftest import data_file
+
+
+def test_coverage_matches_inflections():
+    concepts = ["toddler", "dunk", "cupcake", "serve", "run", "child", "mouse", "piano"]
+    text = "The toddlers dunked cupcakes; Mom served milk, the children ran after the mice."
+    assert set(covered_concepts(text, concepts)) == {"toddler", "dunk", "cupcake", "serve", "run",
+                                                     "child", "mouse"}
+    assert coverage(text, concepts) == pytest.approx(7 / 8)
+
+
+def test_coverage_needs_whole_words():
+    assert coverage("The pitcher threw a curveball.", ["pit", "curve", "throw"]) == pytest.approx(1 / 3)
+    assert coverage("", ["dog"]) == 0.0 and coverage(None, ["dog"]) == 0.0
+
+
+def test_commongen_load_score_and_parse():
+    t = get("commongen")
+    examples = t.load(data_file("commongen_hard", "commongen_hard.jsonl"))
+    ex = examples[0]
+    assert 20 <= len(ex.gold) <= 30 and ex.problem.question.startswith("vest, snow")
+    assert t.score("A vest in the snow.", ex.gold)["coverage"] == pytest.approx(2 / len(ex.gold))
+    p = Problem("c", "dog, throw")
+    assert t.parse_candidate(p, "Sure!\nSentence: The boy throws a ball to the dog.", None) == \
+        "The boy throws a ball to the dog."
+    assert t.symbolic_score(p, "The dog threw up.") == 1.0
+
+
+def test_outline_items_and_seed_outlines():
+    assert outline_items("[1] A\n2. B\n- C\n\nD") == ["A", "B", "C", "D"]
+    t = get("outline")
+    seeds = t.load("seed")
+    assert len(seeds) == 5
+    p = seeds[0].problem
+    assert p.context.startswith("A retired lighthouse keeper")
+    root = t.root_candidate(p)
+    assert len(t.evaluation_items(p, root)) == len(outline_items(root)) >= 7
+    assert t.score(root, seeds[0].gold) == {"well_formed": 1.0, "changed": 0.0}
+    assert t.change_kind("a\nb\nc", "a\nb\nc\nd") == "extended"
+    assert t.change_kind("a\nb\nc", "a\nB\nc") == "revised"
+
+
+def test_outline_user_file(tmp_path):
+    f = tmp_path / "mine.txt"
+    f.write_text("premise: x\none\ntwo\nthree\n\nfour\nfive\nsix\n", encoding="utf-8")
+    examples = get("outline").load(f)
+    assert [e.problem.context for e in examples] == ["x", ""]
+    bad = tmp_path / "bad.txt"
+    bad.write_text("only one item\n", encoding="utf-8")
+    with pytest.raises(Exception, match="at least two items"):
+        get("outline").load(bad)
+
+
+def test_model_judge_reading():
+    assert "interestingness" in judge_prompt("p", "[1] a")
+    assert read_judgement({"interestingness": 7}) == 7.0
+    assert read_judgement({"score": "8/10"}) == 8.0
+    assert read_judgement({"interestingness": 40}) == 10.0
+    assert read_judgement("7") is None
+
+
+def test_model_judge_reads_a_reply_cut_off_after_the_score():
+    assert read_judgement('```json\n{"interestingness": 6, "reason": "the boy is strand') == 6.0
+    assert read_judgement('{"reason": "cut before the score') is None
