@@ -12,6 +12,7 @@ from .base import Context, Result, Strategy, available, get, make_config, regist
 
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",
+    "thoughtloom.strategies.hgot.strategy",
 )
 
 
