@@ -13,6 +13,8 @@ from .base import Context, Result, Strategy, available, get, make_config, regist
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",
     "thoughtloom.strategies.hgot.strategy",
+    "thoughtloom.strategies.baselines.retrieval",
+    "thoughtloom.strategies.baselines.react",
 )
 
 

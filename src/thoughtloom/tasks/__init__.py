@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from ..core.errors import ConfigError
 from .base import Example, Task
+from .factqa import FEVER, HotpotQA, OpenSQuAD
 from .mathqa import GSM8K, MultiArith
 
 _TASKS: dict[str, type[Task]] = {t.name: t for t in (Task, GSM8K, MultiArith)}
+_TASKS.update({t.name: t for t in (HotpotQA, FEVER, OpenSQuAD)})
 
 
 def get(name: str) -> Task:

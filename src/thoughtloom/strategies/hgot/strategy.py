@@ -101,9 +101,10 @@ class HGOT(Strategy):
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True})
         tree = root.to_dict()
+        gathered = _gathered(tree)
         return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,
-                      details={"tree": tree, "passages": tree["passages"],
-                               "gathered": sorted(_gathered(tree))})
+                      details={"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
+                               "gathered_titles": sorted({t for t in gathered.values() if t})})
 
     def report(self, result: Result) -> str:
         tree = result.details.get("tree")
@@ -121,10 +122,11 @@ class HGOT(Strategy):
         return "\n".join(lines)
 
 
-def _gathered(tree: dict[str, Any]) -> set[str]:
-    ids = {p["id"] for p in tree["passages"]}
+def _gathered(tree: dict[str, Any]) -> dict[str, str]:
+    """Every passage in the final pools of the hierarchy: id -> title."""
+    ids = {p["id"]: p["title"] for p in tree["passages"]}
     for child in tree["children"]:
-        ids |= _gathered(child)
+        ids.update(_gathered(child))
     return ids
 
 
