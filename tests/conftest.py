@@ -1,10 +1,19 @@
-"""Shared fixtures: data location, an isolated cache, the embedded model."""
+"""Shared fixtures: data location, an isolated cache, the embedded model, a loopback server.
+
+Keep this the only conftest.py: test folders are not packages, so a second
+conftest module would shadow this one's ``data_file`` import.
+"""
 
 from __future__ import annotations
 
 import os
+import socket
+import subprocess
+import sys
+import time
 from pathlib import Path
 
+import httpx
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,3 +46,45 @@ def embedded_path() -> Path:
         return embedded_model_path()
     except ConfigError as exc:  # pragma: no cover - depends on install
         pytest.skip(str(exc))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server(embedded_path, tmp_path_factory):
+    """llama-cpp-python's OpenAI-compatible server on loopback, serving the embedded GGUF."""
+    pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (the dev extra)")
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "server.log"
+    with log.open("w") as fh:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_path),
+             "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
+             "--model_alias", "smol"],
+            stdout=fh, stderr=subprocess.STDOUT,
+        )
+    base = f"http://127.0.0.1:{port}/v1"
+    deadline = time.monotonic() + 120
+    try:
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"llama_cpp.server exited early:\n{log.read_text()[-2000:]}")
+            try:
+                if httpx.get(f"{base}/models", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not start within 120 s")
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()

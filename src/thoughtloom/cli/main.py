@@ -232,7 +232,7 @@ def main() -> None:
     try:
         rc = app(standalone_mode=False)
     except ThoughtloomError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False)
+        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
         sys.exit(2)
     except click.ClickException as exc:
         exc.show()

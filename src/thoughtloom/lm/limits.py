@@ -35,8 +35,10 @@ class Limited:
     def __post_init__(self) -> None:
         if self.max_concurrent < 1:
             raise ValueError("max_concurrent must be >= 1")
-        self._rpm = AsyncLimiter(self.rpm, 60) if self.rpm else None
-        self._tpm = AsyncLimiter(self.tpm, 60) if self.tpm else None
+        # Burst of one request: requests are spaced evenly, never bunched at
+        # the start of a minute. Tokens may burst up to ten seconds' worth.
+        self._rpm = AsyncLimiter(1, 60 / self.rpm) if self.rpm else None
+        self._tpm = AsyncLimiter(self.tpm / 6, 10) if self.tpm else None
 
     @property
     def model_id(self) -> str:

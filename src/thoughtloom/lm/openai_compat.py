@@ -100,7 +100,7 @@ class OpenAICompatLM:
         body = self._body(request)
         t0 = time.perf_counter()
         resp = await self._post(body)
-        if (resp.status_code in (400, 422) and request.json_schema is not None
+        if (resp.status_code in (400, 422, 500) and request.json_schema is not None
                 and self._schema_dialect == "json_schema" and "response_format" in resp.text):
             self._schema_dialect = "json_object"
             resp = await self._post(self._body(request))

@@ -39,7 +39,7 @@ class Retrying:
         return self.inner.model_id
 
     def _wait(self, state: RetryCallState) -> float:
-        backoff = wait_exponential_jitter(initial=self.initial_s, max=self.max_s)(state)
+        backoff = wait_exponential_jitter(multiplier=self.initial_s, max=self.max_s, jitter=self.initial_s)(state)
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, RateLimitError) and exc.retry_after:
             return max(backoff, min(exc.retry_after, self.max_s * 3))

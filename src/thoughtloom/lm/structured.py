@@ -52,8 +52,9 @@ def _balanced_spans(text: str) -> list[str]:
 
 def parse_json(text: str, schema: Mapping[str, Any] | None = None) -> Any:
     """The first JSON value in ``text`` that parses (and fits ``schema``)."""
-    candidates = [text.strip()] + _FENCE.findall(text) + _balanced_spans(text)
-    last_error = "no JSON object found"
+    spans = _FENCE.findall(text) + _balanced_spans(text)
+    candidates = [text.strip()] + spans
+    last_error = ""
     for candidate in candidates:
         try:
             value = json.loads(candidate)
@@ -67,6 +68,8 @@ def parse_json(text: str, schema: Mapping[str, Any] | None = None) -> Any:
                 last_error = f"JSON does not fit the schema: {exc.message}"
                 continue
         return value
+    if not spans and not text.strip().startswith(("{", "[")):
+        last_error = "no JSON object found in the reply"
     raise ParseError(last_error, raw=text)
 
 

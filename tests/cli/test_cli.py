@@ -1,0 +1,58 @@
+import json
+import subprocess
+import sys
+
+from typer.testing import CliRunner
+
+from thoughtloom.cli.main import app
+
+runner = CliRunner()
+
+
+def run_main(*args, **kw):
+    """Through main(), the way the console script runs (error rendering included)."""
+    return subprocess.run([sys.executable, "-m", "thoughtloom", *args], capture_output=True,
+                          text=True, timeout=120, **kw)
+
+
+def test_strategies_and_models_list():
+    r = runner.invoke(app, ["strategies"])
+    assert r.exit_code == 0 and "cot-sc" in r.output and "gsm8k" in r.output
+    r = runner.invoke(app, ["models"])
+    assert r.exit_code == 0 and "openai:MODEL@URL" in r.output
+
+
+def test_bad_model_spec_is_one_clear_line():
+    r = run_main("run", "io", "hi", "--model", "gpt-4")
+    assert r.returncode == 2
+    assert "error: unknown model spec 'gpt-4'" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_bad_data_line_names_file_and_line(tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "answer": "#### 1"}\n{oops\n')
+    r = run_main("eval", "-S", "io", "-t", "gsm8k", "-d", str(bad), "--out", str(tmp_path / "o"))
+    assert r.returncode == 2 and f"{bad}:2: invalid JSON" in r.stderr
+
+
+def test_unreachable_server_says_so(tmp_path):
+    r = run_main("run", "io", "hi", "--model", "openai:m@http://127.0.0.1:9/v1", "--no-cache")
+    assert r.returncode == 2 and "cannot reach" in r.stderr and "server running" in r.stderr
+
+
+def test_conflicting_cache_flags():
+    r = run_main("run", "io", "hi", "--no-cache", "--replay")
+    assert r.returncode == 2 and "cannot be used together" in r.stderr
+
+
+def test_unknown_strategy_option(tmp_path):
+    r = run_main("run", "cot-sc", "hi", "--set", "beams=3")
+    assert r.returncode == 2 and "no option 'beams'" in r.stderr
+
+
+def test_cache_stats_and_clear(tmp_path):
+    cache = tmp_path / "c.sqlite"
+    r = runner.invoke(app, ["cache", "stats", "--cache", str(cache)])
+    assert r.exit_code == 0 and json.loads(r.output)["entries"] == 0
+    r = runner.invoke(app, ["cache", "clear", "--cache", str(cache), "--yes"])
+    assert r.exit_code == 0 and "deleted 0" in r.output

@@ -1,0 +1,88 @@
+import pytest
+
+from thoughtloom import strategies, tasks
+from thoughtloom.core import ConfigError, Problem, Trace
+from thoughtloom.lm import Budget, Metered
+from thoughtloom.strategies import Context, make_config
+from thoughtloom.strategies.vote import weighted_vote
+from thoughtloom.testing import ScriptedLM
+
+MATH = tasks.get("gsm8k")
+PROBLEM = Problem("p1", "Ann has 2 apples and buys 3 more. How many apples?")
+
+
+def ctx_for(lm, task=MATH, **kw):
+    trace = Trace()
+    return Context(lm=Metered(lm, trace=trace, **kw), task=task, trace=trace)
+
+
+async def test_io_prompt_and_answer():
+    lm = ScriptedLM(["5"])
+    result = await strategies.get("io")().run(PROBLEM, ctx_for(lm))
+    assert result.answer == "5"
+    prompt = lm.requests[0].messages[0].content
+    assert PROBLEM.question in prompt and "Solve the math word problem" in prompt
+    assert prompt.count("Question:") == 1 + 3  # three demos, then ours
+
+
+async def test_cot_extracts_the_marked_answer():
+    lm = ScriptedLM(["2 + 3 = 5 apples, 10 seeds.\nThe answer is: 5"])
+    result = await strategies.get("cot")().run(PROBLEM, ctx_for(lm))
+    assert result.answer == "5"
+    assert "step by step" in lm.requests[0].messages[0].content
+    assert lm.requests[0].temperature == 0
+
+
+async def test_cot_sc_one_batch_distinct_samples_majority():
+    replies = iter(["The answer is: 5", "so 4", "The answer is 5.0", "The answer is: 6", "nothing"])
+    lm = ScriptedLM(lambda r: next(replies))
+    ctx = ctx_for(lm)
+    result = await strategies.get("cot-sc")().run(PROBLEM, ctx)
+    assert len(lm.batches) == 1 and len(lm.batches[0]) == 5
+    assert [r.sample_index for r in lm.requests] == [0, 1, 2, 3, 4]
+    assert all(r.temperature == 0.7 for r in lm.requests)
+    assert result.answer == "5" and result.confidence == pytest.approx(2 / 4)
+    vote = ctx.trace.of_type("vote")[0]
+    assert vote["tally"] == {"5": 2.0, "4": 1.0, "6": 1.0}
+    assert len(ctx.trace.of_type("sample")) == 5
+
+
+async def test_cot_sc_shrinks_to_the_budget():
+    lm = ScriptedLM(lambda r: "The answer is: 1")
+    result = await strategies.get("cot-sc")().run(PROBLEM, ctx_for(lm, budget=Budget(max_calls=3)))
+    assert lm.calls == 3 and result.answer == "1"
+    empty = await strategies.get("cot-sc")().run(
+        PROBLEM, ctx_for(ScriptedLM([]), budget=Budget(max_calls=0)))
+    assert empty.answer == "" and empty.details["budget_exceeded"]
+
+
+def test_weighted_vote_reduces_to_majority_and_breaks_ties_first():
+    norm = str.lower
+    plain = weighted_vote(["A", "b", "B", "a", None, ""], norm)
+    assert plain.key == "a" and plain.tally == {"a": 2.0, "b": 2.0}
+    assert weighted_vote(["A", "b", "B", "a"], norm, [1, 1, 1, 1]) == weighted_vote(["A", "b", "B", "a"], norm)
+    weighted = weighted_vote(["A", "b", "B"], norm, [0.9, 0.3, 0.3])
+    assert weighted.key == "a" and weighted.confidence == pytest.approx(0.6)
+    assert weighted_vote([None], norm).winner is None
+
+
+def test_registry_and_config():
+    assert {"io", "cot", "cot-sc"} <= set(strategies.available())
+    with pytest.raises(ConfigError, match="choose one of"):
+        strategies.get("nope")
+    cls = strategies.get("cot-sc")
+    cfg = make_config(cls, {"n": "9", "temperature": "0.3"})
+    assert (cfg.n, cfg.temperature) == (9, 0.3)
+    with pytest.raises(ConfigError, match="no option"):
+        make_config(cls, {"beams": "2"})
+    with pytest.raises(ConfigError, match="bad value"):
+        make_config(cls, {"n": "many"})
+
+
+async def test_prompt_override_dir(tmp_path):
+    (tmp_path / "io.txt").write_text("CUSTOM $question")
+    lm = ScriptedLM(["7"])
+    trace = Trace()
+    ctx = Context(lm=lm, task=MATH, trace=trace, prompt_dir=tmp_path)
+    await strategies.get("io")().run(PROBLEM, ctx)
+    assert lm.requests[0].messages[0].content == f"CUSTOM {PROBLEM.question}"
