@@ -18,7 +18,9 @@ def test_split_statements_reads_markers():
 def test_parse_thought():
     t = parse_thought("Jaws was directed by Spielberg [1]. He was born in 1946 [2].\nAnswer: 1946.", 2)
     assert t.answer == "1946" and len(t.statements) == 2
-    assert parse_thought("rambling without an answer line", 2).answer is None
+    assert parse_thought("I am rambling on without any answer line at all.", 2).answer is None
+    bare = parse_thought("1946.", 2)
+    assert bare.answer == "1946" and bare.statements == ()
 
 
 def verdicts(true_pairs, statements, expand=False):

@@ -26,6 +26,6 @@ def test_quality_weights_can_overturn_the_majority():
 
 def test_thoughts_without_answer_do_not_vote():
     task = Task()
-    ts = thoughts(["Paris"]) + [parse_thought("no answer", 1, 1)]
+    ts = thoughts(["Paris"]) + [parse_thought("This reply never states any answer at all.", 1, 1)]
     vote = select_answer(task, ts, [1.0, 5.0])
     assert vote.key == "paris" and vote.confidence == 1.0

@@ -39,8 +39,12 @@ async def retrieve(ctx: Context, queries: Sequence[str], k: int) -> list[list[Pa
     return [[h.passage for h in hs] for hs in hits]
 
 
-def passage_block(passages: Sequence[Passage]) -> str:
-    return "\n".join(f"[{i + 1}] {p.title + ' | ' if p.title else ''}{p.text}"
+def passage_block(passages: Sequence[Passage], words: int = 0) -> str:
+    """Numbered passages; each clipped to ``words`` words when words > 0."""
+    def body(text: str) -> str:
+        w = text.split()
+        return text if words <= 0 or len(w) <= words else " ".join(w[:words]) + " ..."
+    return "\n".join(f"[{i + 1}] {p.title + ' | ' if p.title else ''}{body(p.text)}"
                      for i, p in enumerate(passages)) or "(no passages)"
 
 
@@ -50,11 +54,11 @@ def dedupe(passages: Sequence[Passage]) -> list[Passage]:
 
 
 async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage], *, n: int,
-                        temperature: float, max_tokens: int, shots: int) -> Result:
+                        temperature: float, max_tokens: int, shots: int, words: int = 0) -> Result:
     """n reader samples over the passages in one batch; plain majority vote."""
     demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
     prompt = ctx.prompt("retrieve_read", instruction=ctx.task.instruction, demos=demos,
-                        context=passage_block(passages), question=question)
+                        context=passage_block(passages, words), question=question)
     temp = temperature if n > 1 else 0.0
     reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
                        stop=("\nQuestion:",)) for i in range(n)]
@@ -78,6 +82,7 @@ class RetrieveReadConfig:
     temperature: float = 0.7
     max_tokens: int = 200
     shots: int = 2
+    passage_words: int = 0  # clip passages in the prompt (0 = whole)
 
 
 @register("retrieve-then-read")
@@ -91,7 +96,7 @@ class RetrieveThenRead(Strategy):
         (passages,) = await retrieve(ctx, [problem.question], c.k)
         try:
             return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
-                                       max_tokens=c.max_tokens, shots=c.shots)
+                                       max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True})
 
@@ -106,6 +111,7 @@ class SelfAskConfig:
     max_hops: int = 4
     max_tokens: int = 96
     answer_tokens: int = 48
+    passage_words: int = 0
 
 
 @register("self-ask")
@@ -133,7 +139,8 @@ class SelfAsk(Strategy):
                 sub_q = follow[-1].strip()
                 (passages,) = await retrieve(ctx, [sub_q], c.k)
                 gathered.extend(passages)
-                ans_prompt = ctx.prompt("self_ask_answer", context=passage_block(passages), question=sub_q)
+                ans_prompt = ctx.prompt("self_ask_answer", context=passage_block(passages, c.passage_words),
+                                        question=sub_q)
                 ans = (await ctx.lm.generate([Request.of(ans_prompt, max_tokens=c.answer_tokens, seed=ctx.seed,
                                                          stop=("\n",))]))[0].text.strip()
                 ctx.trace.emit("self_ask_step", hop=hop, follow_up=sub_q, answer=ans)
@@ -162,6 +169,7 @@ class DSPConfig:
     max_tokens: int = 200
     query_tokens: int = 48
     shots: int = 2
+    passage_words: int = 0
 
 
 @register("dsp")
@@ -175,7 +183,7 @@ class DSP(Strategy):
         context: list[Passage] = []
         try:
             for hop in range(c.hops):
-                block = "" if not context else "Context:\n" + passage_block(context) + "\n"
+                block = "" if not context else "Context:\n" + passage_block(context, c.passage_words) + "\n"
                 prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
                 text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
                                                           stop=("\n\n",))]))[0].text
@@ -187,7 +195,7 @@ class DSP(Strategy):
                 context = dedupe(context + found)
                 ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
             result = await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,
-                                         max_tokens=c.max_tokens, shots=c.shots)
+                                         max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True,
                                               "gathered": [p.id for p in context]})

@@ -34,8 +34,9 @@ def parse_thought(text: str, n_passages: int, index: int = 0) -> Thought:
     """Split a completion into rationale and answer; read the citations.
 
     The answer is the text after the last ``Answer:`` line (trailing period
-    dropped). Without one, the thought has no answer and does not vote; the
-    caller traces it as malformed.
+    dropped); a reply that is one bare line of at most 5 words is taken as
+    the answer with an empty rationale. Otherwise the thought has no answer
+    and does not vote; the caller traces it as malformed.
     """
     lines = text.strip().splitlines()
     answer = None
@@ -46,12 +47,21 @@ def parse_thought(text: str, n_passages: int, index: int = 0) -> Thought:
             answer = m.group(1).strip().rstrip(".").strip() or None
             cut = i
             break
+    content = [ln for ln in lines if ln.strip()]
+    if answer is None and len(content) == 1 and len(content[0].split()) <= 5 and "[" not in content[0]:
+        answer, cut = content[0].strip().rstrip("."), 0  # a bare short answer, no rationale
     rationale = _RATIONALE.sub("", "\n".join(lines[:cut]).strip()).strip()
     return Thought(index, answer, rationale, tuple(split_statements(rationale, n_passages)), text)
 
 
 def format_passages(passages: Sequence[str]) -> str:
     return "\n".join(f"[{i + 1}] {p}" for i, p in enumerate(passages))
+
+
+def clip_words(text: str, n: int) -> str:
+    """The first n words (all when n <= 0), to keep prompts small on slow models."""
+    words = text.split()
+    return text if n <= 0 or len(words) <= n else " ".join(words[:n]) + " ..."
 
 
 def infer_requests(ctx: Context, question: str, passages: Sequence[str], demos: str, hints: str, *,

@@ -17,9 +17,12 @@ class Scored:
     passage: Passage
     score: float
 
-    def text(self) -> str:
+    def text(self, words: int = 0) -> str:
         p = self.passage
-        return f"{p.title} | {p.text}" if p.title else p.text
+        body = p.text
+        if words > 0 and len(body.split()) > words:
+            body = " ".join(body.split()[:words]) + " ..."
+        return f"{p.title} | {body}" if p.title else body
 
 
 async def probe(ctx: Context, queries: Sequence[str], k: int) -> list[list[Scored]]:

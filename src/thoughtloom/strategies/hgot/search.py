@@ -76,7 +76,7 @@ class InferOutcome:
 async def infer(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
                 demos: str, hints: str = "") -> InferOutcome:
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
-    texts = [s.text() for s in top]
+    texts = [s.text(cfg.passage_words) for s in top]
     reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
                           temperature=cfg.temperature, max_tokens=cfg.max_tokens)
     completions = await ctx.lm.generate(reqs)
@@ -144,7 +144,7 @@ async def _score_thoughts(ctx: Context, cfg: Any, thoughts: Sequence[Thought],
 async def make_plan(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
                     demos: str) -> planmod.Plan:
     """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
-    texts = [s.text() for s in pool[: cfg.plan_context]]
+    texts = [s.text(cfg.passage_words) for s in pool[: cfg.plan_context]]
     feedback = ""
     for attempt in range(cfg.plan_retries + 1):
         req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,

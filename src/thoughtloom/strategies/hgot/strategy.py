@@ -37,6 +37,7 @@ class HGOTConfig:
     clip: int = 7  # pool size after merging a level's passages
     parent_weight: float = 0.8  # a parent's passage scores are scaled by this when merged
     plan_context: int = 3  # passages shown to Plan
+    passage_words: int = 0  # clip each passage to this many words in prompts (0 = whole)
     # thoughts
     samples: int = 5  # thoughts per Infer, one batch
     temperature: float = 0.7
