@@ -22,6 +22,7 @@ from ..lm import Budget, CompletionStore, Metered
 from ..strategies.base import Context
 from . import options as o
 from .render import RichProgress, err, out, print_summary, usage_line
+from .index import EntailSpec, IndexDir, index_app, open_entail, open_retriever
 
 app = typer.Typer(
     name="thoughtloom",
@@ -32,6 +33,7 @@ app = typer.Typer(
 )
 cache_app = typer.Typer(help="Inspect or clear the completion cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
+app.add_typer(index_app, name="index")
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")
@@ -46,9 +48,13 @@ def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log pro
 
 
 async def _solve(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: Any,
-                 trace: Trace, prompt_dir: Path | None, budget: Budget) -> tuple[Any, Metered, float]:
+                 trace: Trace, prompt_dir: Path | None, budget: Budget, retriever: Any = None,
+                 entail: Any = None) -> tuple[Any, Metered, float]:
+    from ..eval.runner import question_services
+
     metered = Metered(lm, budget=budget, trace=trace)
-    ctx = Context(lm=metered, task=task, trace=trace, prompt_dir=prompt_dir)
+    retriever, entail = question_services(retriever, entail, metered, trace)
+    ctx = Context(lm=metered, task=task, trace=trace, prompt_dir=prompt_dir, retriever=retriever, entail=entail)
     t0 = time.perf_counter()
     try:
         result = await strategy.run(problem, ctx)
@@ -97,6 +103,8 @@ def run(
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    index: IndexDir = None,
+    entail: EntailSpec = "llm",
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
     cls = strategies.get(strategy)
@@ -104,9 +112,11 @@ def run(
     task_obj = tasks.get(task)
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx)
     trace = Trace(example="cli")
+    retriever = open_retriever(index)
+    judge = open_entail(entail, lm, prompts)
     result, metered, seconds = asyncio.run(
         _solve(strat, task_obj, Problem("cli", question), lm, trace, prompts,
-               Budget(max_calls=max_calls, max_tokens=max_tokens)))
+               Budget(max_calls=max_calls, max_tokens=max_tokens), retriever, judge))
     if trace_out is not None:
         write_jsonl(trace.events, str(trace_out))
     if as_json:
@@ -145,6 +155,8 @@ def eval_(
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens per question.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    index: IndexDir = None,
+    entail: EntailSpec = "llm",
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl and OUT/summary.json."""
     cls = strategies.get(strategy)
@@ -158,12 +170,15 @@ def eval_(
     lm = o.build_lm(model, cache, mode, concurrency, n_ctx)
     settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
                             retry_errors=retry_errors, seed=seed)
-    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "cache_mode": mode, "seed": seed}
+    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "cache_mode": mode, "seed": seed,
+            "index": str(index) if index else None, "entail": entail}
+    retriever = open_retriever(index)
+    judge = open_entail(entail, lm, prompts)
 
     async def go() -> dict[str, Any]:
         try:
             with RichProgress(task_obj.primary_metric) as progress:
-                return await evaluate(strat, task_obj, examples, EvalResources(lm, prompt_dir=prompts),
+                return await evaluate(strat, task_obj, examples, EvalResources(lm, retriever, judge, prompt_dir=prompts),
                                       out_dir, settings=settings, progress=progress, meta=meta)
         finally:
             await lm.aclose()

@@ -79,13 +79,28 @@ class EvalResources:
     prompt_dir: str | Path | None = None
 
 
+def question_services(retriever: Retriever | None, entail: Entailment | None, lm: LM,
+                      trace: Trace) -> tuple[Retriever | None, Entailment | None]:
+    """Per-question views of the shared services: retrievals traced, and a judge
+    that can (``bind``) asks through the question's metered LM and trace."""
+    if retriever is not None:
+        from ..retrieval.cache import TracedRetriever
+
+        retriever = TracedRetriever(retriever, trace)
+    bind = getattr(entail, "bind", None)
+    if callable(bind):
+        entail = bind(lm, trace)
+    return retriever, entail
+
+
 async def run_example(
     strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run and score one example; returns its record and its trace events."""
     trace = Trace(example=example.problem.id)
     lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
-    ctx = Context(lm=lm, task=task, trace=trace, retriever=res.retriever, entail=res.entail,
+    retriever, entail = question_services(res.retriever, res.entail, lm, trace)
+    ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
                   prompt_dir=res.prompt_dir, seed=settings.seed)
     t0 = time.perf_counter()
     error = None

@@ -1,0 +1,160 @@
+"""Build, save and open indexes; the :class:`Index` is a batched ``Retriever``.
+
+::
+
+    corpus = read_corpus("docs/", "dir")
+    build_index(corpus, "hybrid", "idx/")          # once
+    index = open_index("idx/")                     # fast: memory-mapped
+    hits = await index.search(["who wrote ..."], k=5)
+
+``open_index`` refuses an index whose corpus changed (see ``store.check_corpus``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import logging
+import shutil
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..core.errors import ConfigError
+from ..core.types import ScoredPassage
+from .bm25 import BM25Searcher, BM25Settings
+from .corpus import Corpus
+from .dense import DenseSearcher, DenseSettings, Encoder
+from .hybrid import FusionSettings, rrf
+from .store import PassageStore, check_corpus, index_text, read_manifest, write_manifest
+
+log = logging.getLogger(__name__)
+
+KINDS = ("bm25", "dense", "hybrid")
+
+
+class Index:
+    """A searchable index folder. ``search`` is async and batched; ``search_sync`` is the same, blocking."""
+
+    def __init__(self, folder: Path, manifest: dict[str, Any], passages: PassageStore,
+                 bm25: BM25Searcher | None, dense: DenseSearcher | None, fusion: FusionSettings | None) -> None:
+        self.folder = folder
+        self.manifest = manifest
+        self.passages = passages
+        self.kind: str = manifest["kind"]
+        self.bm25 = bm25
+        self.dense = dense
+        self.fusion = fusion
+        blob = json.dumps({"corpus": manifest["corpus"]["fingerprint"], "kind": self.kind,
+                           "settings": manifest["settings"]}, sort_keys=True)
+        #: identifies corpus + kind + settings; the retrieval cache key starts with it.
+        self.fingerprint = hashlib.sha256(blob.encode()).hexdigest()
+
+    def __len__(self) -> int:
+        return len(self.passages)
+
+    def search_rows(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
+        if k < 1:
+            raise ConfigError(f"k must be >= 1, got {k}")
+        if self.kind == "bm25":
+            assert self.bm25 is not None
+            return self.bm25.search_rows(queries, k)
+        if self.kind == "dense":
+            assert self.dense is not None
+            return self.dense.search_rows(queries, k)
+        assert self.bm25 is not None and self.dense is not None and self.fusion is not None
+        f = self.fusion
+        depth = max(k, f.depth)
+        sparse = self.bm25.search_rows(queries, depth)
+        dense = self.dense.search_rows(queries, depth)
+        return [rrf([[r for r, _ in s], [r for r, _ in d]], [f.bm25_weight, f.dense_weight], k, f.rrf_k)
+                for s, d in zip(sparse, dense)]
+
+    def search_sync(self, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
+        return [[ScoredPassage(self.passages.get(row), score, rank) for rank, (row, score) in enumerate(hits)]
+                for hits in self.search_rows(list(queries), k)]
+
+    async def search(self, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
+        return await asyncio.to_thread(self.search_sync, list(queries), k)
+
+    def close(self) -> None:
+        self.passages.close()
+
+
+def _settings(kind: str, settings: dict[str, Any]) -> tuple[BM25Settings | None, DenseSettings | None,
+                                                            FusionSettings | None]:
+    """Split a flat or nested settings dict into the parts ``kind`` uses."""
+    if kind not in KINDS:
+        raise ConfigError(f"unknown index kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
+    bm = BM25Settings.from_dict(settings.get("bm25", {})) if kind in ("bm25", "hybrid") else None
+    de = DenseSettings.from_dict(settings.get("dense", {})) if kind in ("dense", "hybrid") else None
+    fu = FusionSettings.from_dict(settings.get("fusion", {})) if kind == "hybrid" else None
+    return bm, de, fu
+
+
+def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, Any] | None = None, *,
+                encoder: Encoder | None = None, overwrite: bool = False,
+                show_progress: bool = False) -> dict[str, Any]:
+    """Index ``corpus`` into folder ``out``; returns the manifest (with build timings).
+
+    ``settings`` is ``{"bm25": {...}, "dense": {...}, "fusion": {...}}`` with
+    the fields of :class:`BM25Settings`, :class:`DenseSettings` and
+    :class:`FusionSettings`; missing fields take their defaults.
+    """
+    folder = Path(out).expanduser()
+    bm, de, fu = _settings(kind, settings or {})
+    if folder.exists() and any(folder.iterdir()):
+        if not overwrite:
+            raise ConfigError(f"{folder} exists and is not empty", hint="pass --overwrite or choose another --out")
+        if not ((folder / "manifest.json").is_file() or (folder / "passages.jsonl").is_file()):
+            raise ConfigError(f"refusing to overwrite {folder}: it is not an index folder")
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    timings: dict[str, float] = {}
+    t0 = time.perf_counter()
+    PassageStore.write(folder, corpus.passages)
+    timings["passages_s"] = time.perf_counter() - t0
+    texts = [index_text(p) for p in corpus.passages]
+    if bm is not None:
+        t0 = time.perf_counter()
+        BM25Searcher.build(texts, bm, show_progress=show_progress).save(folder / "bm25")
+        timings["bm25_s"] = time.perf_counter() - t0
+    if de is not None:
+        t0 = time.perf_counter()
+        DenseSearcher.build(texts, de, encoder=encoder, show_progress=show_progress).save(folder / "dense")
+        timings["dense_s"] = time.perf_counter() - t0
+    resolved = {name: part.as_dict() for name, part in (("bm25", bm), ("dense", de), ("fusion", fu)) if part}
+    extra = {"build": {k: round(v, 3) for k, v in timings.items()}, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
+                                                                                             time.gmtime())}
+    return write_manifest(folder, kind, resolved, corpus, extra)
+
+
+def open_index(folder: str | Path, *, corpus: Corpus | None = None, check_sources: bool = True,
+               encoder: Encoder | None = None, kind: str | None = None) -> Index:
+    """Open an index folder built by :func:`build_index`.
+
+    ``kind`` opens a hybrid index as only its "bm25" or "dense" half (to
+    compare them without building twice). Raises :class:`~thoughtloom.retrieval.store.IndexMismatch` when ``corpus``
+    (or, without it, a recorded source file) differs from what was indexed.
+    """
+    folder = Path(folder).expanduser()
+    manifest = read_manifest(folder)
+    check_corpus(folder, manifest, corpus, check_sources)
+    built = manifest["kind"]
+    if kind is not None and kind != built:
+        if built != "hybrid" or kind not in ("bm25", "dense"):
+            raise ConfigError(f"index {folder} is a {built} index; it cannot be opened as {kind}",
+                              hint="only a hybrid index opens as its bm25 or dense half")
+        manifest = {**manifest, "kind": kind,
+                    "settings": {kind: manifest["settings"][kind]}}
+    bm, de, fu = _settings(manifest["kind"], manifest["settings"])
+    passages = PassageStore(folder)
+    bm25 = BM25Searcher.load(folder / "bm25", bm) if bm is not None else None
+    dense = DenseSearcher.load(folder / "dense", de, encoder=encoder) if de is not None else None
+    return Index(folder, manifest, passages, bm25, dense, fu)
+
+
+def disk_size(folder: str | Path) -> int:
+    """Bytes used by every file under ``folder``."""
+    return sum(p.stat().st_size for p in Path(folder).rglob("*") if p.is_file())
