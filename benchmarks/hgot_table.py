@@ -35,23 +35,17 @@ from thoughtloom.lm import Budget
 
 
 def open_retriever(index: str | None):
-    if index is None:
-        return None
-    from thoughtloom.retrieval import open_index  # the Retrieval issue's indexes
+    """The same retriever ``--index DIR`` gives the CLI (cached, traced per question)."""
+    from thoughtloom.cli.index import open_retriever as _open
 
-    return open_index(index)
+    return _open(Path(index) if index else None)
 
 
-def open_judge(kind: str, lm):
-    if kind == "none":
-        return None
-    from thoughtloom import entail
+def open_judge(spec: str, lm):
+    """The same judge ``--entail SPEC`` gives the CLI: lexical, llm[:opts], cross:PATH or none."""
+    from thoughtloom.cli.index import open_entail
 
-    if kind == "lexical":
-        return entail.CachedJudge(entail.LexicalJudge())
-    if kind == "llm":
-        return entail.CachedJudge(entail.LLMJudge(lm))
-    raise SystemExit(f"unknown --judge {kind!r}: use lexical, llm or none")
+    return open_entail(spec, lm)
 
 
 def parse_sets(items: list[str]) -> dict[str, dict[str, str]]:
