@@ -30,7 +30,7 @@ from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..eval.stratify import length_strata, question_length, stratified_means
 from .base import Example, Task, read_jsonl, require
-from .metrics import exact_match, normalize_text, token_f1
+from .metrics import exact_match, token_f1
 
 _STRATUM_IN_NAME = re.compile(r"_(short|medium|long)(?:_augmented)?\.csv$")
 STRATA = ("long", "medium", "short")
