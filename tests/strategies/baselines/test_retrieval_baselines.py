@@ -45,12 +45,13 @@ def test_react_parses_actions_and_observes():
     assert parse_step(" I should search.\nAction 1: search[Jaws director]") == ("I should search.", "search", "Jaws director")
     assert parse_step("Done.\nAction 3: finish[1946]")[1:] == ("finish", "1946")
     assert parse_step("I am confused")[1] is None
-    lm = ScriptedLM([" Find the director.\nAction 1: search[Jaws director]", " gibberish",
-                     " Spielberg, born 1946.\nAction 3: finish[1946]"])
+    lm = ScriptedLM([" Find the director.\nAction 1: search[Jaws director]", " gibberish", "more gibberish",
+                     " Spielberg, born 1946.", "finish[1946]"])
     result, trace, retriever = run("react", lm)
     assert result.answer == "1946"
     assert "Observation 1: Jaws is a 1975 film" in lm.requests[1].messages[-1].content
-    assert "Invalid action" in lm.requests[2].messages[-1].content
+    assert lm.requests[2].messages[-1].content.endswith("Thought 2: gibberish\nAction 2:")
+    assert "Invalid action" in lm.requests[3].messages[-1].content
     assert len(trace.of_type("parse_error")) == 1
     assert result.details["gathered"][0] == "jaws"
 

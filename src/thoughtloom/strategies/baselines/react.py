@@ -1,8 +1,10 @@
 """``react`` (Yao et al. 2023): Thought / Action / Observation over our retriever.
 
 Actions: ``search[query]`` returns the top passages as the Observation;
-``finish[answer]`` ends. An action that fits neither is a ``parse_error``
-event and the Observation tells the model the valid forms. After
+``finish[answer]`` ends. A turn without an action is asked once more for
+the action alone (as the original ReAct code does); an action that still
+fits neither form is a ``parse_error`` event and the Observation tells the
+model the valid forms. After
 ``max_steps`` without finish, the last Thought's text is read for an answer.
 
 Trace events: ``react_step`` (step, thought, action, observation),
@@ -58,6 +60,12 @@ class ReAct(Strategy):
                 text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
                                                           stop=(f"\nObservation {i}:", "\nQuestion:"))]))[0].text
                 thought, kind, arg = parse_step(text)
+                if kind is None:  # as in the original ReAct: ask for the action on its own
+                    prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
+                                        scratchpad=scratch + f"Thought {i}: {thought}\nAction {i}:")
+                    again = (await ctx.lm.generate([Request.of(prompt, max_tokens=32, seed=ctx.seed,
+                                                               stop=("\n",))]))[0].text
+                    _, kind, arg = parse_step(f"Action {i}: {again.strip()}")
                 if kind == "finish":
                     answer = arg
                     obs = ""
