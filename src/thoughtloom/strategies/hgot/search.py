@@ -208,12 +208,18 @@ async def search_steps(ctx: Context, cfg: Any, plan: planmod.Plan, depth: int,
         for s in level:
             questions[s] = plan.steps[s - 1]
         if dependent:
-            known = {s: [(solved[u].question, solved[u].answer) for u in plan.parents(s)]
+            known = {s: [(solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
                      for s in dependent}
+            # a step whose parents found no answer has nothing to be rewritten with
+            asks = [s for s in dependent if known[s]]
             reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos["rewrite"],
-                                            max_tokens=cfg.rewrite_max_tokens) for s in dependent]
-            outs = await ctx.lm.generate(reqs)
-            for s, out in zip(dependent, outs):
+                                            max_tokens=cfg.rewrite_max_tokens) for s in asks]
+            outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
+            for s in dependent:
+                if s not in outs:
+                    ctx.trace.emit("rewrite_skipped", depth=depth + 1, step=s, reason="no parent answer")
+                    continue
+                out = outs[s]
                 rewritten = planmod.parse_rewrite(out.text)
                 if rewritten is None:
                     rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
