@@ -154,3 +154,18 @@ def test_budget_exhaustion_returns_best_answer_so_far():
     result = asyncio.run(HGOT(HGOTConfig(samples=2, max_depth=2)).run(Problem("q", Q), ctx))
     assert result.answer == "1946"
     assert result.details["tree"]["stop"] == "budget exceeded"
+
+
+def test_no_rewrite_when_the_parent_found_no_answer():
+    base = reply()
+
+    def fn(req):
+        prompt = req.messages[-1].content
+        if "Question: Who directed the film Jaws?" in prompt and not prompt.startswith("List"):
+            return "I cannot tell from these passages, sorry about that."
+        return base(req)
+    lm = ScriptedLM(fn)
+    result, trace = run(HGOTConfig(samples=2, max_depth=2), lm, SubstringJudge())
+    assert not [r for r in lm.requests if r.messages[-1].content.startswith("Rewrite")]
+    assert trace.of_type("rewrite_skipped")[0]["step"] == 2
+    assert result.details["tree"]["children"][1]["question"] == "In what year was the director from Step 1 born?"
