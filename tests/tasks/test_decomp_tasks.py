@@ -6,7 +6,6 @@ from conftest import data_file
 from thoughtloom.core.types import Passage
 from thoughtloom.tasks import get
 from thoughtloom.tasks.commaqa import answer_items
-from thoughtloom.tasks.odqa import PooledBM25
 
 
 def test_letter_cat_loads_gold_and_strata():
@@ -42,7 +41,7 @@ def test_commaqa_scores_answer_sets():
     assert answer_items("Ann, Bo and Cy") == ["ann", "bo", "cy"]
 
 
-def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path):
+async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path):
     rec = {"_id": "x1", "question": "Who directed Moon Garden?", "answer": "Ida Vance",
            "context": [["Moon Garden", ["Moon Garden is a film", " directed by Ida Vance."]],
                        ["Tower", ["The Tower is tall."]]]}
@@ -50,17 +49,12 @@ def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path):
     path.write_text(json.dumps(rec) + "\n" + json.dumps({**rec, "_id": "x2"}) + "\n", encoding="utf-8")
     task = get("hotpotqa")
     ex = task.load(path)
-    assert [e.problem.id for e in ex] == ["hotpotqa-x1", "hotpotqa-x2"]
-    assert len(task.corpus()) == 2  # the same paragraphs pool once
+    assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
-
-
-async def test_pooled_bm25_ranks_by_rare_terms():
-    bm = PooledBM25([Passage("a", "The film was shot in the city.", "City"),
-                     Passage("b", "Moon Garden is a film directed by Ida Vance.", "Moon Garden"),
-                     Passage("c", "A garden of the moon.", "Garden")])
-    hits = (await bm.search(["Who directed Moon Garden?"], 2))[0]
-    assert hits[0].passage.id == "b" and len(hits) == 2
+    retriever = task.default_retriever()
+    assert len(retriever) == 2  # the same paragraphs pool once
+    hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]
+    assert hits[0].passage.title == "Moon Garden"
 
 
 def test_real_odqa_files_load():
@@ -69,4 +63,4 @@ def test_real_odqa_files_load():
         task = get(name)
         ex = task.load(data_file(*parts))
         assert ex and all(e.gold for e in ex)
-        assert len(task.corpus()) > len(ex)
+        assert len(task.default_retriever()) > len(ex)

@@ -68,4 +68,9 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "
               f"{run['wall_s']:.1f} s")
+    strata = (summary.get("task_report") or {}).get("strata")  # length-stratified tasks (HGOT's Table 2)
+    for metric, rows in (strata or {}).items():
+        cells = " · ".join(f"{name.capitalize()} {rows[name]['mean']:.3f} (n={rows[name]['n']})"
+                           for name in ("long", "medium", "short", "overall") if name in rows)
+        out.print(f"{metric} by question length: {cells}")
     out.print(f"results: {out_dir}/results.jsonl · summary: {out_dir}/summary.json")

@@ -17,6 +17,9 @@ _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.tot",
     "thoughtloom.strategies.baselines.self_refine",
     "thoughtloom.strategies.decomp.strategy",
+    "thoughtloom.strategies.hgot.strategy",
+    "thoughtloom.strategies.baselines.retrieval",
+    "thoughtloom.strategies.baselines.react",
 )
 
 

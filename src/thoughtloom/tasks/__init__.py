@@ -4,18 +4,25 @@ from __future__ import annotations
 
 from ..core.errors import ConfigError
 from .base import Example, Task
-from .mathqa import GSM8K, MultiArith
+from .commaqa import CommaQA
 from .commongen import CommonGenHard
 from .crosswords import MiniCrosswords
-from .game24 import Game24
-from .outline import OutlineImprovement
 from .decomp_synthetic import LetterCat, ListReversal
-from .commaqa import CommaQA
-from .odqa import HotpotQA, MuSiQue, TwoWiki
+from .factqa import FEVER, HotpotQA, OpenSQuAD
+from .game24 import Game24
+from .mathqa import GSM8K, MultiArith
+from .odqa import MuSiQue, TwoWiki
+from .outline import OutlineImprovement
 
-_TASKS: dict[str, type[Task]] = {t.name: t for t in (Task, GSM8K, MultiArith)}
-_TASKS.update({t.name: t for t in (Game24, MiniCrosswords, CommonGenHard, OutlineImprovement)})
-_TASKS.update({t.name: t for t in (LetterCat, ListReversal, CommaQA, HotpotQA, TwoWiki, MuSiQue)})
+_TASKS: dict[str, type[Task]] = {
+    t.name: t
+    for t in (
+        Task, GSM8K, MultiArith,  # math word problems
+        LetterCat, ListReversal, CommaQA, TwoWiki, MuSiQue,  # Decomposed Prompting
+        HotpotQA, FEVER, OpenSQuAD,  # HGOT (HotpotQA is also DecomP's open-domain QA)
+        Game24, MiniCrosswords, CommonGenHard, OutlineImprovement,  # ThoughtSculpt
+    )
+}
 
 
 def get(name: str) -> Task:

@@ -4,9 +4,10 @@ Questions come with their reading-comprehension paragraphs; in the
 open-domain setting (DecomP §4.4, appendix A.1) the paragraphs of all loaded
 questions are pooled into one corpus and a strategy must retrieve from it.
 The real retriever comes from ``--index DIR`` (the retrieval package). If
-none is given, :meth:`OpenDomainQA.default_retriever` offers a small BM25
-over the pooled paragraphs of the loaded file (documented fallback; the
-controller traces ``source="task"`` for it).
+none is given, :meth:`PooledCorpus.default_retriever` builds a BM25 index
+(the retrieval package's, in a temporary folder) over the pooled,
+deduplicated paragraphs of the loaded file — the paper's corpus
+construction — and strategies trace ``source="task"`` when they use it.
 
 Accepted files (one JSON object per line):
 
@@ -23,94 +24,63 @@ aliases.
 
 from __future__ import annotations
 
-import hashlib
-import math
-import re
-from collections import Counter, defaultdict
+import tempfile
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, ClassVar
 
 from ..core.errors import DataError
-from ..core.types import Passage, Problem, ScoredPassage
+from ..core.protocols import Retriever
+from ..core.types import Problem
 from .base import Example, Task, read_jsonl, require
 from .metrics import exact_match, token_f1
 
-_WORD = re.compile(r"\w+")
-_STOP = frozenset("a an the of in on at to for by with from and or is was were are be been who what "
-                  "which when where whose how did does do that this as it its his her their".split())
+
+class PooledCorpus:
+    """Mixin for tasks whose data files carry paragraphs.
+
+    Remembers the file ``load`` read; :meth:`default_retriever` indexes its
+    pooled paragraphs with BM25 on first use (once per task object).
+    """
+
+    corpus_format: ClassVar[str] = "auto"
+    _source: Path | None = None
+    _source_format: str = "auto"
+    _retriever: Retriever | None = None
+
+    def remember_source(self, path: str | Path, first_record: dict | None) -> None:
+        """``first_record`` tells the IRCoT layout from the dataset's own."""
+        ircot = first_record is not None and "question_text" in first_record
+        self._source, self._retriever = Path(path), None
+        self._source_format = "ircot" if ircot else self.corpus_format
+
+    def default_retriever(self) -> Retriever | None:
+        if self._retriever is None and self._source is not None:
+            from ..retrieval import build_index, open_index, read_corpus
+
+            corpus = read_corpus([self._source], self._source_format)
+            folder = Path(tempfile.mkdtemp(prefix=f"thoughtloom-{self._source.stem}-"))
+            build_index(corpus, "bm25", folder)
+            self._retriever = open_index(folder)
+        return self._retriever
 
 
-def _tokens(text: str) -> list[str]:
-    return [w for w in _WORD.findall(text.lower()) if w not in _STOP]
-
-
-class PooledBM25:
-    """BM25 (k1=1.2, b=0.75) over a list of passages; a Retriever."""
-
-    def __init__(self, passages: Sequence[Passage], k1: float = 1.2, b: float = 0.75) -> None:
-        self.passages = list(passages)
-        self.k1, self.b = k1, b
-        self._postings: dict[str, list[tuple[int, int]]] = defaultdict(list)
-        self._len = []
-        for i, p in enumerate(self.passages):
-            toks = _tokens(f"{p.title} {p.title} {p.text}")
-            self._len.append(len(toks))
-            for term, tf in Counter(toks).items():
-                self._postings[term].append((i, tf))
-        self._avg = sum(self._len) / max(1, len(self._len))
-        n = len(self.passages)
-        self._idf = {t: math.log(1 + (n - len(ps) + 0.5) / (len(ps) + 0.5)) for t, ps in self._postings.items()}
-
-    async def search(self, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
-        out = []
-        for q in queries:
-            scores: dict[int, float] = defaultdict(float)
-            for term in set(_tokens(q)):
-                idf = self._idf.get(term)
-                if idf is None:
-                    continue
-                for i, tf in self._postings[term]:
-                    norm = tf + self.k1 * (1 - self.b + self.b * self._len[i] / self._avg)
-                    scores[i] += idf * tf * (self.k1 + 1) / norm
-            best = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-            out.append([ScoredPassage(self.passages[i], s, r) for r, (i, s) in enumerate(best)])
-        return out
-
-
-def _pid(dataset: str, title: str, text: str) -> str:
-    digest = hashlib.sha1((title + "\n" + text).encode()).hexdigest()[:12]
-    return f"{dataset}:{digest}"
-
-
-class OpenDomainQA(Task):
+class OpenDomainQA(PooledCorpus, Task):
     instruction = "Answer the question with a short answer (a name, date, number or yes/no)."
     primary_metric = "em"
-
-    def __init__(self) -> None:
-        self._passages: list[Passage] = []
-        self._retriever: PooledBM25 | None = None
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         return {"em": exact_match(prediction, gold), "f1": round(token_f1(prediction, gold), 6)}
 
-    def default_retriever(self) -> PooledBM25 | None:
-        if self._retriever is None and self._passages:
-            self._retriever = PooledBM25(self._passages)
-        return self._retriever
-
-    def corpus(self) -> list[Passage]:
-        return list(self._passages)
-
     def load(self, path: str | Path) -> list[Example]:
-        examples, pool = [], {}
+        examples, first = [], None
         for lineno, rec in read_jsonl(path):
             where = f"{path}:{lineno}"
+            first = first or rec
             qid, question, golds, paras = self._parse(rec, where)
-            for title, text in paras:
-                pid = _pid(self.name, title, text)
-                pool.setdefault(pid, Passage(pid, text, title))
+            if not paras:
+                raise DataError(f"{where}: no paragraphs")
             examples.append(Example(Problem(f"{self.name}-{qid}", question), golds))
-        self._passages, self._retriever = list(pool.values()), None
+        self.remember_source(path, first)
         return examples
 
     def _parse(self, rec: dict, where: str) -> tuple[str, str, list[str], list[tuple[str, str]]]:
@@ -131,13 +101,11 @@ class OpenDomainQA(Task):
         return qid, question, golds, paras
 
 
-class HotpotQA(OpenDomainQA):
-    name = "hotpotqa"
-
-
 class TwoWiki(OpenDomainQA):
     name = "2wiki"
+    corpus_format = "2wiki"
 
 
 class MuSiQue(OpenDomainQA):
     name = "musique"
+    corpus_format = "musique"

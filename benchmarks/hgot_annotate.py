@@ -1,0 +1,67 @@
+"""DSP-style automatic annotation of HGOT demonstrations (paper appendix D).
+
+Runs HGOT on training questions, keeps the runs whose prediction matches the
+gold answer, whose plan steps are all questions and whose mean step length
+passes the IQR rule, and writes them in the authors' CSV format (the same
+columns as ``../shared/data/hgot_demos/*.csv``), ready for
+``--set demos=FILE --set demo_select=knn|balanced``.
+
+    PYTHONPATH=src python benchmarks/hgot_annotate.py --task hotpotqa \\
+        --data ../shared/data/hotpotqa/ircot_hotpotqa_dev_subsampled.jsonl --n 20 \\
+        --index /tmp/hotpot-bm25 --model PATH.gguf --out runs/hgot_demos.csv
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+
+from thoughtloom import strategies, tasks
+from thoughtloom.cli.options import build_lm
+from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
+from thoughtloom.strategies.hgot import demos as demolib
+
+from hgot_table import open_judge, open_retriever  # type: ignore[import-not-found]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--task", default="hotpotqa")
+    ap.add_argument("--data", required=True)
+    ap.add_argument("--n", type=int, default=20)
+    ap.add_argument("--index")
+    ap.add_argument("--model", default="embedded")
+    ap.add_argument("--cache", default="/tmp/hgot-cache.sqlite")
+    ap.add_argument("--judge", default="lexical")
+    ap.add_argument("--out", default="runs/hgot_demos.csv")
+    args = ap.parse_args()
+
+    task = tasks.get(args.task)
+    examples = task.load(args.data)[: args.n]
+    lm = build_lm(args.model, Path(args.cache), "use", 1)
+    res = EvalResources(lm, retriever=open_retriever(args.index), entail=open_judge(args.judge, lm))
+    cls = strategies.get("hgot")
+    run_dir = Path(args.out).with_suffix("") / "runs"
+
+    async def go() -> None:
+        try:
+            await evaluate(cls(cls.Config()), task, examples, res, run_dir, settings=EvalSettings())
+        finally:
+            await lm.aclose()
+
+    asyncio.run(go())
+    records = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x]
+    rows = [demolib.annotation_row(r["input"], r["details"]["tree"]) for r in records if r.get("details")]
+    golds = [r["gold"] for r in records if r.get("details")]
+    annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
+                                   x["Rewrite"], "", x["Rationale"], x["Answer"]) for x in rows]
+    kept = demolib.qualify(annotated, golds, lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
+    keep_q = {a.question for a in kept}
+    demolib.write_annotated([x for x in rows if x["Question"] in keep_q], args.out)
+    print(f"{len(kept)} of {len(records)} runs qualified -> {args.out}")
+
+
+if __name__ == "__main__":
+    main()

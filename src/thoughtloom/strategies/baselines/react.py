@@ -1,0 +1,91 @@
+"""``react`` (Yao et al. 2023): Thought / Action / Observation over our retriever.
+
+Actions: ``search[query]`` returns the top passages as the Observation;
+``finish[answer]`` ends. A turn without an action is asked once more for
+the action alone (as the original ReAct code does); an action that still
+fits neither form is a ``parse_error`` event and the Observation tells the
+model the valid forms. After
+``max_steps`` without finish, the last Thought's text is read for an answer.
+
+Trace events: ``react_step`` (step, thought, action, observation),
+``retrieval``, ``parse_error``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ...core.errors import BudgetExceeded
+from ...core.types import Passage, Problem, Request
+from ..base import Context, Result, Strategy, register
+from .retrieval import dedupe, retrieve
+
+_ACTION = re.compile(r"Action\s*\d*\s*:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)(?:\n|$)", re.IGNORECASE)
+
+
+def parse_step(text: str) -> tuple[str, str | None, str]:
+    """(thought, action kind or None, action argument) of one model turn."""
+    m = _ACTION.search(text)
+    thought = _THOUGHT.match(text).group(1).strip() if _THOUGHT.match(text) else ""
+    if not m:
+        return thought, None, ""
+    return thought, m.group(1).lower(), " ".join(m.group(2).split())
+
+
+@dataclass(frozen=True)
+class ReActConfig:
+    max_steps: int = 6
+    k: int = 2
+    max_tokens: int = 96
+    observation_chars: int = 400
+
+
+@register("react")
+class ReAct(Strategy):
+    """Interleaved Thought / Action search[...] / finish[...] / Observation."""
+
+    Config = ReActConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        c = self.config
+        scratch = ""
+        answer: str | None = None
+        gathered: list[Passage] = []
+        try:
+            for i in range(1, c.max_steps + 1):
+                prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
+                                    scratchpad=scratch + f"Thought {i}:")
+                text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
+                                                          stop=(f"\nObservation {i}:", "\nQuestion:"))]))[0].text
+                thought, kind, arg = parse_step(text)
+                if kind is None:  # as in the original ReAct: ask for the action on its own
+                    prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
+                                        scratchpad=scratch + f"Thought {i}: {thought}\nAction {i}:")
+                    again = (await ctx.lm.generate([Request.of(prompt, max_tokens=32, seed=ctx.seed,
+                                                               stop=("\n",))]))[0].text
+                    _, kind, arg = parse_step(f"Action {i}: {again.strip()}")
+                if kind == "finish":
+                    answer = arg
+                    obs = ""
+                elif kind == "search" and arg:
+                    (found,) = await retrieve(ctx, [arg], c.k)
+                    gathered.extend(found)
+                    obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
+                else:
+                    ctx.trace.emit("parse_error", what="react action", error="no search[...] or finish[...]",
+                                   raw=text[:300])
+                    obs = "Invalid action. Use search[query] or finish[answer]."
+                ctx.trace.emit("react_step", step=i, thought=thought, action=kind, argument=arg, observation=obs)
+                scratch += f"Thought {i}: {thought}\nAction {i}: {kind or 'invalid'}[{arg}]\n"
+                if answer is not None:
+                    break
+                scratch += f"Observation {i}: {obs}\n"
+        except BudgetExceeded:
+            pass
+        if answer is not None:
+            answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
+        gathered = dedupe(gathered)
+        return Result(answer=answer or "", text=scratch,
+                      details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})

@@ -1,0 +1,202 @@
+"""Retrieval-augmented baselines of the HGOT paper, on the context's retriever.
+
+- ``retrieve-then-read``: retrieve k passages for the question, sample n
+  chains of thought over them in one batch, majority vote.
+- ``self-ask`` (Press et al. 2022): the model asks follow-up questions; each
+  is answered by a short reader call over passages retrieved for it.
+- ``dsp``: Demonstrate-Search-Predict multi-hop (Khattab et al. 2022) — the
+  model writes a search query per hop from the question and what was found
+  so far; then retrieve-then-read's voting over everything gathered.
+
+``react`` lives in :mod:`.react`. Without a retriever each of them sees no
+passages (a ``retrieval`` event with ``note: no retriever`` says so).
+
+Trace events: ``retrieval`` (query, passage ids, scores), ``sample`` and
+``vote`` for voted answers, ``self_ask_step`` / ``dsp_hop`` per hop,
+``parse_error`` for output that does not follow the format.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from ...core.errors import BudgetExceeded
+from ...core.types import Passage, Problem, Request
+from ..base import Context, Result, Strategy, register, render_demos
+from ..vote import weighted_vote
+
+
+async def retrieve(ctx: Context, queries: Sequence[str], k: int) -> list[list[Passage]]:
+    if ctx.retriever is None:
+        ctx.trace.emit("retrieval", queries=list(queries), passages=[], note="no retriever")
+        return [[] for _ in queries]
+    hits = await ctx.retriever.search(list(queries), k)
+    for q, hs in zip(queries, hits):
+        ctx.trace.emit("retrieval", query=q, k=k,
+                       passages=[{"id": h.passage.id, "score": h.score, "rank": h.rank} for h in hs])
+    return [[h.passage for h in hs] for hs in hits]
+
+
+def passage_block(passages: Sequence[Passage], words: int = 0) -> str:
+    """Numbered passages; each clipped to ``words`` words when words > 0."""
+    def body(text: str) -> str:
+        w = text.split()
+        return text if words <= 0 or len(w) <= words else " ".join(w[:words]) + " ..."
+    return "\n".join(f"[{i + 1}] {p.title + ' | ' if p.title else ''}{body(p.text)}"
+                     for i, p in enumerate(passages)) or "(no passages)"
+
+
+def dedupe(passages: Sequence[Passage]) -> list[Passage]:
+    seen: set[str] = set()
+    return [p for p in passages if not (p.id in seen or seen.add(p.id))]
+
+
+async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage], *, n: int,
+                        temperature: float, max_tokens: int, shots: int, words: int = 0) -> Result:
+    """n reader samples over the passages in one batch; plain majority vote."""
+    demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
+    prompt = ctx.prompt("retrieve_read", instruction=ctx.task.instruction, demos=demos,
+                        context=passage_block(passages, words), question=question)
+    temp = temperature if n > 1 else 0.0
+    reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
+                       stop=("\nQuestion:",)) for i in range(n)]
+    outs = await ctx.lm.generate(reqs)
+    answers = [ctx.task.extract_answer(o.text) for o in outs]
+    for i, a in enumerate(answers):
+        ctx.trace.emit("sample", index=i, answer=a)
+    vote = weighted_vote(answers, ctx.task.normalize)
+    ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
+    best = next((o.text for o, a in zip(outs, answers) if a and ctx.task.normalize(a) == vote.key), "")
+    return Result(answer=vote.winner or "", text=best, confidence=vote.confidence,
+                  details={"samples": answers, "passages": [p.id for p in passages],
+                           "gathered": [p.id for p in passages],
+                           "gathered_titles": [p.title for p in passages]})
+
+
+@dataclass(frozen=True)
+class RetrieveReadConfig:
+    k: int = 5
+    n: int = 5
+    temperature: float = 0.7
+    max_tokens: int = 200
+    shots: int = 2
+    passage_words: int = 0  # clip passages in the prompt (0 = whole)
+
+
+@register("retrieve-then-read")
+class RetrieveThenRead(Strategy):
+    """Retrieve k passages, sample n cited chains of thought, majority vote."""
+
+    Config = RetrieveReadConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        c = self.config
+        (passages,) = await retrieve(ctx, [problem.question], c.k)
+        try:
+            return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
+                                       max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
+        except BudgetExceeded:
+            return Result(answer="", details={"budget_exceeded": True})
+
+
+_FOLLOW = re.compile(r"Follow up:\s*(.+)", re.IGNORECASE)
+_FINAL = re.compile(r"So the final answer is:\s*(.+)", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class SelfAskConfig:
+    k: int = 3
+    max_hops: int = 4
+    max_tokens: int = 96
+    answer_tokens: int = 48
+    passage_words: int = 0
+
+
+@register("self-ask")
+class SelfAsk(Strategy):
+    """Follow-up questions, each answered by a reader over retrieved passages."""
+
+    Config = SelfAskConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        c = self.config
+        scratch = ""
+        gathered: list[Passage] = []
+        try:
+            for hop in range(c.max_hops + 1):
+                prompt = ctx.prompt("self_ask", instruction=ctx.task.instruction,
+                                    question=problem.question, scratchpad=scratch)
+                req = Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
+                                 stop=("\nIntermediate answer:", "\nQuestion:"))
+                text = (await ctx.lm.generate([req]))[0].text
+                final = _FINAL.search(text)
+                follow = _FOLLOW.findall(text)
+                if final or not follow or hop == c.max_hops:
+                    scratch += text
+                    break
+                sub_q = follow[-1].strip()
+                (passages,) = await retrieve(ctx, [sub_q], c.k)
+                gathered.extend(passages)
+                ans_prompt = ctx.prompt("self_ask_answer", context=passage_block(passages, c.passage_words),
+                                        question=sub_q)
+                ans = (await ctx.lm.generate([Request.of(ans_prompt, max_tokens=c.answer_tokens, seed=ctx.seed,
+                                                         stop=("\n",))]))[0].text.strip()
+                ctx.trace.emit("self_ask_step", hop=hop, follow_up=sub_q, answer=ans)
+                scratch += text.split("Follow up:")[0] + f"Follow up: {sub_q}\nIntermediate answer: {ans}\n"
+        except BudgetExceeded:
+            pass
+        final = _FINAL.findall(scratch)
+        answer = final[-1].strip().rstrip(".") if final else None
+        if answer is None:
+            ctx.trace.emit("parse_error", what="self-ask final answer", error="no 'So the final answer is'",
+                           raw=scratch[-400:])
+            answer = ctx.task.extract_answer(scratch)
+        if answer is not None:
+            answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
+        gathered = dedupe(gathered)
+        return Result(answer=answer or "", text=scratch,
+                      details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
+
+
+@dataclass(frozen=True)
+class DSPConfig:
+    hops: int = 2
+    k: int = 2  # passages per hop
+    n: int = 5
+    temperature: float = 0.7
+    max_tokens: int = 200
+    query_tokens: int = 48
+    shots: int = 2
+    passage_words: int = 0
+
+
+@register("dsp")
+class DSP(Strategy):
+    """Demonstrate-Search-Predict multi-hop: a query per hop, then voted reading."""
+
+    Config = DSPConfig
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        c = self.config
+        context: list[Passage] = []
+        try:
+            for hop in range(c.hops):
+                block = "" if not context else "Context:\n" + passage_block(context, c.passage_words) + "\n"
+                prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
+                text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
+                                                          stop=("\n\n",))]))[0].text
+                query = next((ln.split(":", 1)[-1].strip() for ln in text.splitlines() if ln.strip()), "")
+                if not query:
+                    ctx.trace.emit("parse_error", what="dsp query", error="empty", raw=text[:300])
+                    query = problem.question
+                (found,) = await retrieve(ctx, [query], c.k)
+                context = dedupe(context + found)
+                ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
+            result = await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,
+                                         max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
+        except BudgetExceeded:
+            return Result(answer="", details={"budget_exceeded": True,
+                                              "gathered": [p.id for p in context]})
+        return result

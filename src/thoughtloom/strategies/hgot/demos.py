@@ -1,0 +1,192 @@
+"""Demonstrations: DSP-style automatic annotation and per-question selection.
+
+Format: the authors' annotated CSV (``../shared/data/hgot_demos/``), columns
+``Question, Plan Context, Plan, Dependencies, Rewrite Context, Rewrite,
+Rationale Context, Rationale, Answer``. :func:`annotation_row` writes the
+same columns from one HGOT run, so our own annotations and theirs load alike.
+
+Annotation (appendix D, after DSP): run HGOT on training questions, keep a
+run when (1) its prediction matches the gold answer, (2) every plan step is a
+question, (3) its mean step length is not an outlier by the IQR rule
+(:func:`iqr_keep`). Selection per test question: KNN (the k annotated
+questions most similar to it) or balanced sampling over answer classes
+(FEVER's three labels).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+import random
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from ...core.errors import DataError
+
+COLUMNS = ["Question", "Plan Context", "Plan", "Dependencies", "Rewrite Context", "Rewrite",
+           "Rationale Context", "Rationale", "Answer"]
+_STEP_SPLIT = re.compile(r"(?=\bStep \d+\s*:)")
+_WORD = re.compile(r"\w+")
+_STEP_PREFIX = re.compile(r"^Step \d+:\s*")
+
+
+@dataclass(frozen=True)
+class Annotated:
+    question: str
+    plan: str = ""
+    dependencies: str = ""
+    rewrite_context: str = ""
+    rewrite: str = ""
+    rationale_context: str = ""
+    rationale: str = ""
+    answer: str = ""
+
+    def plan_steps(self) -> list[str]:
+        return [s.strip() for s in _STEP_SPLIT.split(self.plan) if s.strip().lower().startswith("step")]
+
+
+def load_annotated(path: str | Path) -> list[Annotated]:
+    path = Path(path)
+    if not path.is_file():
+        raise DataError(f"demo file not found: {path}")
+    out = []
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        missing = [c for c in ("Question", "Plan", "Answer") if c not in (reader.fieldnames or [])]
+        if missing:
+            raise DataError(f"{path}:1: missing columns {missing}")
+        for row in reader:
+            out.append(Annotated(row["Question"], row.get("Plan", ""), row.get("Dependencies", ""),
+                                 row.get("Rewrite Context", ""), row.get("Rewrite", ""),
+                                 row.get("Rationale Context", ""), row.get("Rationale", ""),
+                                 row.get("Answer", "")))
+    return out
+
+
+def _dependencies_line(text: str) -> str:
+    arrows = re.findall(r"[Ss]tep (\d+) depends on (?:the answer from )?[Ss]tep (\d+)", text)
+    if not arrows:
+        return "Dependencies: None"
+    return "Dependencies: " + ", ".join(f"Step {u} -> Step {v}" for v, u in arrows)
+
+
+def render_plan_demos(demos: Sequence[Annotated]) -> str:
+    blocks = []
+    for d in demos:
+        steps = d.plan_steps()
+        if steps:
+            blocks.append(f"Question: {d.question}\n" + "\n".join(steps) + "\n" + _dependencies_line(d.dependencies))
+    return "".join(f"\n{b}\n" for b in blocks)
+
+
+def render_rewrite_demos(demos: Sequence[Annotated]) -> str:
+    blocks = []
+    for d in demos:
+        if d.rewrite and d.rewrite_context:
+            rewrite = _STEP_PREFIX.sub("", d.rewrite)
+            blocks.append(f"Known answers:\n- {d.rewrite_context}\nQuestion: (the last step above)\n"
+                          f"Rewrite: {rewrite}")
+    return "".join(f"\n{b}\n" for b in blocks)
+
+
+def render_infer_demos(demos: Sequence[Annotated]) -> str:
+    blocks = []
+    for d in demos:
+        if d.rationale and d.answer:
+            blocks.append(f"Question: {d.question}\nRationale: {d.rationale}\nAnswer: {d.answer}")
+    return "".join(f"\n{b}\n" for b in blocks)
+
+
+def iqr_keep(values: Sequence[float]) -> list[bool]:
+    """Tukey's rule on the upper side: keep x < Q3 + 1.5 * (Q3 - Q1).
+
+    Applied to each annotated run's mean plan-step length (characters), it
+    drops runs with overlong sub-queries. Quartiles use the midpoint method.
+    """
+    if not values:
+        return []
+    q1, q3 = np.percentile(values, [25, 75], method="midpoint")
+    limit = q3 + 1.5 * (q3 - q1)
+    return [v < limit or math.isclose(q1, q3) and v <= limit for v in values]
+
+
+def qualify(rows: Sequence[Annotated], golds: Sequence[str], match: Callable[[str, str], bool]) -> list[Annotated]:
+    """The DSP-style filter: correct prediction, question-shaped steps, IQR on step length."""
+    candidates = [r for r, g in zip(rows, golds)
+                  if match(r.answer, g) and r.plan_steps()
+                  and all(s.rstrip().endswith("?") for s in r.plan_steps())]
+    lengths = [float(np.mean([len(s) for s in r.plan_steps()])) for r in candidates]
+    return [r for r, keep in zip(candidates, iqr_keep(lengths)) if keep]
+
+
+def _bow(text: str) -> Counter:
+    return Counter(w.lower() for w in _WORD.findall(text))
+
+
+def _cosine(a: Counter, b: Counter) -> float:
+    dot = sum(a[w] * b[w] for w in a.keys() & b.keys())
+    na, nb = math.sqrt(sum(v * v for v in a.values())), math.sqrt(sum(v * v for v in b.values()))
+    return dot / (na * nb) if na and nb else 0.0
+
+
+def knn_select(question: str, demos: Sequence[Annotated], k: int,
+               embed: Callable[[list[str]], np.ndarray] | None = None) -> list[Annotated]:
+    """The k demos whose questions are nearest the input question.
+
+    With ``embed`` (a sentence encoder: texts -> unit-norm rows) similarity is
+    the embedding dot product; without, bag-of-words cosine, which needs no
+    model. Ties keep file order.
+    """
+    if k <= 0 or not demos:
+        return []
+    if embed is not None:
+        vecs = embed([question] + [d.question for d in demos])
+        sims = list(vecs[1:] @ vecs[0])
+    else:
+        q = _bow(question)
+        sims = [_cosine(q, _bow(d.question)) for d in demos]
+    order = sorted(range(len(demos)), key=lambda i: (-sims[i], i))
+    return [demos[i] for i in order[:k]]
+
+
+def balanced_select(demos: Sequence[Annotated], k: int, seed: int = 0) -> list[Annotated]:
+    """k demos spread evenly over answer classes (round-robin over shuffled classes)."""
+    rng = random.Random(seed)
+    by_class: dict[str, list[Annotated]] = {}
+    for d in demos:
+        by_class.setdefault(d.answer.strip().upper(), []).append(d)
+    for items in by_class.values():
+        rng.shuffle(items)
+    classes = sorted(by_class)
+    out: list[Annotated] = []
+    while len(out) < k and any(by_class.values()):
+        for c in classes:
+            if by_class[c] and len(out) < k:
+                out.append(by_class[c].pop())
+    return out
+
+
+def annotation_row(question: str, tree: dict[str, Any]) -> dict[str, str]:
+    """One CSV row (authors' columns) from an HGOT result's ``details['tree']``."""
+    plan = tree.get("plan") or {"steps": [], "edges": []}
+    steps = " ".join(f"Step {i + 1}: {s}" for i, s in enumerate(plan["steps"]))
+    deps = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
+    rewritten = next((c for c in tree.get("children", []) if c.get("original")), None)
+    return {
+        "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": deps,
+        "Rewrite Context": "" if rewritten is None else rewritten["original"],
+        "Rewrite": "" if rewritten is None else rewritten["question"],
+        "Rationale Context": "", "Rationale": tree.get("rationale", ""), "Answer": tree.get("answer", ""),
+    }
+
+
+def write_annotated(rows: Sequence[dict[str, str]], path: str | Path) -> None:
+    with Path(path).open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=COLUMNS)
+        writer.writeheader()
+        writer.writerows(rows)

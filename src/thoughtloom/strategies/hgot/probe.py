@@ -1,0 +1,63 @@
+"""Probe: batched retrieval for the questions of one level, traced."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ...core.types import Passage
+from ..base import Context
+from .quality import normalize_retriever_scores
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A passage in a question's pool with its current quality."""
+
+    passage: Passage
+    score: float
+
+    def text(self, words: int = 0) -> str:
+        p = self.passage
+        body = p.text
+        if words > 0 and len(body.split()) > words:
+            body = " ".join(body.split()[:words]) + " ..."
+        return f"{p.title} | {body}" if p.title else body
+
+
+async def probe(ctx: Context, queries: Sequence[str], k: int) -> list[list[Scored]]:
+    """One ``Retriever.search`` call for all queries; scores normalized per set.
+
+    Without a retriever (closed book) every pool is empty and the trace says so.
+    """
+    if not queries:
+        return []
+    if ctx.retriever is None:
+        ctx.trace.emit("retrieval", queries=list(queries), passages=[], note="no retriever")
+        return [[] for _ in queries]
+    results = await ctx.retriever.search(list(queries), k)
+    pools = []
+    for query, hits in zip(queries, results):
+        norm = normalize_retriever_scores([h.score for h in hits])
+        pool = [Scored(h.passage, s) for h, s in zip(hits, norm)]
+        ctx.trace.emit("retrieval", query=query, k=k,
+                       passages=[{"id": h.passage.id, "title": h.passage.title, "score": h.score,
+                                  "rank": h.rank, "quality": round(s, 4)} for h, s in zip(hits, norm)])
+        pools.append(pool)
+    return pools
+
+
+def merge_pools(parent: Sequence[Scored], children: Sequence[Sequence[Scored]], *,
+                parent_weight: float, clip: int) -> list[Scored]:
+    """Pool for the level's second Infer: the parent's passages (scores times
+    ``parent_weight``) plus every child's final passages; a passage found
+    more than once gets the mean of its scores; the best ``clip`` are kept."""
+    acc: dict[str, tuple[Passage, list[float]]] = {}
+    for item in parent:
+        acc.setdefault(item.passage.id, (item.passage, []))[1].append(item.score * parent_weight)
+    for pool in children:
+        for item in pool:
+            acc.setdefault(item.passage.id, (item.passage, []))[1].append(item.score)
+    merged = [Scored(p, sum(s) / len(s)) for p, s in acc.values()]
+    merged.sort(key=lambda x: x.score, reverse=True)
+    return merged[:clip]

@@ -1,0 +1,236 @@
+"""One level of the hierarchy: Infer, Plan, Search the steps, Infer again.
+
+``solve(question, pool, depth)``:
+
+1. **Infer** over the question's pool (its probed passages): sampled cited
+   thoughts, thought quality, weighted vote, passage-quality update.
+2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
+3. **Plan** the question; stop when the plan is a single step that closely
+   resembles the question (:func:`plan.closely_resembles`).
+4. **Search**: visit the plan's DAG level by level (topological
+   generations). Dependent steps of a level are rewritten into standalone
+   questions in ONE batch, from their parents' answers only; all steps of
+   the level are probed in ONE retrieval call and solved concurrently
+   (each recursing at ``depth + 1``).
+5. Merge the children's passages into the pool and **Infer** again, with the
+   steps' answers as hints.
+
+Trace events (all carry ``depth`` and ``question``): ``hgot_infer``
+(thoughts with answers, citations, recall/precision/quality; vote tally;
+confidence), ``passage_scores`` (id, old, citation frequency, new),
+``plan`` / ``plan_invalid`` / ``plan_fallback``, ``rewrite`` /
+``rewrite_fallback``, ``hgot_stop`` (reason), ``malformed_thought``,
+plus ``retrieval`` and ``entailment`` from probe and quality.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ...core.errors import BudgetExceeded
+from ..base import Context
+from . import plan as planmod
+from .infer import Thought, infer_requests, parse_thought
+from .probe import Scored, merge_pools, probe
+from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
+                      judge_pairs, passage_quality, thought_quality)
+from .vote import select_answer, thought_answer
+
+
+@dataclass
+class Node:
+    question: str
+    depth: int
+    answer: str = ""
+    confidence: float = 0.0
+    pool: list[Scored] = field(default_factory=list)
+    plan: planmod.Plan | None = None
+    children: list["Node"] = field(default_factory=list)
+    stop: str = ""
+    original: str | None = None  # the step text before it was rewritten
+    rationale: str = ""  # a rationale behind the selected answer
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "question": self.question, "original": self.original, "depth": self.depth,
+            "answer": self.answer, "rationale": self.rationale, "confidence": round(self.confidence, 4), "stop": self.stop,
+            "plan": None if self.plan is None else {"steps": list(self.plan.steps),
+                                                    "edges": [list(e) for e in self.plan.edges]},
+            "passages": [{"id": s.passage.id, "title": s.passage.title, "score": round(s.score, 4)}
+                         for s in self.pool],
+            "children": [c.to_dict() for c in self.children],
+        }
+
+
+@dataclass(frozen=True)
+class InferOutcome:
+    answer: str
+    confidence: float
+    pool: list[Scored]
+    thoughts: list[dict[str, Any]]
+    rationale: str = ""
+
+
+async def infer(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
+                demos: str, hints: str = "") -> InferOutcome:
+    top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
+    texts = [s.text(cfg.passage_words) for s in top]
+    reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
+                          temperature=cfg.temperature, max_tokens=cfg.max_tokens)
+    completions = await ctx.lm.generate(reqs)
+    thoughts = [parse_thought(c.text, len(texts), i) for i, c in enumerate(completions)]
+    for t in thoughts:
+        if t.answer is None:
+            ctx.trace.emit("malformed_thought", depth=depth, question=question, index=t.index,
+                           raw=t.text[:500])
+    scores = await _score_thoughts(ctx, cfg, thoughts, texts)
+    qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
+                 if s is not None else 1.0 for s in scores]
+    vote = select_answer(ctx.task, thoughts, qualities)
+    voting = [i for i, t in enumerate(thoughts) if thought_answer(ctx.task, t)]
+    freq = citation_frequency([_cited_by(thoughts[i], scores[i]) for i in voting],
+                              [qualities[i] for i in voting], len(top))
+    new_top = [Scored(s.passage, passage_quality(s.score, f, vote.confidence, cfg.w1, cfg.w2, cfg.w3))
+               for s, f in zip(top, freq)]
+    shown = {s.passage.id for s in top}
+    new_pool = new_top + [s for s in pool if s.passage.id not in shown]
+    new_pool.sort(key=lambda s: s.score, reverse=True)
+    records = [{"index": t.index, "answer": t.answer, "rationale": t.rationale,
+                "citations": [[st.text, [c + 1 for c in st.cites]] for st in t.statements],
+                "recall": None if s is None else round(s.recall, 4),
+                "precision": None if s is None else round(s.precision, 4),
+                "quality": round(q, 4)} for t, s, q in zip(thoughts, scores, qualities)]
+    ctx.trace.emit("hgot_infer", depth=depth, question=question, thoughts=records,
+                   tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
+    ctx.trace.emit("passage_scores", depth=depth, question=question,
+                   passages=[{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4),
+                              "new": round(n.score, 4)} for o, f, n in zip(top, freq, new_top)])
+    best = next((t.rationale for t in thoughts if vote.key is not None
+                 and ctx.task.normalize(thought_answer(ctx.task, t) or "") == vote.key), "")
+    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, best)
+
+
+def _cited_by(thought: Thought, scores: CitationScores | None) -> dict[int, int]:
+    if scores is not None:
+        return dict(scores.cited_by)
+    counts: dict[int, int] = {}
+    for st in thought.statements:
+        for c in st.cites:
+            counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+async def _score_thoughts(ctx: Context, cfg: Any, thoughts: Sequence[Thought],
+                          texts: Sequence[str]) -> list[CitationScores | None]:
+    """Citation recall/precision of every thought, all entailment pairs in one call.
+
+    Without a judge (``ctx.entail is None``) thought quality is not defined:
+    every weight is 1 (plain self-consistency) and citation frequency counts
+    the explicit markers; a ``no_entailment_judge`` event says so.
+    """
+    if ctx.entail is None or not texts:
+        ctx.trace.emit("no_entailment_judge", note="thought quality = 1 (plain self-consistency)")
+        return [None] * len(thoughts)
+    pairs: set[tuple[str, str]] = set()
+    for t in thoughts:
+        pairs |= entailment_pairs(t.statements, texts, expand=cfg.expand_citations)
+    verdicts = await judge_pairs(ctx.entail, pairs, threshold=cfg.entail_threshold, trace=ctx.trace)
+    return [citation_scores(t.statements, texts, verdicts, expand=cfg.expand_citations)
+            for t in thoughts]
+
+
+async def make_plan(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
+                    demos: str) -> planmod.Plan:
+    """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
+    texts = [s.text(cfg.passage_words) for s in pool[: cfg.plan_context]]
+    feedback = ""
+    for attempt in range(cfg.plan_retries + 1):
+        req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
+                                   max_steps=cfg.max_steps, feedback=feedback)
+        raw = (await ctx.lm.generate([req]))[0].text
+        try:
+            plan = planmod.parse_plan(raw, max_steps=cfg.max_steps)
+        except planmod.PlanError as exc:
+            ctx.trace.emit("plan_invalid", depth=depth, question=question, attempt=attempt,
+                           error=str(exc), raw=raw[:800])
+            feedback = (f"Your previous plan could not be used: {exc}. "
+                        "Write it again in the format shown.")
+            continue
+        ctx.trace.emit("plan", depth=depth, question=question, steps=list(plan.steps),
+                       edges=[list(e) for e in plan.edges], levels=plan.levels())
+        return plan
+    ctx.trace.emit("plan_fallback", depth=depth, question=question, note="single-step plan")
+    return planmod.single_step(question)
+
+
+async def solve(ctx: Context, cfg: Any, question: str, pool: list[Scored], depth: int,
+                demos: dict[str, str], original: str | None = None) -> Node:
+    node = Node(question, depth, original=original)
+    first = await infer(ctx, cfg, question, pool, depth, demos["infer"])
+    node.answer, node.confidence, node.pool = first.answer, first.confidence, first.pool
+    node.rationale = first.rationale
+    if depth + 1 >= cfg.max_depth:
+        return _stop(ctx, node, "depth limit")
+    try:
+        node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos["plan"])
+        if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
+            return _stop(ctx, node, "single step resembles question")
+        node.children = await search_steps(ctx, cfg, node.plan, depth, demos)
+        merged = merge_pools(node.pool, [c.pool for c in node.children],
+                             parent_weight=cfg.parent_weight, clip=cfg.clip)
+        hints = "Answers to sub-questions:\n" + "\n".join(
+            f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+        second = await infer(ctx, cfg, question, merged, depth, demos["infer"], hints)
+    except BudgetExceeded:
+        return _stop(ctx, node, "budget exceeded")
+    if second.answer:
+        node.answer, node.rationale = second.answer, second.rationale
+    node.confidence, node.pool = second.confidence, second.pool
+    node.stop = "searched"
+    return node
+
+
+def _stop(ctx: Context, node: Node, reason: str) -> Node:
+    node.stop = reason
+    ctx.trace.emit("hgot_stop", depth=node.depth, question=node.question, reason=reason)
+    return node
+
+
+async def search_steps(ctx: Context, cfg: Any, plan: planmod.Plan, depth: int,
+                       demos: dict[str, str]) -> list[Node]:
+    """Visit the DAG generation by generation; one batch per kind of call."""
+    solved: dict[int, Node] = {}
+    for level in plan.levels():
+        questions: dict[int, str] = {}
+        dependent = [s for s in level if plan.parents(s)]
+        for s in level:
+            questions[s] = plan.steps[s - 1]
+        if dependent:
+            known = {s: [(solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+                     for s in dependent}
+            # a step whose parents found no answer has nothing to be rewritten with
+            asks = [s for s in dependent if known[s]]
+            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos["rewrite"],
+                                            max_tokens=cfg.rewrite_max_tokens) for s in asks]
+            outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
+            for s in dependent:
+                if s not in outs:
+                    ctx.trace.emit("rewrite_skipped", depth=depth + 1, step=s, reason="no parent answer")
+                    continue
+                out = outs[s]
+                rewritten = planmod.parse_rewrite(out.text)
+                if rewritten is None:
+                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
+                    ctx.trace.emit("rewrite_fallback", depth=depth + 1, step=s, raw=out.text[:400])
+                ctx.trace.emit("rewrite", depth=depth + 1, step=s, original=plan.steps[s - 1],
+                               facts=known[s], question=rewritten)
+                questions[s] = rewritten
+        pools = await probe(ctx, [questions[s] for s in level], cfg.k)
+        children = await asyncio.gather(*[
+            solve(ctx, cfg, questions[s], pool, depth + 1, demos,
+                  original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None)
+            for s, pool in zip(level, pools)])
+        solved.update(zip(level, children))
+    return [solved[i] for i in range(1, len(plan.steps) + 1)]

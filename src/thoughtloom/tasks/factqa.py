@@ -1,0 +1,227 @@
+"""Factuality benchmarks of the HGOT paper: HotpotQA, FEVER, Open-SQuAD.
+
+Each task accepts the paper's CSVs (``hgot_{split}_{short,medium,long}.csv``
+with ``Question, Answer[, Question Length]``) — one file, or a folder, in
+which case the three ``hgot_test_*`` files are read — and the datasets'
+own files (HotpotQA dev JSONL with paragraphs, IRCoT JSONL, the 7,405-row
+question CSV; FEVER JSONL incl. FEVER-Symmetric; the Open-SQuAD question
+CSV).
+
+Length strata (``meta['stratum']``): a paper CSV names its stratum; for any
+other file the stratum comes from the question length (words) over the whole
+file, as in the paper: above the ``long_pct`` percentile long, below
+``short_pct`` short, the rest medium (HotpotQA 98/2, FEVER and Open-SQuAD
+98.5/1.5). Examples are returned interleaved long, medium, short (medium
+shuffled with seed 42, "a random sample"), so ``--limit 3n`` evaluates n of
+each stratum. :meth:`report` gives Long / Medium / Short / Overall (weighted
+by stratum size) per metric, like the paper's Table 2.
+"""
+
+from __future__ import annotations
+
+import ast
+import csv
+import random
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..core.errors import ConfigError, DataError
+from ..core.types import Demo, Problem
+from ..eval.stratify import length_strata, question_length, stratified_means
+from .base import Example, Task, read_jsonl, require
+from .metrics import exact_match, token_f1
+from .odqa import PooledCorpus
+
+_STRATUM_IN_NAME = re.compile(r"_(short|medium|long)(?:_augmented)?\.csv$")
+STRATA = ("long", "medium", "short")
+
+
+def interleave(examples: Sequence[Example], seed: int = 42) -> list[Example]:
+    """Round-robin over long, medium (shuffled), short."""
+    groups = {s: [e for e in examples if e.problem.meta.get("stratum") == s] for s in STRATA}
+    random.Random(seed).shuffle(groups["medium"])
+    out: list[Example] = []
+    while any(groups.values()):
+        for s in STRATA:
+            if groups[s]:
+                out.append(groups[s].pop(0))
+    return out
+
+
+def _read_csv(path: Path) -> list[tuple[int, dict[str, str]]]:
+    if not path.is_file():
+        raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
+    with path.open(encoding="utf-8", newline="") as fh:
+        reader = csv.DictReader(fh)
+        if not reader.fieldnames or "Question" not in reader.fieldnames or "Answer" not in reader.fieldnames:
+            raise DataError(f"{path}:1: expected columns Question, Answer")
+        return [(i + 2, row) for i, row in enumerate(reader)]
+
+
+class FactTask(Task):
+    """Shared loading, stratification and reporting."""
+
+    long_pct: float = 98.0
+    short_pct: float = 2.0
+    primary_metric = "em"
+    metrics: tuple[str, ...] = ("em", "f1")
+
+    def load(self, path: str | Path) -> list[Example]:
+        path = Path(path)
+        if path.is_dir():
+            files = [path / f"hgot_test_{s}.csv" for s in STRATA]
+            missing = [str(f) for f in files if not f.is_file()]
+            if missing:
+                raise ConfigError(f"{path} is a folder without the paper's test CSVs: {missing}",
+                                  hint="pass a data file with --data")
+            examples = [e for f in files for e in self._load_file(f)]
+        else:
+            examples = self._load_file(path)
+        if any("stratum" not in e.problem.meta for e in examples):
+            strata = length_strata([question_length(e.problem.question) for e in examples],
+                                   long_pct=self.long_pct, short_pct=self.short_pct)
+            examples = [Example(Problem(e.problem.id, e.problem.question, e.problem.context,
+                                        {**e.problem.meta, "stratum": s}), e.gold)
+                        for e, s in zip(examples, strata)]
+        return interleave(examples)
+
+    def _load_file(self, path: Path) -> list[Example]:
+        if path.suffix == ".csv":
+            m = _STRATUM_IN_NAME.search(path.name)
+            meta = {"stratum": m.group(1)} if m else {}
+            out = []
+            for lineno, row in _read_csv(path):
+                where = f"{path}:{lineno}"
+                q = row["Question"].strip()
+                if not q:
+                    raise DataError(f"{where}: empty Question")
+                out.append(Example(Problem(f"{self.name}-{path.stem}-{lineno}", q, meta=dict(meta)),
+                                   self.parse_gold(row["Answer"], where)))
+            return out
+        return self.load_jsonl(path)
+
+    def parse_gold(self, raw: str, where: str) -> Any:
+        return raw.strip()
+
+    def load_jsonl(self, path: Path) -> list[Example]:
+        raise ConfigError(f"task {self.name!r} cannot read {path.name}", hint="pass one of the paper's CSVs")
+
+    def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
+        answers = gold["answers"] if isinstance(gold, dict) else gold
+        return {"em": exact_match(prediction, answers), "f1": token_f1(prediction, answers)}
+
+    def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+        strata = [(r.get("meta") or {}).get("stratum", "medium") for r in records]
+        out: dict[str, Any] = {}
+        for metric in self.metrics:
+            values = [float(r["metrics"].get(metric, 0.0)) for r in records]
+            out[metric] = stratified_means(strata, values)
+        return {"strata": out}
+
+
+class HotpotQA(PooledCorpus, FactTask):
+    """HotpotQA: the paper's CSVs (questions only) or dev JSONL with paragraphs.
+
+    From a JSONL file the paragraphs of all questions are pooled, so a
+    strategy run without ``--index`` retrieves from them (see PooledCorpus).
+    """
+
+    name = "hotpotqa"
+    corpus_format = "hotpotqa"
+    instruction = "Answer the question with a short factoid answer."
+
+    def demos(self) -> Sequence[Demo]:
+        return (Demo("Which city is the capital of the country where the Eiffel Tower stands?", "Paris",
+                     "The Eiffel Tower is in France. The capital of France is Paris."),
+                Demo("Who was born first, Ada Lovelace or Charles Babbage?", "Charles Babbage",
+                     "Babbage was born in 1791 and Lovelace in 1815, so Babbage was born first."))
+
+    def load_jsonl(self, path: Path) -> list[Example]:
+        out, first = [], None
+        for lineno, rec in read_jsonl(path):
+            where = f"{path}:{lineno}"
+            first = first or rec
+            if "question_text" in rec:  # IRCoT processed format
+                q = require(rec, "question_text", where)
+                answers = [s for obj in require(rec, "answers_objects", where, list) for s in obj.get("spans", [])]
+                support = sorted({c["title"] for c in rec.get("contexts", []) if c.get("is_supporting")})
+                qid = rec.get("question_id", lineno)
+            else:
+                q = require(rec, "question", where)
+                answers = [require(rec, "answer", where)]
+                support = sorted({t for t, _ in rec.get("supporting_facts", [])})
+                qid = rec.get("_id", lineno)
+            if not answers:
+                raise DataError(f"{where}: no gold answer")
+            out.append(Example(Problem(f"hotpotqa-{qid}", q), {"answers": answers, "support": support}))
+        self.remember_source(path, first)
+        return out
+
+
+FEVER_LABELS = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO")
+FEVER_SUFFIX = ' Kindly answer with "SUPPORTS", "REFUTES", or "NOT ENOUGH INFO".'
+
+
+class FEVER(FactTask):
+    name = "fever"
+    instruction = 'Verify the claim. Answer with exactly one of "SUPPORTS", "REFUTES" or "NOT ENOUGH INFO".'
+    long_pct, short_pct = 98.5, 1.5
+    metrics = ("em",)
+
+    def demos(self) -> Sequence[Demo]:
+        return (Demo("The Moon orbits the Earth." + FEVER_SUFFIX, "SUPPORTS"),
+                Demo("Paris is the capital of Germany." + FEVER_SUFFIX, "REFUTES"),
+                Demo("A baker in Lyon owns a blue bicycle." + FEVER_SUFFIX, "NOT ENOUGH INFO"))
+
+    def extract_answer(self, text: str) -> str | None:
+        """The label named last in the answer text (after 'answer:' if present)."""
+        found = re.findall(r"answer\s*(?:is)?\s*:\s*(.+)", text, re.IGNORECASE)
+        span = (found[-1] if found else text).upper()
+        hits = [(m.start(), label) for label, pat in
+                (("SUPPORTS", r"SUPPORT"), ("REFUTES", r"REFUTE"), ("NOT ENOUGH INFO", r"NOT ENOUGH|\bNEI\b"))
+                for m in re.finditer(pat, span)]
+        return max(hits)[1] if hits else None
+
+    def normalize(self, answer: str) -> str:
+        return answer.strip().upper()
+
+    def parse_gold(self, raw: str, where: str) -> Any:
+        label = raw.strip().upper()
+        if label not in FEVER_LABELS:
+            raise DataError(f"{where}: label {raw!r} is not one of {FEVER_LABELS}")
+        return label
+
+    def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
+        return {"em": float((prediction or "").strip().upper() == gold)}
+
+    def load_jsonl(self, path: Path) -> list[Example]:
+        out = []
+        for lineno, rec in read_jsonl(path):
+            where = f"{path}:{lineno}"
+            claim = require(rec, "claim", where).strip()
+            label = rec.get("label", rec.get("gold_label"))
+            if not isinstance(label, str):
+                raise DataError(f"{where}: missing field 'label'")
+            out.append(Example(Problem(f"fever-{rec.get('id', lineno)}-{lineno}", claim + FEVER_SUFFIX),
+                               self.parse_gold(label, where)))
+        return out
+
+
+class OpenSQuAD(FactTask):
+    name = "open_squad"
+    instruction = "Answer the question with a short factoid answer."
+    long_pct, short_pct = 98.5, 1.5
+
+    def parse_gold(self, raw: str, where: str) -> Any:
+        """Answers are a Python list literal; parsed with ast.literal_eval (never eval)."""
+        try:
+            value = ast.literal_eval(raw)
+        except (ValueError, SyntaxError):
+            value = raw
+        answers = [value] if isinstance(value, str) else list(value)
+        if not answers or not all(isinstance(a, str) for a in answers):
+            raise DataError(f"{where}: Answer should be a list of strings, got {raw[:80]!r}")
+        return answers
+
+

@@ -1,0 +1,65 @@
+import asyncio
+
+from thoughtloom.core.trace import Trace
+from thoughtloom.core.types import Passage, Problem
+from thoughtloom.strategies import get
+from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.baselines.react import parse_step
+from thoughtloom.tasks.base import Task
+from thoughtloom.testing import ScriptedLM, StaticRetriever
+
+PASSAGES = [Passage("jaws", "Jaws is a 1975 film directed by Steven Spielberg.", "Jaws"),
+            Passage("sp", "Steven Spielberg was born in 1946.", "Steven Spielberg")]
+Q = "In what year was the director of Jaws born?"
+
+
+def run(name, lm, **cfg):
+    cls = get(name)
+    trace = Trace()
+    retriever = StaticRetriever(PASSAGES)
+    ctx = Context(lm=lm, task=Task(), trace=trace, retriever=retriever)
+    return asyncio.run(cls(cls.Config(**cfg)).run(Problem("q", Q), ctx)), trace, retriever
+
+
+def test_retrieve_then_read_votes_over_one_batch():
+    lm = ScriptedLM(["Born 1946 [2].\nAnswer: 1946", "Answer: 1975", "Answer: 1946."])
+    result, trace, retriever = run("retrieve-then-read", lm, n=3)
+    assert result.answer == "1946" and abs(result.confidence - 2 / 3) < 1e-9
+    assert len(lm.batches) == 1 and len(lm.batches[0]) == 3
+    assert "Steven Spielberg was born in 1946." in lm.requests[0].messages[-1].content
+    assert retriever.queries == [Q]
+
+
+def test_self_ask_answers_follow_ups_with_retrieval():
+    lm = ScriptedLM([" Yes.\nFollow up: Who directed Jaws?", "Jaws was directed by Steven Spielberg.",
+                     "Follow up: When was Steven Spielberg born?", "He was born in 1946.",
+                     "So the final answer is: 1946."])
+    result, trace, retriever = run("self-ask", lm)
+    assert result.answer == "1946"
+    assert retriever.queries == ["Who directed Jaws?", "When was Steven Spielberg born?"]
+    assert "Intermediate answer: Jaws was directed by Steven Spielberg." in lm.requests[2].messages[-1].content
+    assert len(trace.of_type("self_ask_step")) == 2
+
+
+def test_react_parses_actions_and_observes():
+    assert parse_step(" I should search.\nAction 1: search[Jaws director]") == ("I should search.", "search", "Jaws director")
+    assert parse_step("Done.\nAction 3: finish[1946]")[1:] == ("finish", "1946")
+    assert parse_step("I am confused")[1] is None
+    lm = ScriptedLM([" Find the director.\nAction 1: search[Jaws director]", " gibberish", "more gibberish",
+                     " Spielberg, born 1946.", "finish[1946]"])
+    result, trace, retriever = run("react", lm)
+    assert result.answer == "1946"
+    assert "Observation 1: Jaws is a 1975 film" in lm.requests[1].messages[-1].content
+    assert lm.requests[2].messages[-1].content.endswith("Thought 2: gibberish\nAction 2:")
+    assert "Invalid action" in lm.requests[3].messages[-1].content
+    assert len(trace.of_type("parse_error")) == 1
+    assert result.details["gathered"][0] == "jaws"
+
+
+def test_dsp_hops_then_reads():
+    lm = ScriptedLM(["Jaws director", "Steven Spielberg birth year", "Answer: 1946", "Answer: 1946"])
+    result, trace, retriever = run("dsp", lm, n=2, k=1)
+    assert retriever.queries == ["Jaws director", "Steven Spielberg birth year"]
+    assert "Context:" in lm.requests[1].messages[-1].content
+    assert result.answer == "1946"
+    assert [e["hop"] for e in trace.of_type("dsp_hop")] == [0, 1]

@@ -1,0 +1,50 @@
+import pytest
+
+from thoughtloom.strategies.hgot.demos import (Annotated, annotation_row, balanced_select, iqr_keep, knn_select,
+                                               load_annotated, qualify, render_plan_demos, write_annotated)
+
+from conftest import data_file
+
+
+def test_iqr_drops_only_upper_outliers():
+    # Q1 = 10, Q3 = 12 (midpoint) -> limit 15
+    assert iqr_keep([10, 10, 11, 12, 12, 40]) == [True, True, True, True, True, False]
+    assert iqr_keep([5, 5, 5]) == [True, True, True]
+
+
+def test_qualify_needs_correct_answer_and_question_steps():
+    rows = [Annotated("Q1", "Step 1: Who? Step 2: When?", answer="1946"),
+            Annotated("Q2", "Step 1: Who?", answer="1975"),
+            Annotated("Q3", "Step 1: Find the director.", answer="1946")]
+    kept = qualify(rows, ["1946", "1946", "1946"], lambda p, g: p == g)
+    assert [r.question for r in kept] == ["Q1"]
+
+
+def test_knn_and_balanced_selection():
+    demos = [Annotated("Who directed the film Jaws?", answer="SUPPORTS"),
+             Annotated("What is the capital of France?", answer="REFUTES"),
+             Annotated("Who directed the film Alien?", answer="SUPPORTS"),
+             Annotated("Is water wet?", answer="NOT ENOUGH INFO")]
+    assert [d.question for d in knn_select("Who directed Jaws?", demos, 2)] == [
+        "Who directed the film Jaws?", "Who directed the film Alien?"]
+    picked = balanced_select(demos, 3, seed=1)
+    assert sorted(d.answer for d in picked) == ["NOT ENOUGH INFO", "REFUTES", "SUPPORTS"]
+
+
+def test_authors_demo_file_loads_and_renders():
+    demos = load_annotated(data_file("hgot_demos", "seed_augmented.csv"))
+    assert len(demos) == 7
+    text = render_plan_demos(demos[:1])
+    assert "Step 1:" in text and "Dependencies: Step 1 -> Step 2" in text
+
+
+def test_annotation_round_trip(tmp_path):
+    tree = {"answer": "1946", "rationale": "Born 1946 [1].",
+            "plan": {"steps": ["Who directed Jaws?", "When was he born?"], "edges": [[1, 2]]},
+            "children": [{"original": None, "question": "Who directed Jaws?"},
+                         {"original": "When was he born?", "question": "When was Spielberg born?"}]}
+    row = annotation_row("When was the Jaws director born?", tree)
+    write_annotated([row], tmp_path / "d.csv")
+    (d,) = load_annotated(tmp_path / "d.csv")
+    assert d.plan_steps() == ["Step 1: Who directed Jaws?", "Step 2: When was he born?"]
+    assert d.dependencies == "Step 2 depends on Step 1." and d.rewrite == "When was Spielberg born?"

@@ -1,0 +1,58 @@
+import pytest
+
+from thoughtloom.strategies.hgot.plan import (Plan, PlanError, closely_resembles, fallback_rewrite,
+                                              parse_plan, parse_rewrite, resemblance, single_step)
+
+
+def test_parses_steps_and_arrow_dependencies():
+    plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was the person in Step 1 born?\n"
+                      "Step 3: Where was Jaws filmed?\nDependencies: Step 1 -> Step 2")
+    assert plan.steps == ("Who directed Jaws?", "When was the person in Step 1 born?", "Where was Jaws filmed?")
+    assert plan.edges == ((1, 2),)
+    assert plan.levels() == [[1, 3], [2]]
+    assert plan.parents(2) == [1] and plan.parents(3) == []
+
+
+def test_depends_on_phrasing_and_none():
+    plan = parse_plan("Step 1: A?\nStep 2: B?\nDependencies: Step 2 depends on the answer from Step 1.")
+    assert plan.edges == ((1, 2),)
+    assert parse_plan("Step 1: A?\nStep 2: B?\nDependencies: None").edges == ()
+
+
+def test_chain_levels_in_topological_order():
+    plan = parse_plan("Step 1: A?\nStep 2: B?\nStep 3: C?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 3, Step 1 -> Step 3")
+    assert plan.levels() == [[1], [2], [3]]
+    assert plan.parents(3) == [1, 2]
+
+
+@pytest.mark.parametrize("text, needle", [
+    ("I think the answer is Paris.", "no 'Step N"),
+    ("Step 1: A?\nStep 3: C?", "numbered"),
+    ("Step 1: A?\nStep 1: B?", "twice"),
+    ("Step 1: A?\nStep 2: B?\nDependencies: Step 2 -> Step 1", "later step"),
+    ("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 1", "cycle"),
+    ("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 4", "does not exist"),
+    ("Step 1: A?\nDependencies: Step 1 -> Step 1", "itself"),
+    ("\n".join(f"Step {i}: Q{i}?" for i in range(1, 8)), "at most"),
+])
+def test_unusable_plans_raise_with_reason(text, needle):
+    with pytest.raises(PlanError, match=needle):
+        parse_plan(text, max_steps=5)
+
+
+def test_resemblance_and_stop_rule():
+    q = "Who wrote the novel Dune?"
+    assert resemblance(q, "Who wrote the novel Dune?") == 1.0
+    assert closely_resembles(q, Plan(("Who is the author who wrote the novel Dune?",), ()), 0.7)
+    assert not closely_resembles(q, Plan(("When was Frank Herbert born?",), ()), 0.7)
+    # two steps never stop the recursion, however similar
+    assert not closely_resembles(q, Plan((q, q), ()), 0.7)
+    assert closely_resembles(q, single_step(q), 0.7)
+
+
+def test_parse_rewrite():
+    assert parse_rewrite("Rewrite: In what year was Steven Spielberg born?") == "In what year was Steven Spielberg born?"
+    assert parse_rewrite("  \nStep 2: When was Spielberg born?") == "When was Spielberg born?"
+    assert parse_rewrite("") is None
+    assert fallback_rewrite("When was he born?", [("Who directed Jaws?", "Spielberg")]) == \
+        "When was he born? (given: Who directed Jaws: Spielberg)"

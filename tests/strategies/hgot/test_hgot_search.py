@@ -1,0 +1,171 @@
+"""HGOT end to end on ScriptedLM + StaticRetriever + a fake judge."""
+
+import asyncio
+
+import pytest
+
+from thoughtloom.core.trace import Trace
+from thoughtloom.core.types import Passage, Problem
+from thoughtloom.lm.meter import Budget, Metered
+from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.hgot import HGOT, HGOTConfig
+from thoughtloom.tasks.base import Task
+from thoughtloom.testing import ScriptedLM, StaticRetriever
+
+PASSAGES = [
+    Passage("jaws", "Jaws is a 1975 film directed by Steven Spielberg.", "Jaws"),
+    Passage("spielberg", "Steven Spielberg was born in 1946 in Cincinnati.", "Steven Spielberg"),
+    Passage("shark", "The great white shark lives in coastal waters.", "Shark"),
+]
+Q = "In what year was the director of Jaws born?"
+
+
+class SubstringJudge:
+    """Entailed iff the hypothesis' key fact (its last word) is in the premise."""
+
+    def __init__(self):
+        self.calls = []
+
+    async def judge(self, pairs):
+        self.calls.append(list(pairs))
+        return [1.0 if h.rstrip(".").split()[-1] in p else 0.0 for p, h in pairs]
+
+
+def reply(plan_text="Step 1: Who directed the film Jaws?\nStep 2: In what year was the director from Step 1 born?\n"
+                    "Dependencies: Step 1 -> Step 2"):
+    def fn(req):
+        prompt = req.messages[-1].content
+        if prompt.startswith("List the essential steps"):
+            if "Question: Who directed the film Jaws?" in prompt or "Steven Spielberg born" in prompt:
+                return "Step 1: " + prompt.rsplit("Question: ", 1)[1].strip()
+            return plan_text
+        if prompt.startswith("Rewrite the final question"):
+            return "In what year was Steven Spielberg born?"
+        # infer
+        question = prompt.rsplit("Question: ", 1)[1]
+        if "Who directed" in question:
+            return "Jaws was directed by Steven Spielberg [1].\nAnswer: Steven Spielberg"
+        if req.sample_index == 0:
+            return "Spielberg was born in 1946 [1].\nAnswer: 1946"
+        if req.sample_index == 1:
+            return "It was 1975 [2].\nAnswer: 1975"
+        return "Spielberg was born in 1946 [1][2].\nAnswer: 1946"
+    return fn
+
+
+def run(cfg, lm, judge=None, retriever=None):
+    trace = Trace()
+    ctx = Context(lm=Metered(lm, trace=trace), task=Task(), trace=trace,
+                  retriever=retriever or StaticRetriever(PASSAGES), entail=judge)
+    result = asyncio.run(HGOT(cfg).run(Problem("q", Q), ctx))
+    return result, trace
+
+
+def test_hierarchy_rewrite_and_batching():
+    lm = ScriptedLM(reply())
+    judge = SubstringJudge()
+    result, trace = run(HGOTConfig(samples=3, max_depth=2), lm, judge)
+    assert result.answer == "1946"
+    tree = result.details["tree"]
+    assert tree["stop"] == "searched"
+    assert [c["question"] for c in tree["children"]] == [
+        "Who directed the film Jaws?", "In what year was Steven Spielberg born?"]
+    assert tree["children"][1]["original"] == "In what year was the director from Step 1 born?"
+    assert all(c["stop"] == "depth limit" for c in tree["children"])
+    # the rewrite saw only the parent's answer
+    rewrite = [r for r in lm.requests if r.messages[-1].content.startswith("Rewrite")][0]
+    assert "Who directed the film Jaws? ANSWER: Steven Spielberg" in rewrite.messages[-1].content
+    # every Infer's samples went out as one batch
+    infer_batches = [b for b in lm.batches if "Rationale:" in b[0].messages[-1].content]
+    assert len(infer_batches) == 4 and all(len(b) == 3 for b in infer_batches)
+    assert [r.sample_index for r in infer_batches[0]] == [0, 1, 2]
+    # one judge call per Infer, not one per pair
+    assert len(judge.calls) == 4
+    report = HGOT(HGOTConfig()).report(result)
+    assert "L1 In what year was the director of Jaws born?" in report
+    assert "L2 In what year was Steven Spielberg born?" in report
+    assert "rewritten from" in report
+    kinds = {e["type"] for e in trace.events}
+    assert {"retrieval", "plan", "rewrite", "hgot_infer", "passage_scores", "entailment", "hgot_stop"} <= kinds
+
+
+def test_quality_weights_change_the_vote():
+    # sample 1 ("1975", citing an unrelated passage) is the only one without support
+    lm = ScriptedLM(reply())
+    result, trace = run(HGOTConfig(samples=3, max_depth=1), lm, SubstringJudge())
+    infer = trace.of_type("hgot_infer")[0]
+    q = [t["quality"] for t in infer["thoughts"]]
+    assert q[1] < q[0]
+    assert infer["tally"]["1946"] == pytest.approx(q[0] + q[2])
+
+
+def test_no_judge_means_plain_self_consistency():
+    result, trace = run(HGOTConfig(samples=3, max_depth=1), ScriptedLM(reply()), None)
+    infer = trace.of_type("hgot_infer")[0]
+    assert [t["quality"] for t in infer["thoughts"]] == [1.0, 1.0, 1.0]
+    assert result.confidence == pytest.approx(2 / 3)
+    assert trace.of_type("no_entailment_judge")
+
+
+def test_single_step_plan_resembling_question_stops():
+    lm = ScriptedLM(reply(plan_text=f"Step 1: {Q}\nDependencies: None"))
+    result, trace = run(HGOTConfig(samples=2, max_depth=3), lm, SubstringJudge())
+    assert result.details["tree"]["stop"] == "single step resembles question"
+    assert result.details["tree"]["children"] == []
+
+
+def test_garbage_plan_is_reasked_then_falls_back():
+    lm = ScriptedLM(reply(plan_text="Sure! Here is how I would think about it."))
+    result, trace = run(HGOTConfig(samples=2, max_depth=2, plan_retries=1), lm, SubstringJudge())
+    assert len(trace.of_type("plan_invalid")) == 2
+    assert trace.of_type("plan_fallback")
+    # the re-ask tells the model what was wrong
+    plans = [r for r in lm.requests if r.messages[-1].content.startswith("List the essential")]
+    assert "could not be used" in plans[1].messages[-1].content
+    assert result.details["tree"]["stop"] == "single step resembles question"
+    assert result.answer == "1946"
+
+
+def test_cyclic_plan_is_traced_not_fatal():
+    lm = ScriptedLM(reply(plan_text="Step 1: A thing?\nStep 2: B thing?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 1"))
+    result, trace = run(HGOTConfig(samples=2, max_depth=2, plan_retries=0), lm, SubstringJudge())
+    assert "cycle" in trace.of_type("plan_invalid")[0]["error"]
+    assert result.answer == "1946"
+
+
+def test_independent_steps_probe_in_one_retrieval_call():
+    lm = ScriptedLM(reply(plan_text="Step 1: Who directed the film Jaws?\nStep 2: Where do great white sharks live?\nDependencies: None"))
+    retriever = StaticRetriever(PASSAGES)
+    calls = []
+    orig = retriever.search
+
+    async def spy(queries, k):
+        calls.append(list(queries))
+        return await orig(queries, k)
+    retriever.search = spy
+    run(HGOTConfig(samples=2, max_depth=2), lm, SubstringJudge(), retriever)
+    assert calls[1] == ["Who directed the film Jaws?", "Where do great white sharks live?"]
+
+
+def test_budget_exhaustion_returns_best_answer_so_far():
+    trace = Trace()
+    lm = Metered(ScriptedLM(reply()), budget=Budget(max_calls=3), trace=trace)
+    ctx = Context(lm=lm, task=Task(), trace=trace, retriever=StaticRetriever(PASSAGES), entail=None)
+    result = asyncio.run(HGOT(HGOTConfig(samples=2, max_depth=2)).run(Problem("q", Q), ctx))
+    assert result.answer == "1946"
+    assert result.details["tree"]["stop"] == "budget exceeded"
+
+
+def test_no_rewrite_when_the_parent_found_no_answer():
+    base = reply()
+
+    def fn(req):
+        prompt = req.messages[-1].content
+        if "Question: Who directed the film Jaws?" in prompt and not prompt.startswith("List"):
+            return "I cannot tell from these passages, sorry about that."
+        return base(req)
+    lm = ScriptedLM(fn)
+    result, trace = run(HGOTConfig(samples=2, max_depth=2), lm, SubstringJudge())
+    assert not [r for r in lm.requests if r.messages[-1].content.startswith("Rewrite")]
+    assert trace.of_type("rewrite_skipped")[0]["step"] == 2
+    assert result.details["tree"]["children"][1]["question"] == "In what year was the director from Step 1 born?"
