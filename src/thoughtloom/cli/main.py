@@ -187,8 +187,8 @@ def eval_(
         summary = asyncio.run(go())
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
-                  "run the same command again to resume.")
-        raise typer.Exit(130)
+                  "run the same command again to resume.", soft_wrap=True)
+        raise typer.Exit(130) from None
     print_summary(summary, str(out_dir))
 
 
