@@ -9,6 +9,8 @@ bench lock:
     flock /tmp/tl-bench.lock env PYTHONPATH=src python benchmarks/bm25_scale.py --n 1000000
 
 Prints one line per phase (seconds, peak RSS so far) and a JSON summary.
+The corpus can be written beforehand, outside the lock, with
+``--generate-only PATH`` and then given with ``--corpus PATH``.
 """
 
 from __future__ import annotations
@@ -70,9 +72,17 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--work", type=Path, default=Path("/tmp/tl-bm25-scale"))
     ap.add_argument("--keep", action="store_true", help="keep the corpus and index files")
+    ap.add_argument("--corpus", type=Path, default=None,
+                    help="reuse a corpus written by --generate-only (same --n/--words/--types) instead of writing one")
+    ap.add_argument("--generate-only", type=Path, default=None, metavar="PATH",
+                    help="only write the synthetic corpus to PATH (no timing; needs no lock) and exit")
     args = ap.parse_args()
 
     rng = np.random.default_rng(0)
+    if args.generate_only is not None:
+        vocab = make_vocab(args.types, rng)
+        write_corpus(args.generate_only, args.n, args.words, vocab, rng)
+        return
     shutil.rmtree(args.work, ignore_errors=True)
     args.work.mkdir(parents=True)
     phases: dict[str, float] = {}
@@ -82,9 +92,10 @@ def main() -> None:
         print(f"{name:>12}: {phases[name]:8.2f}s   peak RSS {peak_rss_gb():.2f} GB", file=sys.stderr, flush=True)
 
     t0 = time.perf_counter()
-    vocab = make_vocab(args.types, rng)
-    corpus_path = args.work / "corpus.jsonl"
-    write_corpus(corpus_path, args.n, args.words, vocab, rng)
+    vocab = make_vocab(args.types, rng)  # same seed: the same vocabulary as --generate-only
+    corpus_path = args.corpus or args.work / "corpus.jsonl"
+    if args.corpus is None:
+        write_corpus(corpus_path, args.n, args.words, vocab, rng)
     phase("generate", t0)
 
     t0 = time.perf_counter()

@@ -98,14 +98,25 @@ class BM25Searcher:
         return int(self.retriever.scores["num_docs"])
 
     def search_rows(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
-        """(row, score) of the top ``k`` rows for each query, best first."""
+        """(row, score) of the top ``k`` rows for each query, best first (ties: lower row first).
+
+        Scores come from bm25s's sparse matrix; the top k is taken among the
+        passages with a non-zero score only, which on a large corpus is a
+        small fraction (bm25s's own selection partitions the full score vector).
+        """
         if not queries:
             return []
-        k_eff = min(k, self.n_docs)
         ids = self.tokenizer.tokenize(list(queries), update_vocab=False, return_as="ids", show_progress=False)
-        rows, scores = self.retriever.retrieve(ids, k=k_eff, show_progress=False,
-                                               n_threads=self.settings.threads)
         out = []
-        for r_row, s_row in zip(np.asarray(rows), np.asarray(scores)):
-            out.append([(int(r), float(s)) for r, s in zip(r_row, s_row) if s > 0])
+        for token_ids in ids:
+            token_ids = [t for t in token_ids if t != 0]  # 0 is bm25s's empty / unknown token
+            if not token_ids:
+                out.append([])
+                continue
+            scores = np.asarray(self.retriever.get_scores(token_ids))
+            hits = np.flatnonzero(scores > 0)
+            if len(hits) > k:
+                hits = hits[np.argpartition(-scores[hits], k - 1)[:k]]
+            hits = hits[np.lexsort((hits, -scores[hits]))]
+            out.append([(int(r), float(scores[r])) for r in hits])
         return out
