@@ -1,6 +1,6 @@
 """A safe arithmetic-expression parser with exact rational arithmetic.
 
-Model text is never passed to ``eval()``. :func:`parse_expression` reads
+Model text never reaches Python's built-in evaluator. :func:`parse_expression` reads
 numbers, ``+ - * /`` (also ``x × ÷ −``) and parentheses with a small
 recursive-descent parser and returns the exact value as a ``Fraction`` and
 the numbers it used, in order. Anything else is a :class:`ExpressionError`.
