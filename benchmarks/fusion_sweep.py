@@ -30,12 +30,7 @@ def main() -> None:
     ap.add_argument("--index", type=Path, default=Path("/tmp/tl-retrieval-bench/hybrid"))
     ap.add_argument("--depth", type=int, default=100)
     args = ap.parse_args()
-    gold, seen = [], set()
-    for f in FILES:
-        for g in read_questions(f):
-            if g.id not in seen:
-                seen.add(g.id)
-                gold.append(g)
+    gold = read_questions(FILES)  # pooled; a question in both files counts once
     bm25 = open_index(args.index, kind="bm25")
     dense = open_index(args.index, kind="dense")
     questions = [g.question for g in gold]

@@ -100,12 +100,7 @@ def main() -> None:
     args = ap.parse_args()
 
     corpus = read_corpus(FILES)
-    gold, seen = [], set()
-    for f in FILES:
-        for g in read_questions(f):
-            if g.id not in seen:
-                seen.add(g.id)
-                gold.append(g)
+    gold = read_questions(FILES)  # pooled; a question in both files counts once
     print(f"corpus: {len(corpus)} passages ({corpus.duplicates} duplicates merged); questions: {len(gold)}",
           file=sys.stderr)
     texts = [index_text(p) for p in corpus.passages]

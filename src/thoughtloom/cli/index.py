@@ -134,12 +134,7 @@ def evaluate(
         raise ConfigError(f"bad -k {ks!r}", hint="use comma-separated integers, e.g. -k 2,5,10") from None
     if not cutoffs or cutoffs[0] < 1:
         raise ConfigError(f"bad -k {ks!r}", hint="cut-offs must be >= 1")
-    gold, seen = [], set()
-    for path in data:
-        for g in read_questions(path):
-            if g.id not in seen:  # a question in two files counts once
-                seen.add(g.id)
-                gold.append(g)
+    gold = read_questions(data)  # a question in two files counts once
     gold = gold[:limit] if limit else gold
     if not gold:
         raise ConfigError("no questions with supporting titles in --data")

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Iterable, Iterator
 
 from ..core.errors import ConfigError, DataError
 from .corpus import CorpusBuilder, detect_format, iter_records
@@ -124,14 +124,29 @@ def _gold(where: str, record: dict, kind: str) -> GoldQuestion:
                       hint="index eval reads hotpotqa, 2wiki, ircot, musique or HippoRAG question files")
 
 
-def read_questions(path: str | Path, fmt: str = "auto") -> list[GoldQuestion]:
-    """Questions and supporting titles from a QA file; questions without gold titles are left out."""
-    path = Path(path).expanduser()
+def read_questions(paths: str | Path | Iterable[str | Path], fmt: str = "auto") -> list[GoldQuestion]:
+    """Questions and supporting titles from one or more QA files, pooled.
+
+    Questions without gold titles are left out; a question id seen in an
+    earlier file counts once (the HotpotQA and IRCoT dev files overlap).
+    """
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    out: list[GoldQuestion] = []
+    seen: set[str] = set()
+    for raw in paths:
+        for gold in _read_question_file(Path(raw).expanduser(), fmt):
+            if gold.id not in seen:
+                seen.add(gold.id)
+                out.append(gold)
+    return out
+
+
+def _read_question_file(path: Path, fmt: str) -> Iterator[GoldQuestion]:
     if not path.is_file():
         raise ConfigError(f"question file not found: {path}", hint="check --data")
     kind = detect_format(path) if fmt == "auto" else fmt
     builder = CorpusBuilder(skip_bad=False)
-    out: list[GoldQuestion] = []
     for where, record in iter_records(path, builder):
         if not isinstance(record, dict):
             raise DataError(f"{where}: expected a JSON object")
@@ -141,5 +156,4 @@ def read_questions(path: str | Path, fmt: str = "auto") -> list[GoldQuestion]:
             k = "hotpotqa"
         gold = _gold(where, record, k)
         if gold.titles:
-            out.append(gold)
-    return out
+            yield gold
