@@ -3,8 +3,10 @@
 #   benchmarks/decomp_eval.sh MODEL TAG N_SYNTH N_QA [FAMILY...]
 # MODEL: embedded | path to a .gguf; TAG: folder under runs/decomp/; N_SYNTH: questions per
 # letter_cat / list_reversal / math file; N_QA: questions for CommaQA and open-domain QA.
-# Families: check letter rev math commaqa odqa hotpotqa 2wiki musique (default: all but the
-# per-dataset ones). Call it under the bench lock (flock /tmp/tl-bench.lock); each eval has a
+# Families: check letter rev math commaqa odqa hotpotqa 2wiki musique ksel (default: all but the
+# per-dataset ones and ksel). ksel picks K (passages per retrieval) on N_QA held-aside questions
+# (--offset KSEL_OFFSET, default 900, past every evaluated slice) of KSEL_TASKS (default hotpotqa):
+# Decomp-Ctxt K in {2,4,6}, NoDecomp-Ctxt K in {2,4,6,8,10}. Call it under the bench lock (flock /tmp/tl-bench.lock); each eval has a
 # 570 s timeout (less if DEADLINE, epoch seconds, comes first), reruns resume, and all runs share one completion cache. Open-domain QA uses
 # INDEX_ROOT/<task> (built with `thoughtloom index build`) when INDEX_ROOT is set.
 set -u
@@ -63,5 +65,14 @@ odqa|hotpotqa|2wiki|musique)
     [ "$fam" = odqa ] || [ "$fam" = "$1" ] || continue
     idx=(); [ -n "${INDEX_ROOT:-}" ] && idx=(--index "$INDEX_ROOT/$1")  # else: the task's pooled BM25
     for s in decomp decomp-nodecomp-ctxt decomp-no-ctxt; do ev "$1_$s" $s "$1" "$D/$2" "$NQ" "${idx[@]}"; done; done ;;
+ksel)
+  for t in "hotpotqa hotpotqa/hotpot_dev_distractor_subset.jsonl" "2wiki 2wikimultihopqa/2wiki_dev_subset.jsonl" \
+           "musique musique/musique_ans_dev_subset.jsonl"; do set -- $t
+    case " ${KSEL_TASKS:-hotpotqa} " in *" $1 "*) ;; *) continue ;; esac
+    idx=(); [ -n "${INDEX_ROOT:-}" ] && idx=(--index "$INDEX_ROOT/$1")
+    for k in 2 4 6 8 10; do
+      ev "ksel_$1_decomp-nodecomp-ctxt_k$k" decomp-nodecomp-ctxt "$1" "$D/$2" "$NQ" --offset "${KSEL_OFFSET:-900}" --set k=$k "${idx[@]}"; done
+    for k in 2 4 6; do
+      ev "ksel_$1_decomp_k$k" decomp "$1" "$D/$2" "$NQ" --offset "${KSEL_OFFSET:-900}" --set k=$k "${idx[@]}"; done; done ;;
 esac; done
 python benchmarks/decomp_table.py "$OUT"

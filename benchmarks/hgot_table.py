@@ -71,6 +71,19 @@ def support_recall(records: list[dict[str, Any]]) -> float | None:
     return sum(values) / len(values) if values else None
 
 
+def malformed_thoughts(trace: Path) -> str:
+    """``bad/all`` sampled HGOT thoughts without a usable answer, from the run's trace ("-" if none sampled)."""
+    bad = total = 0
+    if trace.exists():
+        for line in trace.read_text().splitlines():
+            kind = json.loads(line).get("type") if line.strip() else None
+            if kind == "malformed_thought":
+                bad += 1
+            elif kind == "hgot_infer":
+                total += len(json.loads(line)["thoughts"])
+    return f"{bad}/{total}" if total else "-"
+
+
 async def run_one(name: str, task, examples, res: EvalResources, out: Path, sets: dict[str, str],
                   concurrency: int) -> dict[str, Any]:
     cls = strategies.get(name)
@@ -83,12 +96,13 @@ async def run_one(name: str, task, examples, res: EvalResources, out: Path, sets
             "report": task.report(records), "support_recall": support_recall(records), "n": len(records),
             "calls": sum(r["usage"]["calls"] for r in records),
             "tokens": sum(r["usage"]["total_tokens"] for r in records),
-            "latency_s": sum(r["latency_s"] for r in records)}
+            "latency_s": sum(r["latency_s"] for r in records),
+            "malformed": malformed_thoughts(out / name / "trace.jsonl")}
 
 
 def table(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> str:
     head = ["method"] + [f"{s} {m.upper()}" for s in ("Long", "Medium", "Short", "Overall") for m in metrics]
-    head += ["n", "LLM calls", "tokens", "wall s (sum per question)", "gold-title recall"]
+    head += ["n", "LLM calls", "tokens", "wall s (sum per question)", "gold-title recall", "malformed thoughts"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in rows:
         cells = [r["strategy"]]
@@ -98,7 +112,7 @@ def table(rows: list[dict[str, Any]], metrics: tuple[str, ...]) -> str:
                 cells.append(f"{100 * st['mean']:.1f} (n={st['n']})" if st else "-")
         rec = r["support_recall"]
         cells += [str(r["n"]), str(r["calls"]), str(r["tokens"]), f"{r['latency_s']:.0f}",
-                  "-" if rec is None else f"{100 * rec:.1f}"]
+                  "-" if rec is None else f"{100 * rec:.1f}", r["malformed"]]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -4,6 +4,8 @@ import sys
 
 from typer.testing import CliRunner
 
+from conftest import data_file
+from thoughtloom import tasks
 from thoughtloom.cli.main import app
 
 runner = CliRunner()
@@ -56,3 +58,17 @@ def test_cache_stats_and_clear(tmp_path):
     assert r.exit_code == 0 and json.loads(r.output)["entries"] == 0
     r = runner.invoke(app, ["cache", "clear", "--cache", str(cache), "--yes"])
     assert r.exit_code == 0 and "deleted 0" in r.output
+
+
+def test_eval_offset_skips_examples_and_checks_range(tmp_path):
+    # the DecomP controller check runs without any model call
+    data = data_file("decomp_letter_cat", "n3_eg100_pos2_space.json")
+    out = tmp_path / "o"
+    r = run_main("eval", "-S", "decomp", "-t", "letter_cat", "-d", str(data), "--offset", "98", "--limit", "5",
+                 "--set", "decomposer=reference", "--set", "handlers=symbolic", "--out", str(out), "--no-cache")
+    assert r.returncode == 0, r.stderr
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    last_two = [e.problem.id for e in tasks.get("letter_cat").load(data)[98:]]
+    assert [rec["id"] for rec in records] == last_two
+    r = run_main("eval", "-S", "io", "-t", "letter_cat", "-d", str(data), "--offset", "100", "--no-cache")
+    assert r.returncode == 2 and "--offset 100" in r.stderr and "only 100 examples" in r.stderr

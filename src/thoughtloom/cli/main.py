@@ -14,7 +14,7 @@ import click
 import typer
 
 from .. import strategies, tasks
-from ..core.errors import ThoughtloomError
+from ..core.errors import ConfigError, ThoughtloomError
 from ..core.trace import Trace, write_jsonl
 from ..core.types import Problem
 from ..eval.runner import EvalResources, EvalSettings, evaluate
@@ -143,7 +143,9 @@ def eval_(
     strategy: Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.")],
     data: Annotated[Path, typer.Option("--data", "-d", help="Dataset file.")],
-    limit: Annotated[Optional[int], typer.Option(help="Only the first N examples.", min=1)] = None,
+    limit: Annotated[Optional[int], typer.Option(help="Only the first N examples (after --offset).", min=1)] = None,
+    offset: Annotated[int, typer.Option(help="Skip the first N examples (e.g. to tune on a held-aside slice).",
+                                        min=0)] = 0,
     concurrency: o.Concurrency = 1,
     out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (resumes if it exists).")] = None,
     sets: o.Sets = None,
@@ -166,6 +168,9 @@ def eval_(
     strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
     task_obj = tasks.get(task)
     examples = task_obj.load(data)
+    if offset >= len(examples):
+        raise ConfigError(f"--offset {offset}: {data} has only {len(examples)} examples")
+    examples = examples[offset:]
     if limit is not None:
         examples = examples[:limit]
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
@@ -173,7 +178,7 @@ def eval_(
     lm = o.build_lm(model, cache, mode, concurrency, n_ctx)
     settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
                             retry_errors=retry_errors, seed=seed)
-    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "cache_mode": mode, "seed": seed,
+    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
             "index": str(index) if index else None, "entail": entail}
     retriever = open_retriever(index)
     judge = open_entail(entail, lm, prompts)

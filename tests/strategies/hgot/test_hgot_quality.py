@@ -3,7 +3,12 @@ import pytest
 from thoughtloom.strategies.hgot.quality import (Statement, citation_frequency, citation_scores,
                                                  entailment_pairs, normalize_retriever_scores,
                                                  passage_quality, split_statements, thought_quality)
-from thoughtloom.strategies.hgot.infer import parse_thought
+import json
+
+import jsonschema
+
+from thoughtloom.strategies.hgot.demos import Annotated, render_infer_demos
+from thoughtloom.strategies.hgot.infer import parse_thought, thought_schema
 
 P = ["Jaws was directed by Steven Spielberg.", "Spielberg was born in 1946.", "Sharks live in oceans."]
 
@@ -21,6 +26,47 @@ def test_parse_thought():
     assert parse_thought("I am rambling on without any answer line at all.", 2).answer is None
     bare = parse_thought("1946.", 2)
     assert bare.answer == "1946" and bare.statements == ()
+
+
+def test_parse_json_thought_reads_statements_cites_and_answer():
+    reply = json.dumps({"statements": [{"text": "Jaws was directed by Spielberg.", "cites": [1]},
+                                       {"text": "He was born in 1946", "cites": [2, 9, 2]}],
+                        "answer": "1946."})
+    jsonschema.validate(json.loads(reply.replace("9, ", "")), thought_schema(2))
+    t = parse_thought("Sure:\n" + reply, 2)
+    assert t.answer == "1946"
+    assert [s.cites for s in t.statements] == [(0,), (1,)]  # [9] of 2 passages dropped, repeats once
+    assert t.rationale == "Jaws was directed by Spielberg [1]. He was born in 1946 [2]."
+    # the same rationale in the lines format gives the same statements
+    assert parse_thought(t.rationale + "\nAnswer: 1946", 2).statements == t.statements
+
+
+def test_parse_json_thought_without_answer_or_broken_falls_back():
+    assert parse_thought('{"statements": [{"text": "x", "cites": []}], "answer": ""}', 1).answer is None
+    # truncated JSON is not a JSON thought; the lines parser then finds no answer
+    assert parse_thought('{"statements": [{"text": "Jaws was', 1).answer is None
+    # a lines reply with a bracketed citation is not mistaken for JSON
+    assert parse_thought("Jaws {sic} was directed by Spielberg [1].\nAnswer: Spielberg", 1).answer == "Spielberg"
+
+
+def test_json_schema_bounds_citations_to_the_passages_shown():
+    schema = thought_schema(3)
+    ok = {"statements": [{"text": "a", "cites": [3]}], "answer": "b"}
+    jsonschema.validate(ok, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"statements": [{"text": "a", "cites": [4]}], "answer": "b"}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"statements": [], "answer": "b"}, schema)
+
+
+def test_infer_demos_render_in_the_requested_format():
+    demo = Annotated(question="Who directed Jaws?", answer="Steven Spielberg",
+                     rationale="Jaws was directed by Steven Spielberg [1].")
+    as_json = render_infer_demos([demo], "json")
+    reply = as_json.strip().splitlines()[1]
+    assert json.loads(reply) == {"statements": [{"text": "Jaws was directed by Steven Spielberg.", "cites": [1]}],
+                                 "answer": "Steven Spielberg"}
+    assert "Answer: Steven Spielberg" in render_infer_demos([demo], "lines")
 
 
 def verdicts(true_pairs, statements, expand=False):

@@ -1,6 +1,8 @@
 """HGOT end to end on ScriptedLM + StaticRetriever + a fake judge."""
 
 import asyncio
+import json
+import re
 
 import pytest
 
@@ -64,7 +66,7 @@ def run(cfg, lm, judge=None, retriever=None):
 def test_hierarchy_rewrite_and_batching():
     lm = ScriptedLM(reply())
     judge = SubstringJudge()
-    result, trace = run(HGOTConfig(samples=3, max_depth=2), lm, judge)
+    result, trace = run(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), lm, judge)
     assert result.answer == "1946"
     tree = result.details["tree"]
     assert tree["stop"] == "searched"
@@ -87,6 +89,31 @@ def test_hierarchy_rewrite_and_batching():
     assert "rewritten from" in report
     kinds = {e["type"] for e in trace.events}
     assert {"retrieval", "plan", "rewrite", "hgot_infer", "passage_scores", "entailment", "hgot_stop"} <= kinds
+
+
+def json_reply(req):
+    """The same script, with Infer answered as schema-shaped JSON thoughts."""
+    text = reply()(req)
+    if req.json_schema is None:
+        return text
+    body, answer = text.rsplit("\nAnswer: ", 1)
+    cites = [int(c) for c in re.findall(r"\[(\d+)\]", body)]
+    return json.dumps({"statements": [{"text": body.split(" [")[0], "cites": cites}], "answer": answer})
+
+
+def test_json_thoughts_carry_the_schema_and_vote_like_lines():
+    lm = ScriptedLM(json_reply)
+    result, trace = run(HGOTConfig(samples=3, max_depth=2), lm, SubstringJudge())
+    assert result.answer == "1946"
+    infer = [r for r in lm.requests if r.json_schema is not None]
+    assert len(infer) == 12 and all("cites" in r.messages[-1].content for r in infer)
+    assert not trace.of_type("malformed_thought")
+    lines, _ = run(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(reply()),
+                   SubstringJudge())
+    first = trace.of_type("hgot_infer")[0]
+    assert [t["answer"] for t in first["thoughts"]] == ["1946", "1975", "1946"]
+    assert [c for t in first["thoughts"] for _, c in t["citations"]] == [[1], [2], [1, 2]]
+    assert result.confidence == pytest.approx(lines.confidence)
 
 
 def test_quality_weights_change_the_vote():

@@ -16,6 +16,7 @@ questions most similar to it) or balanced sampling over answer classes
 from __future__ import annotations
 
 import csv
+import json
 import math
 import random
 import re
@@ -27,6 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...core.errors import DataError
+from .quality import split_statements
 
 COLUMNS = ["Question", "Plan Context", "Plan", "Dependencies", "Rewrite Context", "Rewrite",
            "Rationale Context", "Rationale", "Answer"]
@@ -94,10 +96,18 @@ def render_rewrite_demos(demos: Sequence[Annotated]) -> str:
     return "".join(f"\n{b}\n" for b in blocks)
 
 
-def render_infer_demos(demos: Sequence[Annotated]) -> str:
+def render_infer_demos(demos: Sequence[Annotated], thought_format: str = "json") -> str:
+    """Demonstrations in the reply format the Infer prompt asks for."""
     blocks = []
     for d in demos:
-        if d.rationale and d.answer:
+        if not (d.rationale and d.answer):
+            continue
+        if thought_format == "json":
+            statements = [{"text": st.text, "cites": [c + 1 for c in st.cites]}
+                          for st in split_statements(d.rationale, 99)]
+            reply = json.dumps({"statements": statements, "answer": d.answer}, ensure_ascii=False)
+            blocks.append(f"Question: {d.question}\n{reply}")
+        else:
             blocks.append(f"Question: {d.question}\nRationale: {d.rationale}\nAnswer: {d.answer}")
     return "".join(f"\n{b}\n" for b in blocks)
 

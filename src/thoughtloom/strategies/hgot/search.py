@@ -78,7 +78,8 @@ async def infer(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], d
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
     texts = [s.text(cfg.passage_words) for s in top]
     reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
-                          temperature=cfg.temperature, max_tokens=cfg.max_tokens)
+                          temperature=cfg.temperature, max_tokens=cfg.max_tokens,
+                          thought_format=cfg.thought_format)
     completions = await ctx.lm.generate(reqs)
     thoughts = [parse_thought(c.text, len(texts), i) for i, c in enumerate(completions)]
     for t in thoughts:

@@ -20,6 +20,7 @@ from ...core.errors import BudgetExceeded, ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from . import demos as demolib
+from .infer import THOUGHT_FORMATS
 from .probe import probe
 from .search import solve
 
@@ -38,7 +39,8 @@ class HGOTConfig:
     parent_weight: float = 0.8  # a parent's passage scores are scaled by this when merged
     plan_context: int = 3  # passages shown to Plan
     passage_words: int = 0  # clip each passage to this many words in prompts (0 = whole)
-    # thoughts
+    # thoughts: json (schema-constrained object) | lines (the paper's "Rationale/Answer" text)
+    thought_format: str = "json"
     samples: int = 5  # thoughts per Infer, one batch
     temperature: float = 0.7
     max_tokens: int = 160
@@ -63,6 +65,9 @@ class HGOTConfig:
             raise ConfigError("hgot: max_depth must be >= 1")
         if self.demo_select not in ("knn", "balanced", "first"):
             raise ConfigError(f"hgot: demo_select={self.demo_select!r}", hint="use knn, balanced or first")
+        if self.thought_format not in THOUGHT_FORMATS:
+            raise ConfigError(f"hgot: thought_format={self.thought_format!r}",
+                              hint="use " + " or ".join(THOUGHT_FORMATS))
         if min(self.k, self.top_k, self.clip, self.samples) < 1:
             raise ConfigError("hgot: k, top_k, clip and samples must be >= 1")
 
@@ -83,7 +88,7 @@ def select_demos(cfg: HGOTConfig, question: str, seed: int) -> dict[str, str]:
     else:
         chosen = pool[: cfg.n_demos]
     return {"plan": demolib.render_plan_demos(chosen), "rewrite": demolib.render_rewrite_demos(chosen),
-            "infer": demolib.render_infer_demos(chosen)}
+            "infer": demolib.render_infer_demos(chosen, cfg.thought_format)}
 
 
 @register("hgot")
