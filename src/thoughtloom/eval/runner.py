@@ -166,11 +166,7 @@ async def evaluate(
         if primary in record["metrics"]:
             stats.metric_sum += record["metrics"][primary]
             stats.metric_n += 1
-        u = record["usage"]
-        stats.usage.calls += u["calls"]
-        stats.usage.cached_calls += u["cached_calls"]
-        stats.usage.prompt_tokens += u["prompt_tokens"]
-        stats.usage.completion_tokens += u["completion_tokens"]
+        stats.usage.merge(UsageTotals.from_dict(record["usage"]))
         if progress is not None:
             progress.update(record, stats)
 

@@ -8,7 +8,7 @@ questions can run concurrently in one process).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..core.errors import BudgetExceeded
 from ..core.protocols import LM
@@ -54,6 +54,13 @@ class UsageTotals:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.latency_s += other.latency_s
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "UsageTotals":
+        """Inverse of :meth:`as_dict` (``total_tokens`` is derived, so ignored)."""
+        return cls(calls=d.get("calls", 0), cached_calls=d.get("cached_calls", 0),
+                   prompt_tokens=d.get("prompt_tokens", 0), completion_tokens=d.get("completion_tokens", 0),
+                   latency_s=d.get("latency_s", 0.0))
 
     def as_dict(self) -> dict[str, float | int]:
         return {

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from ..sculpt.search import Search, SearchConfig, report
@@ -33,8 +32,7 @@ class SelfRefine(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg: SelfRefineConfig = self.config
         s = Search(problem, ctx, cfg)
-        current = None
-        try:
+        with s.budgeted():
             current = await s.make_root()
             await s.evaluate([current])
             for _ in range(cfg.iterations):
@@ -45,11 +43,7 @@ class SelfRefine(Strategy):
                 if not nxt:
                     continue  # an unreadable rewrite: try again from the same version
                 current = nxt[0]
-        except BudgetExceeded:
-            s.budget_exhausted = True
-        if current is None:
-            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
-        return s.result(current, "self-refine")
+        return s.finish("self-refine", lambda: current)
 
     def report(self, result: Result) -> str:
         return report(result)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from ..sculpt.search import Search, SearchConfig, report
@@ -33,7 +32,7 @@ class ToTBFS(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg: BFSConfig = self.config
         s = Search(problem, ctx, cfg, extend_only=True)
-        try:
+        with s.budgeted():
             root = await s.make_root()
             await s.evaluate([root])
             frontier = [root]
@@ -44,11 +43,7 @@ class ToTBFS(Strategy):
                 children = [c for g in groups for c in g]
                 await s.evaluate(children)
                 frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
-        except BudgetExceeded:
-            s.budget_exhausted = True
-        if not s.tree.nodes:
-            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
-        return s.result(s.tree.best_by_score(), "tot-bfs")
+        return s.finish("tot-bfs", s.tree.best_by_score)
 
     def report(self, result: Result) -> str:
         return report(result)

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .search import Search, SearchConfig, report
@@ -66,15 +65,11 @@ class _DFS(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg: DFSConfig = self.config
         s = Search(problem, ctx, cfg, extend_only=self.extend_only)
-        try:
+        with s.budgeted():
             root = await s.make_root()
             await s.evaluate([root])
             await depth_first(s, cfg, root)
-        except BudgetExceeded:
-            s.budget_exhausted = True
-        if not s.tree.nodes:
-            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
-        return s.result(s.tree.best_by_score(), "tot-dfs" if self.extend_only else "dfs")
+        return s.finish("tot-dfs" if self.extend_only else "dfs", s.tree.best_by_score)
 
     def report(self, result: Result) -> str:
         return report(result)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .search import Search, SearchConfig, report
@@ -83,18 +82,14 @@ class SculptMCTS(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg: MCTSConfig = self.config
         s = Search(problem, ctx, cfg)
-        try:
+        with s.budgeted():
             root = await s.make_root()
             await s.evaluate([root])
             for _ in range(cfg.rollouts):
                 last = await rollout(s, cfg)
                 if cfg.stop_at_goal and s.solved(last):
                     break
-        except BudgetExceeded:
-            s.budget_exhausted = True
-        if not s.tree.nodes:
-            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
-        return s.result(s.tree.best_by_mean(), "mcts")
+        return s.finish("mcts", s.tree.best_by_mean)
 
     def report(self, result: Result) -> str:
         return report(result)

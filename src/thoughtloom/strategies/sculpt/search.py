@@ -18,12 +18,13 @@ the calls the budget has left).
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import random
 from dataclasses import dataclass, replace
-from typing import Any, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
-from ...core.errors import ParseError
+from ...core.errors import BudgetExceeded, ParseError
 from ...core.types import Problem, Request, assistant, user
 from ...lm.structured import parse_json
 from ..base import Context, Result
@@ -230,6 +231,20 @@ class Search:
         return node.score is not None and node.score >= self.cfg.goal_score
 
     # -- result ------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def budgeted(self) -> Iterator[None]:
+        """Run a search loop until it ends or the per-problem budget runs out (then flag it)."""
+        try:
+            yield
+        except BudgetExceeded:
+            self.budget_exhausted = True
+
+    def finish(self, algorithm: str, pick: Callable[[], Node]) -> Result:
+        """The result for the node ``pick`` chooses; an empty answer if the budget left no node."""
+        if not self.tree.nodes:
+            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
+        return self.result(pick(), algorithm)
 
     def result(self, best: Node, algorithm: str) -> Result:
         answer = self.view.candidate_answer(self.problem, best.candidate)
