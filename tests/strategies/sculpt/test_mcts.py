@@ -167,3 +167,33 @@ async def test_last_batch_is_trimmed_to_the_budget_not_refused():
                                                           "wanted": 3, "sent": 2}
     scored = [n for n in result.details["tree"] if n["score"] is not None]
     assert len(scored) == 3 and result.details["budget_exhausted"]
+
+
+async def test_leaf_parallel_batches_several_leaves_and_removes_virtual_loss():
+    lm = toy["make_lm"]({"a": 2, "aa": 3, "ab": 8, "ac": 5}, default=4)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=7, k=3, parallel=3, max_depth=4)).run(toy["problem"], ctx)
+    sizes = [len(b) for b in lm.batches]
+    # the first iteration has only the root to offer; later ones expand 3 leaves x k=3 in one batch
+    assert sizes[:4] == [1, 1, 3, 3] and 9 in sizes
+    selects = ctx.trace.of_type("sculpt_select")
+    assert len(selects) == 7 and len({e["node"] for e in selects}) == 7  # distinct leaves, 7 rollouts
+    tree = result.details["tree"]
+    backprops = ctx.trace.of_type("sculpt_backprop")
+    assert tree[0]["visits"] == len(backprops) == 7  # no virtual visit left behind
+    for node in tree:  # every visit count is a real backpropagation through the node
+        assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
+
+
+def test_virtual_loss_steers_the_next_selection():
+    from thoughtloom.strategies.sculpt.mcts import select_leaves
+
+    tree = _tree_with([(2, 1.8, 0.9), (2, 1.0, 0.5)])
+    leaves = select_leaves(tree, MCTSConfig(c=0.1, virtual_loss=3), 2)
+    assert [n.candidate for n in leaves] == ["c0", "c1"]  # without the loss c0 would win again
+    assert tree.nodes[1].visits == 5 and tree.root.visits == 4 + 6
+
+
+def test_parallel_config_is_checked():
+    with pytest.raises(Exception, match="parallel"):
+        MCTSConfig(parallel=0)

@@ -11,10 +11,23 @@ simulated node's score to the root. After ``rollouts`` rollouts the answer
 is the node with the highest average reward.
 
 Simulated nodes stay in the tree (so they can be chosen and expanded later)
-but do not mark their parent as expanded. Rollouts run one after another:
-leaf-parallel rollouts with virtual loss would batch more calls together
-but make each selection see stale statistics; with k children and their
-evaluations already batched we keep the paper's sequential rollouts.
+but do not mark their parent as expanded.
+
+**Leaf-parallel rollouts** (``parallel`` > 1; default 1, the paper's
+sequential rollouts). Each iteration selects up to ``parallel`` leaves one
+after another; after each selection a *virtual loss* is put on the leaf's
+path (``virtual_loss`` extra visits with reward 0 on every node from the root
+to the leaf), so UCB1 steers the next selection elsewhere. The selected
+leaves are then expanded in ONE generation batch, their children evaluated
+in ONE batch, simulated together, and the virtual losses removed before the
+real rewards are backpropagated. Each leaf counts as one of the
+``rollouts``. The trade-off: a batching server (vLLM, llama.cpp server with
+several slots) serves ``parallel`` x k generations in about the time of k,
+but each selection after the first sees statistics that lack the rewards
+of the rollouts still in flight, so the search spends some rollouts on
+leaves a sequential search would have skipped. On the single-stream
+embedded model a batch is not faster than its parts (only the KV prefix is
+reused), so there ``parallel=1`` is the better choice.
 """
 
 from __future__ import annotations
@@ -22,6 +35,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ...core.errors import ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .search import Search, SearchConfig, report
@@ -34,6 +48,12 @@ class MCTSConfig(SearchConfig):
     rollouts: int = 8            # d_rollout (for crosswords: search steps)
     simulation_depth: int = 1    # d_simulation (paper: 1)
     stop_at_goal: bool = False   # end early once a node reaches goal_score
+    parallel: int = 1            # leaves per iteration (leaf-parallel rollouts); 1 = sequential
+    virtual_loss: int = 1        # virtual visits (reward 0) on a selected leaf's path while in flight
+
+    def __post_init__(self) -> None:
+        if self.parallel < 1 or self.virtual_loss < 0:
+            raise ConfigError("sculpt-mcts: parallel must be >= 1 and virtual_loss >= 0")
 
 
 def ucb1(node: Node, parent_visits: int, c: float) -> float:
@@ -51,26 +71,68 @@ def select(tree: Tree, c: float) -> Node:
     return node
 
 
+def select_leaves(tree: Tree, cfg: MCTSConfig, width: int) -> list[Node]:
+    """Up to ``width`` distinct leaves, a virtual loss on each one's path as it is chosen.
+
+    Stops early when UCB1 leads back to a leaf already chosen (the tree has
+    no other leaf worth taking yet, e.g. only the root). The caller removes
+    the virtual losses with :func:`virtual_visits` and ``-cfg.virtual_loss``.
+    """
+    leaves: list[Node] = []
+    for _ in range(width):
+        leaf = select(tree, cfg.c)
+        if leaf in leaves:
+            break
+        leaves.append(leaf)
+        if width > 1:
+            virtual_visits(tree, leaf, cfg.virtual_loss)
+    return leaves
+
+
+def virtual_visits(tree: Tree, leaf: Node, n: int) -> None:
+    """Add ``n`` visits with reward 0 to every node from the root to ``leaf`` (n < 0 removes them)."""
+    for node in tree.path(leaf):
+        node.visits += n
+
+
+async def rollouts(s: Search, cfg: MCTSConfig, width: int) -> list[Node]:
+    """Select ``width`` leaves, expand, simulate and backpropagate them together.
+
+    With ``width`` 1 this is one plain select-expand-simulate-backpropagate
+    rollout. Returns the rewarded node of each leaf.
+    """
+    leaves = select_leaves(s.tree, cfg, width)
+    for leaf in leaves:
+        s.ctx.trace.emit("sculpt_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
+    last = {leaf.id: leaf for leaf in leaves}
+    try:
+        grow = [leaf for leaf in leaves if leaf.depth < cfg.max_depth and not (cfg.stop_at_goal and s.solved(leaf))]
+        groups = await s.expand_many(grow, cfg.k)
+        await s.evaluate([c for g in groups for c in g])
+        chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
+        active = dict(chains)  # a chain whose simulated step came back unreadable stops there
+        for _ in range(cfg.simulation_depth):
+            going = [(lid, node) for lid, node in active.items() if node.depth < cfg.max_depth]
+            if not going:
+                break
+            nxt = await s.expand_many([node for _, node in going], 1, simulated=True)
+            await s.evaluate([c for g in nxt for c in g])
+            active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
+            chains.update(active)
+        last.update(chains)
+    finally:
+        if width > 1:  # select_leaves put a virtual loss on every leaf it chose
+            for leaf in leaves:
+                virtual_visits(s.tree, leaf, -cfg.virtual_loss)
+    for leaf in leaves:
+        node = last[leaf.id]
+        s.tree.backpropagate(node, node.score or 0.0)
+    return [last[leaf.id] for leaf in leaves]
+
+
 async def rollout(s: Search, cfg: MCTSConfig) -> Node:
     """One select-expand-simulate-backpropagate pass; returns the rewarded node."""
-    leaf = select(s.tree, cfg.c)
-    s.ctx.trace.emit("sculpt_select", node=leaf.id, depth=leaf.depth)
-    last = leaf
-    if leaf.depth < cfg.max_depth and not (cfg.stop_at_goal and s.solved(leaf)):
-        children = await s.expand(leaf, cfg.k)
-        await s.evaluate(children)
-        if children:
-            last = s.rng.choice(children)
-            for _ in range(cfg.simulation_depth):
-                if last.depth >= cfg.max_depth:
-                    break
-                nxt = await s.expand(last, 1, simulated=True)
-                await s.evaluate(nxt)
-                if not nxt:
-                    break
-                last = nxt[0]
-    s.tree.backpropagate(last, last.score or 0.0)
-    return last
+    return (await rollouts(s, cfg, 1))[0]
 
 
 @register("sculpt-mcts")
@@ -85,9 +147,11 @@ class SculptMCTS(Strategy):
         with s.budgeted():
             root = await s.make_root()
             await s.evaluate([root])
-            for _ in range(cfg.rollouts):
-                last = await rollout(s, cfg)
-                if cfg.stop_at_goal and s.solved(last):
+            done = 0
+            while done < cfg.rollouts:
+                lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done))
+                done += len(lasts)
+                if cfg.stop_at_goal and any(s.solved(n) for n in lasts):
                     break
         return s.finish("mcts", s.tree.best_by_mean)
 
