@@ -24,7 +24,8 @@ ev() {  # ev NAME STRATEGY TASK DATA N [--set ...]
   timeout "$left" env PYTHONPATH=src python -m thoughtloom eval \
     --strategy "$strat" --task "$task" --data "$data" --limit "$n" --model "$MODEL" \
     --cache "$CACHE" --out "$OUT/$name" "$@" > "$OUT/$name.log" 2>&1
-  echo "$(date -u +%H:%M:%S) $name rc=$?"
+  local rc=$?  # 124: cut by the timeout (a rerun resumes)
+  echo "$(date -u +%H:%M:%S) $name rc=$rc"
 }
 mkdir -p "$OUT"
 for fam in $FAMILIES; do case $fam in
