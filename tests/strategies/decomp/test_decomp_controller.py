@@ -285,11 +285,13 @@ async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
 async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_label():
     from thoughtloom.strategies.decomp.handlers import Call, PromptHandler
     handler = PromptHandler("t", "Q: $question\nA:")
-    lm = ScriptedLM(["A:\n 126\nmore", '["a", "b"]'])
+    lm = ScriptedLM(["A:\n 126\nmore", '["a", "b"]', "The final numeric answer is \\(\\boxed{86}\\).",
+                     "To solve this we add 3 and 4"])
 
     class _Engine:
         ctx = ctx_for(lm)
 
-    out = await handler.answer([Call("x"), Call("y")], _Engine())
-    assert [o.value for o in out] == ["126", ["a", "b"]]
+    out = await handler.answer([Call("x"), Call("y"), Call("z"), Call("w")], _Engine())
+    # a LaTeX box is read as its content; a reply with no box is kept as it is
+    assert [o.value for o in out] == ["126", ["a", "b"], "86", "To solve this we add 3 and 4"]
     assert lm.requests[0].stop == ("\n\n", "\nQ:")

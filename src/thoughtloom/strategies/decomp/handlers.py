@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...core.errors import ConfigError
 from ...core.types import Passage, Request
-from .program import Answer, parse_value, render_value, strip_fence
+from .program import Answer, parse_value, render_value, strip_boxed, strip_fence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .controller import Engine
@@ -178,7 +178,7 @@ class PromptHandler(Handler):
             if not self.raw:  # one line: the first non-empty one, without an echoed "A:"
                 if text[:2].upper() == "A:":
                     text = text[2:].strip()
-                text = text.splitlines()[0].strip() if text else ""
+                text = strip_boxed(text.splitlines()[0].strip()) if text else ""
             value = text if self.raw else parse_value(text)
             out.append(Outcome(value, tokens=c.usage.total_tokens, calls=1))
         return out

@@ -147,6 +147,20 @@ def strip_fence(text: str) -> str:
     return m.group(1) if m else text
 
 
+_BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
+
+
+def strip_boxed(text: str) -> str:
+    """The content of a LaTeX ``\\boxed{...}`` answer (a chat-model habit), else the text.
+
+    "The final numeric answer is \\(\\boxed{86}\\)." reads as "86". Only the
+    box is read: a reply without one is left as it is, so a model that does
+    not answer is still scored as not answering.
+    """
+    m = _BOXED.search(text)
+    return m.group(1).strip() if m else text
+
+
 def parse_value(text: str) -> Answer:
     """A handler's reply as an answer: a JSON array of scalars becomes a list."""
     text = strip_fence(text).strip()
