@@ -69,3 +69,20 @@ def test_model_judge_reading():
 def test_model_judge_reads_a_reply_cut_off_after_the_score():
     assert read_judgement('```json\n{"interestingness": 6, "reason": "the boy is strand') == 6.0
     assert read_judgement('{"reason": "cut before the score') is None
+
+
+async def test_cot_on_outlines_ends_with_the_outline_and_only_that_is_read():
+    from thoughtloom.core.trace import Trace
+    from thoughtloom.strategies.base import Context
+    from thoughtloom.strategies.baselines.direct import ChainOfThought
+    from thoughtloom.testing import ScriptedLM
+
+    task = get("outline")
+    reply = "The middle sags.\nA twist would help.\nOutline:\n[1] A storm hits.\n[2] The keeper lies.\n[3] The boy returns."
+    lm = ScriptedLM([reply])
+    result = await ChainOfThought().run(Problem("o", "[1] a\n[2] b\n[3] c"), Context(lm=lm, task=task, trace=Trace()))
+    assert 'write "Outline:" on a line of its own' in lm.requests[0].messages[-1].content
+    assert result.answer.splitlines() == ["A storm hits.", "The keeper lies.", "The boy returns."]
+    assert task.score(result.answer, {"items": ["a", "b", "c"]}) == {"well_formed": 1.0, "changed": 1.0}
+    # without the marker every item line counts, as before
+    assert task.extract_answer("[1] x\n[2] y") == "x\ny"

@@ -47,12 +47,17 @@ class TaskView(Protocol):
 
     name: str
     instruction: str
+    # Optional: ``cot_answer_format``, how a chain of thought must end for
+    # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT).
 
     def demos(self) -> Sequence[Demo]: ...
 
     def extract_answer(self, text: str) -> str | None: ...
 
     def normalize(self, answer: str) -> str: ...
+
+
+DEFAULT_COT_ANSWER_FORMAT = 'end with a final line of the form "The answer is: <answer>".'
 
 
 @runtime_checkable

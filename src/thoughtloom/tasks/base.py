@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
 from ..core.errors import ConfigError, DataError
+from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .metrics import exact_match, normalize_text, token_f1
 
@@ -32,6 +33,8 @@ class Task:
     name: ClassVar[str] = "freeform"
     instruction: ClassVar[str] = "Answer the question with a short answer."
     primary_metric: ClassVar[str] = "em"
+    # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
+    cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
 
     def demos(self) -> Sequence[Demo]:
         return ()

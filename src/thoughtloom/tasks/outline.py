@@ -98,9 +98,13 @@ class OutlineImprovement(Task):
                    "(surprising twists, real conflict, memorable characters) while keeping it coherent, "
                    "about the same number of items, one plot point per item.")
     primary_metric = "well_formed"
+    cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
+                         "numbered [1], [2], ...")
 
     def extract_answer(self, text: str) -> str | None:
-        items = outline_items(text)
+        """The items after the last "Outline:" line (a chain of thought's end), else every item."""
+        parts = re.split(r"^\s*\**outline\**\s*:\s*$", text, flags=re.IGNORECASE | re.MULTILINE)
+        items = outline_items(parts[-1])
         return "\n".join(items) if items else None
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:

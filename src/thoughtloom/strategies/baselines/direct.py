@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.errors import BudgetExceeded
+from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..base import Context, Result, Strategy, register, render_demos
 from ..vote import weighted_vote
@@ -57,7 +58,8 @@ def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int,
                 temperature: float = 0.0, sample_index: int = 0) -> Request:
     demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
     prompt = ctx.prompt("cot", instruction=ctx.task.instruction, demos=demos,
-                        question=_question(problem))
+                        question=_question(problem),
+                        answer_format=getattr(ctx.task, "cot_answer_format", DEFAULT_COT_ANSWER_FORMAT))
     return Request.of(prompt, max_tokens=max_tokens, temperature=temperature,
                       stop=("\nQuestion:",), seed=ctx.seed, sample_index=sample_index)
 
