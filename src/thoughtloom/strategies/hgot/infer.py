@@ -79,12 +79,14 @@ def _json_thought(text: str, n_passages: int, index: int) -> Thought | None:
     for item in value["statements"]:
         if not isinstance(item, dict) or not str(item.get("text", "")).strip():
             continue
-        body = " ".join(str(item["text"]).split()).rstrip(".")
+        body = " ".join(str(item["text"]).split())
+        end = body[-1] if body[-1] in ".!?" else "."
+        body = body.rstrip(".!?")
         raw = item.get("cites") if isinstance(item.get("cites"), list) else []
         cites = tuple(dict.fromkeys(c - 1 for c in raw
                                     if isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= n_passages))
-        statements.append(Statement(body + ".", cites))
-        parts.append(body + "".join(f" [{c + 1}]" for c in cites) + ".")
+        statements.append(Statement(body + end, cites))
+        parts.append(body + "".join(f" [{c + 1}]" for c in cites) + end)
     answer = str(value.get("answer") or "").strip().rstrip(".").strip() or None
     return Thought(index, answer, " ".join(parts), tuple(statements), text)
 

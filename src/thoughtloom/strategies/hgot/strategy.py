@@ -46,7 +46,7 @@ class HGOTConfig:
     thought_format: str = "json"
     samples: int = 5  # thoughts per Infer, one batch
     temperature: float = 0.7
-    max_tokens: int = 160
+    max_tokens: int = 200  # a JSON thought of 3 statements runs to ~150 tokens
     plan_max_tokens: int = 160
     rewrite_max_tokens: int = 48
     # thought quality (alpha, beta, gamma) and passage quality (w1, w2, w3)
