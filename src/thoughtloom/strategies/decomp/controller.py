@@ -38,16 +38,17 @@ from ...core.errors import ConfigError
 from ...core.types import Passage, Request
 from ..base import Context
 from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
-from .program import (OPERATORS, Answer, End, Step, StepError, combine, expand, parse_step,
-                      render_value)
+from .program import (PROJECT, PROJECT_FLAT, SELECT, Answer, End, Step, StepError, combine, expand,
+                      parse_step, render_value)
 from .programs import PROGRAMS, Program, get_program
 
 
 NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "
              "same format as the examples above (or QS: [EOQ] if it is finished).")
 NEXT_STEP_JSON = ("Now continue the program below. Reply with its next step as a JSON object "
-                  '{"handler": ..., "operator": ..., "question": ...}, using the handler name "EOQ" '
-                  "when it is finished.")
+                  '{"handler": ..., "operator": ..., "question": ...}. "operator" is the tag the examples '
+                  'write in brackets (project_values or project_values_flat_unique), or "select" for a step '
+                  'written without one. Use the handler name "EOQ" when the program is finished.')
 
 
 def step_schema(handlers: set[str], can_end: bool) -> dict[str, Any]:
@@ -58,7 +59,7 @@ def step_schema(handlers: set[str], can_end: bool) -> dict[str, Any]:
     names = sorted(handlers) + (["EOQ"] if can_end else [])
     return {"type": "object", "required": ["handler", "operator", "question"],
             "properties": {"handler": {"type": "string", "enum": names},
-                           "operator": {"type": "string", "enum": sorted(set(OPERATORS.values()))},
+                           "operator": {"type": "string", "enum": [SELECT, PROJECT, PROJECT_FLAT]},
                            "question": {"type": "string"}}}
 
 
