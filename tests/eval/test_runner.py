@@ -4,7 +4,7 @@ import json
 import pytest
 
 from thoughtloom import strategies, tasks
-from thoughtloom.core import LMError, Problem
+from thoughtloom.core import LMError, Problem, PromptTooLong
 from thoughtloom.eval import (EvalResources, EvalSettings, evaluate, length_strata,
                               stratified_means)
 from thoughtloom.lm import Budget
@@ -94,6 +94,19 @@ async def test_model_service_failure_stops_the_run_and_keeps_results(tmp_path):
     assert "q2" not in ids and {"q0", "q1"} <= set(ids)
     summary = json.loads((tmp_path / "summary.json").read_text())
     assert summary["complete"] is False
+
+
+async def test_a_prompt_too_long_fails_only_its_example(tmp_path):
+    def overflow(req):
+        if "What is 2 plus" in req.messages[0].content:
+            raise PromptTooLong("Requested tokens (4666) exceed context window of 4096")
+        return adder(req)
+
+    await evaluate(strategies.get("cot")(), TASK, examples(4), EvalResources(ScriptedLM(overflow)),
+                   tmp_path, settings=EvalSettings(concurrency=1))
+    records = {r["id"]: r for r in read(tmp_path / "results.jsonl")}
+    assert len(records) == 4 and "PromptTooLong" in records["q2"]["error"]
+    assert all(r["error"] is None for i, r in records.items() if i != "q2")
 
 
 async def test_budget_applies_per_question(tmp_path):

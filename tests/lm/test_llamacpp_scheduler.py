@@ -63,3 +63,25 @@ def test_missing_model_file():
 def test_model_id_names_the_file(fake_model):
     lm, _, _ = fake_model
     assert lm.model_id == "gguf:fake.gguf:10"
+
+
+async def test_a_prompt_over_the_context_window_is_prompt_too_long(tmp_path, monkeypatch):
+    from thoughtloom.core import LMError, PromptTooLong
+
+    path = tmp_path / "fake.gguf"
+    path.write_bytes(b"0" * 10)
+    lm = LlamaCppLM(path, n_ctx=4096)
+
+    class Rejecting:
+        def __init__(self, message):
+            self.message = message
+
+        def create_chat_completion(self, **kwargs):
+            raise ValueError(self.message)
+
+    monkeypatch.setattr(lm, "_load", lambda: Rejecting("Requested tokens (4666) exceed context window of 4096"))
+    with pytest.raises(PromptTooLong, match="n_ctx"):  # per example, not fatal to an eval
+        await lm.generate([Request.of("x")])
+    monkeypatch.setattr(lm, "_load", lambda: Rejecting("something else"))
+    with pytest.raises(LMError):
+        await lm.generate([Request.of("x")])

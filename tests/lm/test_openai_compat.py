@@ -4,7 +4,7 @@ import httpx
 import pytest
 import respx
 
-from thoughtloom.core import LMError, RateLimitError, Request, TransientError
+from thoughtloom.core import LMError, PromptTooLong, RateLimitError, Request, TransientError
 from thoughtloom.lm.openai_compat import OpenAICompatLM
 
 BASE = "http://127.0.0.1:8999/v1"
@@ -37,10 +37,12 @@ async def test_request_body_and_completion():
     (401, LMError, "API_KEY"),
     (404, LMError, "/v1"),
     (400, LMError, ""),
+    (400, PromptTooLong, "longer context"),
 ])
 async def test_status_mapping(status, error, hint):
+    text = "This model's maximum context length is 4096 tokens" if error is PromptTooLong else "nope"
     respx.post(f"{BASE}/chat/completions").mock(
-        return_value=httpx.Response(status, text="nope", headers={"retry-after": "3"}))
+        return_value=httpx.Response(status, text=text, headers={"retry-after": "3"}))
     lm = OpenAICompatLM("m", BASE)
     with pytest.raises(error) as info:
         await lm.generate([Request.of("q")])

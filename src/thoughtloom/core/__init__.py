@@ -7,6 +7,7 @@ from .errors import (
     DataError,
     LMError,
     ParseError,
+    PromptTooLong,
     RateLimitError,
     ThoughtloomError,
     TransientError,
@@ -33,7 +34,7 @@ from .types import (
 
 __all__ = [
     "BudgetExceeded", "CacheMiss", "Citation", "Completion", "Demo", "ConfigError", "DataError",
-    "Entailment", "LM", "LMError", "Message", "ParseError", "Passage", "Problem",
+    "Entailment", "LM", "LMError", "Message", "ParseError", "Passage", "Problem", "PromptTooLong",
     "RateLimitError", "Request", "Retriever", "ScoredPassage", "TaskView", "ThoughtloomError",
     "TokenLogprob", "Trace", "TransientError", "Usage", "assistant", "request_hash",
     "system", "to_json", "user",

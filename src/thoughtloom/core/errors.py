@@ -39,6 +39,14 @@ class RateLimitError(TransientError):
         self.retry_after = retry_after
 
 
+class PromptTooLong(ThoughtloomError):
+    """One request does not fit the model's context window.
+
+    Not an :class:`LMError`: the service works, this example's prompt is the
+    problem, so the eval runner records it for the example and goes on.
+    """
+
+
 class CacheMiss(ThoughtloomError):
     """A request was not in the cache while in ``replay`` mode."""
 

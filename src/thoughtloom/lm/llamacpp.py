@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import ConfigError, LMError
+from ..core.errors import ConfigError, LMError, PromptTooLong
 from ..core.types import Completion, Request, TokenLogprob, Usage
 
 log = logging.getLogger(__name__)
@@ -123,8 +123,9 @@ class LlamaCppLM:
         try:
             out = llama.create_chat_completion(**kwargs)
         except ValueError as exc:  # e.g. prompt longer than the context window
-            raise LMError(f"llama.cpp rejected the request: {exc}",
-                          hint=f"shorten the prompt or raise n_ctx (now {self.n_ctx})") from exc
+            kind = PromptTooLong if "context window" in str(exc) else LMError
+            raise kind(f"llama.cpp rejected the request: {exc}",
+                       hint=f"shorten the prompt or raise n_ctx (now {self.n_ctx})") from exc
         latency = time.perf_counter() - t0
         choice = out["choices"][0]
         usage = out.get("usage") or {}

@@ -14,12 +14,13 @@ reply to the first such request and answered in that dialect from then on.
 from __future__ import annotations
 
 import asyncio
+import re
 import time
 from typing import Any, Sequence
 
 import httpx
 
-from ..core.errors import LMError, RateLimitError, TransientError
+from ..core.errors import LMError, PromptTooLong, RateLimitError, TransientError
 from ..core.types import Completion, Request, Usage
 from .llamacpp import _parse_logprobs
 
@@ -136,6 +137,11 @@ class OpenAICompatLM:
                 pass
 
 
+# how vLLM, llama.cpp server and OpenAI word a prompt longer than the context
+_CONTEXT_OVERFLOW = re.compile(r"context (length|window)|maximum context|exceeds? the context|too many tokens",
+                               re.IGNORECASE)
+
+
 def _raise_for_status(resp: httpx.Response, base_url: str, model: str) -> None:
     status = resp.status_code
     if status < 400:
@@ -155,4 +161,6 @@ def _raise_for_status(resp: httpx.Response, base_url: str, model: str) -> None:
         raise LMError(where, hint="set THOUGHTLOOM_API_KEY (or OPENAI_API_KEY) to a valid key")
     if status == 404:
         raise LMError(where, hint=f"check the model name {model!r} and that the URL ends in /v1")
+    if status == 400 and _CONTEXT_OVERFLOW.search(detail):
+        raise PromptTooLong(where, hint="shorten the prompt or serve the model with a longer context")
     raise LMError(where)
