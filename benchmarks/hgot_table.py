@@ -76,11 +76,11 @@ def malformed_thoughts(trace: Path) -> str:
     bad = total = 0
     if trace.exists():
         for line in trace.read_text().splitlines():
-            kind = json.loads(line).get("type") if line.strip() else None
-            if kind == "malformed_thought":
+            event = json.loads(line) if line.strip() else {}
+            if event.get("type") == "malformed_thought":
                 bad += 1
-            elif kind == "hgot_infer":
-                total += len(json.loads(line)["thoughts"])
+            elif event.get("type") == "hgot_infer":
+                total += len(event["thoughts"])
     return f"{bad}/{total}" if total else "-"
 
 

@@ -24,12 +24,13 @@ ignores the schema still gets its lines-format answer read.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core.errors import ParseError
 from ...core.types import Request
+from ...lm.structured import parse_json
 from ..base import Context
 from .quality import Statement, split_statements
 
@@ -66,12 +67,9 @@ def _json_thought(text: str, n_passages: int, index: int) -> Thought | None:
     citations are dropped, an empty answer is no answer. The rationale is
     rebuilt in the lines format (``text [1].``) for traces and reports.
     """
-    start = text.find("{")
-    if start < 0:
-        return None
     try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except json.JSONDecodeError:
+        value = parse_json(text)
+    except ParseError:
         return None
     if not isinstance(value, dict) or not isinstance(value.get("statements"), list):
         return None

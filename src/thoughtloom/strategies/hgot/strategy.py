@@ -89,18 +89,17 @@ def _minilm():
     return SentenceTransformerEncoder()
 
 
-@lru_cache(maxsize=8)
-def _pool_vectors(path: str):
-    return _minilm().encode([d.question for d in _demo_pool(path)])
+_QUESTION_VECTORS: dict[str, Any] = {}  # text -> MiniLM row; demo questions are encoded once
 
 
-def _minilm_embed(path: str):
-    """texts -> unit rows for ``knn_select``; the pool's rows are encoded once per file."""
-    def embed(texts: list[str]):
-        import numpy as np
+def _minilm_embed(texts: list[str]):
+    """texts -> unit rows for ``knn_select``, each distinct text encoded once per process."""
+    import numpy as np
 
-        return np.vstack([_minilm().encode(texts[:1]), _pool_vectors(path)])
-    return embed
+    missing = [t for t in dict.fromkeys(texts) if t not in _QUESTION_VECTORS]
+    if missing:
+        _QUESTION_VECTORS.update(zip(missing, _minilm().encode(missing)))
+    return np.vstack([_QUESTION_VECTORS[t] for t in texts])
 
 
 def select_demos(cfg: HGOTConfig, question: str, seed: int) -> dict[str, str]:
@@ -108,7 +107,7 @@ def select_demos(cfg: HGOTConfig, question: str, seed: int) -> dict[str, str]:
         return {"plan": "", "rewrite": "", "infer": ""}
     pool = list(_demo_pool(cfg.demos))
     if cfg.demo_select == "knn":
-        chosen = demolib.knn_select(question, pool, cfg.n_demos, embed=_minilm_embed(cfg.demos))
+        chosen = demolib.knn_select(question, pool, cfg.n_demos, embed=_minilm_embed)
     elif cfg.demo_select == "knn-bow":
         chosen = demolib.knn_select(question, pool, cfg.n_demos)
     elif cfg.demo_select == "balanced":

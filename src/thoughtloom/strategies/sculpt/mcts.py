@@ -84,8 +84,7 @@ def select_leaves(tree: Tree, cfg: MCTSConfig, width: int) -> list[Node]:
         if leaf in leaves:
             break
         leaves.append(leaf)
-        if width > 1:
-            virtual_visits(tree, leaf, cfg.virtual_loss)
+        virtual_visits(tree, leaf, cfg.virtual_loss)
     return leaves
 
 
@@ -120,10 +119,9 @@ async def rollouts(s: Search, cfg: MCTSConfig, width: int) -> list[Node]:
             active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
             chains.update(active)
         last.update(chains)
-    finally:
-        if width > 1:  # select_leaves put a virtual loss on every leaf it chose
-            for leaf in leaves:
-                virtual_visits(s.tree, leaf, -cfg.virtual_loss)
+    finally:  # take back the virtual loss select_leaves put on every leaf it chose
+        for leaf in leaves:
+            virtual_visits(s.tree, leaf, -cfg.virtual_loss)
     for leaf in leaves:
         node = last[leaf.id]
         s.tree.backpropagate(node, node.score or 0.0)
