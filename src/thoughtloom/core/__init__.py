@@ -6,6 +6,7 @@ from .errors import (
     ConfigError,
     DataError,
     LMError,
+    ModelCrashed,
     ParseError,
     PromptTooLong,
     RateLimitError,
@@ -34,7 +35,7 @@ from .types import (
 
 __all__ = [
     "BudgetExceeded", "CacheMiss", "Citation", "Completion", "Demo", "ConfigError", "DataError",
-    "Entailment", "LM", "LMError", "Message", "ParseError", "Passage", "Problem", "PromptTooLong",
+    "Entailment", "LM", "LMError", "Message", "ModelCrashed", "ParseError", "Passage", "Problem", "PromptTooLong",
     "RateLimitError", "Request", "Retriever", "ScoredPassage", "TaskView", "ThoughtloomError",
     "TokenLogprob", "Trace", "TransientError", "Usage", "assistant", "request_hash",
     "system", "to_json", "user",

@@ -39,6 +39,16 @@ class RateLimitError(TransientError):
         self.retry_after = retry_after
 
 
+class ModelCrashed(LMError):
+    """The model's worker process died during a call (a native crash in
+    llama.cpp, or the process was killed).
+
+    Recorded against the example whose call was in flight; the backend starts
+    a fresh worker for the next call. Repeated crashes in a row are a plain,
+    fatal :class:`LMError` instead.
+    """
+
+
 class PromptTooLong(ThoughtloomError):
     """One request does not fit the model's context window.
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from ..core.errors import CacheMiss, ConfigError, LMError
+from ..core.errors import CacheMiss, ConfigError, LMError, ModelCrashed
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import to_json
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 #: Errors that say the model service or set-up is broken, not the example.
 FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
+#: ... except a crashed model worker: the backend restarts it, so only the
+#: example whose call was in flight is lost.
+PER_EXAMPLE_LM_ERRORS = (ModelCrashed,)
 
 
 @dataclass(frozen=True)
@@ -109,9 +112,9 @@ async def run_example(
     try:
         result = await strategy.run(example.problem, ctx)
         prediction = result.answer
-    except FATAL_ERRORS:
-        raise
     except Exception as exc:  # one example's failure is recorded, not fatal
+        if isinstance(exc, FATAL_ERRORS) and not isinstance(exc, PER_EXAMPLE_LM_ERRORS):
+            raise
         error = f"{type(exc).__name__}: {exc}"
         trace.emit("error", error=error)
         log.warning("example %s failed: %s", example.problem.id, error)
