@@ -1,58 +1,81 @@
-"""The embedded backend's queue: prefix-sharing requests run back to back."""
+"""The embedded backend's queue and model worker, on a stand-in engine (no model).
+
+The worker tests start real child processes (``thoughtloom.testing.engine``),
+so a crash is a real SIGSEGV in another process.
+"""
 
 import asyncio
-import threading
+import os
+import signal
 
 import pytest
 
-from thoughtloom.core import ConfigError, Request
-from thoughtloom.core.types import Completion
+from thoughtloom.core import ConfigError, LMError, ModelCrashed, PromptTooLong, Request
 from thoughtloom.lm.llamacpp import LlamaCppLM
+from thoughtloom.lm.llamacpp_engine import cpu_flags, repack_safe
+from thoughtloom.lm.llamacpp_worker import MAX_CRASHES_IN_A_ROW, worker_env
+
+ECHO = "thoughtloom.testing.engine:EchoEngine"
 
 
 @pytest.fixture
-def fake_model(tmp_path, monkeypatch):
+def model_file(tmp_path):
     path = tmp_path / "fake.gguf"
     path.write_bytes(b"0" * 10)
-    lm = LlamaCppLM(path)
-    order, threads = [], set()
-
-    def complete(request):
-        order.append(request.messages[0].content)
-        threads.add(threading.get_ident())
-        return Completion(text=request.messages[0].content)
-
-    monkeypatch.setattr(lm, "_complete", complete)
-    return lm, order, threads
+    return path
 
 
-async def test_requests_sharing_a_prefix_run_together(fake_model):
-    lm, order, threads = fake_model
+class Recorder:
+    """An in-process worker that records each batch it is handed."""
+
+    def __init__(self):
+        self.batches: list[list[str]] = []
+        self.pid = os.getpid()
+
+    def call(self, requests):
+        self.batches.append([r["messages"][-1]["content"] for r in requests])
+        return [{"text": r["messages"][-1]["content"], "finish_reason": "stop", "prompt_tokens": 1,
+                 "completion_tokens": 1, "latency_s": 0.0, "logprobs": None} for r in requests]
+
+    def stop(self):
+        pass
+
+
+@pytest.fixture
+def recorded(model_file):
+    lm = LlamaCppLM(model_file, max_parallel=3)
+    lm.worker = Recorder()
+    return lm
+
+
+async def test_requests_sharing_a_prefix_are_batched_together(recorded):
     a = [f"AAAA long shared preamble question {i}" for i in range(3)]
     b = [f"BBBB other preamble question {i}" for i in range(3)]
     interleaved = [x for pair in zip(a, b) for x in pair]
-    out = await lm.generate([Request.of(p) for p in interleaved])
+    out = await recorded.generate([Request.of(p) for p in interleaved])
     assert [c.text for c in out] == interleaved  # results in request order
-    assert order[:3] == a and order[3:] == b  # execution grouped by prefix
-    assert len(threads) == 1  # one worker thread: llama.cpp is not thread-safe
+    assert [sorted(batch) for batch in recorded.worker.batches] == [a, b]  # grouped by prefix
 
 
-async def test_concurrent_callers_are_serialized(fake_model):
-    lm, order, threads = fake_model
-    outs = await asyncio.gather(*(lm.generate([Request.of(f"p{i}")]) for i in range(10)))
+async def test_batches_are_bounded_by_max_parallel(recorded):
+    outs = await asyncio.gather(*(recorded.generate([Request.of(f"p{i}")]) for i in range(10)))
     assert sorted(o[0].text for o in outs) == sorted(f"p{i}" for i in range(10))
-    assert len(order) == 10 and len(threads) == 1
+    assert [len(b) for b in recorded.worker.batches] == [3, 3, 3, 1]
 
 
-async def test_errors_reach_the_caller(fake_model, monkeypatch):
-    lm, _, _ = fake_model
-
-    def boom(request):
-        raise ValueError("too long")
-
-    monkeypatch.setattr(lm, "_complete", boom)
-    with pytest.raises(ValueError):
+async def test_engine_errors_are_typed(model_file):
+    lm = LlamaCppLM(model_file, engine=ECHO, isolate=False)
+    with pytest.raises(PromptTooLong, match="n_ctx"):  # per example, not fatal to an eval
+        await lm.generate([Request.of("TOO LONG")])
+    lm.worker.call = lambda reqs: [{"error": "error", "message": "bad grammar"}]
+    with pytest.raises(LMError, match="bad grammar"):
         await lm.generate([Request.of("x")])
+
+
+async def test_reply_text_is_made_encodable(recorded):
+    [c] = await recorded.generate([Request.of("half an emoji \ud83d")])
+    assert c.text == "half an emoji \ufffd"
+    c.text.encode("utf-8")
 
 
 def test_missing_model_file():
@@ -60,28 +83,90 @@ def test_missing_model_file():
         LlamaCppLM("/nonexistent/model.gguf")
 
 
-def test_model_id_names_the_file(fake_model):
-    lm, _, _ = fake_model
-    assert lm.model_id == "gguf:fake.gguf:10"
+def test_model_id_names_the_file(model_file):
+    assert LlamaCppLM(model_file).model_id == "gguf:fake.gguf:10"
 
 
-async def test_a_prompt_over_the_context_window_is_prompt_too_long(tmp_path, monkeypatch):
-    from thoughtloom.core import LMError, PromptTooLong
+def test_max_parallel_must_be_positive(model_file):
+    with pytest.raises(ConfigError, match="max_parallel"):
+        LlamaCppLM(model_file, max_parallel=0)
 
-    path = tmp_path / "fake.gguf"
-    path.write_bytes(b"0" * 10)
-    lm = LlamaCppLM(path, n_ctx=4096)
 
-    class Rejecting:
-        def __init__(self, message):
-            self.message = message
+# -- the worker process -------------------------------------------------------
 
-        def create_chat_completion(self, **kwargs):
-            raise ValueError(self.message)
+async def test_worker_runs_in_another_process_and_batches(model_file):
+    lm = LlamaCppLM(model_file, engine=ECHO)
+    try:
+        out = await lm.generate([Request.of(f"q{i}") for i in range(4)])
+        assert [c.text for c in out] == ["q0", "q1", "q2", "q3"]
+        assert lm.worker.pid != os.getpid()
+    finally:
+        await lm.aclose()
+    assert lm.worker.pid is None  # stopped
 
-    monkeypatch.setattr(lm, "_load", lambda: Rejecting("Requested tokens (4666) exceed context window of 4096"))
-    with pytest.raises(PromptTooLong, match="n_ctx"):  # per example, not fatal to an eval
+
+async def test_a_native_crash_is_model_crashed_and_the_next_call_gets_a_new_worker(model_file):
+    lm = LlamaCppLM(model_file, engine=ECHO)
+    try:
+        await lm.generate([Request.of("warm up")])
+        first = lm.worker.pid
+        with pytest.raises(ModelCrashed, match="SIGSEGV") as info:
+            await lm.generate([Request.of("please SEGFAULT now")])
+        assert "fake.gguf" in str(info.value)
+        [c] = await lm.generate([Request.of("still here")])
+        assert c.text == "still here" and lm.worker.pid != first
+    finally:
+        await lm.aclose()
+
+
+async def test_a_worker_killed_mid_call_fails_that_batch_only(model_file):
+    lm = LlamaCppLM(model_file, engine=ECHO)
+    lm.worker.options = {**lm.worker.options, "delay_s": 2.0}
+    try:
+        await lm.generate([Request.of("warm up")])
+        call = asyncio.ensure_future(lm.generate([Request.of("a"), Request.of("b")]))
+        await asyncio.sleep(0.5)
+        os.kill(lm.worker.pid, signal.SIGKILL)
+        with pytest.raises(ModelCrashed, match="SIGKILL"):
+            await call
+        [c] = await lm.generate([Request.of("after")])
+        assert c.text == "after"
+    finally:
+        await lm.aclose()
+
+
+async def test_repeated_crashes_become_fatal(model_file):
+    lm = LlamaCppLM(model_file, engine=ECHO)
+    try:
+        for _ in range(MAX_CRASHES_IN_A_ROW - 1):
+            with pytest.raises(ModelCrashed):
+                await lm.generate([Request.of("SEGFAULT")])
+        with pytest.raises(LMError, match="in a row") as info:
+            await lm.generate([Request.of("SEGFAULT")])
+        assert not isinstance(info.value, ModelCrashed)  # an eval stops here
+    finally:
+        await lm.aclose()
+
+
+async def test_a_model_that_cannot_load_is_a_config_error(model_file):
+    lm = LlamaCppLM(model_file, engine="thoughtloom.testing.engine:NoSuchEngine")
+    with pytest.raises(ConfigError, match="cannot load model fake.gguf"):
         await lm.generate([Request.of("x")])
-    monkeypatch.setattr(lm, "_load", lambda: Rejecting("something else"))
-    with pytest.raises(LMError):
-        await lm.generate([Request.of("x")])
+    await lm.aclose()
+
+
+# -- CPU features ----------------------------------------------------------------
+
+def test_repack_is_off_on_amx_cpus(tmp_path):
+    amx = tmp_path / "cpuinfo"
+    amx.write_text("processor\t: 0\nflags\t\t: fpu avx2 avx512f amx_bf16 amx_tile amx_int8\n")
+    plain = tmp_path / "cpuinfo2"
+    plain.write_text("processor\t: 0\nflags\t\t: fpu avx2 fma\n")
+    assert not repack_safe(cpu_flags(amx))
+    assert repack_safe(cpu_flags(plain))
+    assert repack_safe(cpu_flags(tmp_path / "absent"))
+
+
+def test_worker_waits_passively_unless_told_otherwise():
+    assert worker_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
+    assert worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"

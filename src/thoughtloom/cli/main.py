@@ -69,11 +69,14 @@ def demo(
     n: Annotated[int, typer.Option(help="Self-consistency samples.")] = 5,
     cache: o.CachePath = o.DEFAULT_CACHE,
     no_cache: o.NoCache = False,
+    threads: o.Threads = None,
+    parallel: o.Parallel = None,
 ) -> None:
     """Self-consistency (cot-sc) on a short word problem, on the embedded model by default."""
     strategy = strategies.get("cot-sc")(strategies.get("cot-sc").Config(n=n))
     task = tasks.get("gsm8k")
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1)
+    lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
+                    threads=threads, parallel=parallel)
     trace = Trace()
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
     err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
@@ -101,6 +104,8 @@ def run(
     show_program: Annotated[bool, typer.Option(
         "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
     n_ctx: o.NCtx = 4096,
+    threads: o.Threads = None,
+    parallel: o.Parallel = None,
     max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls for this question.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
@@ -112,7 +117,7 @@ def run(
     cls = strategies.get(strategy)
     strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
     task_obj = tasks.get(task)
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx)
+    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx, threads, parallel)
     trace = Trace(example="cli")
     retriever = open_retriever(index)
     judge = open_entail(entail, lm, prompts)
@@ -156,6 +161,8 @@ def eval_(
     refresh: o.Refresh = False,
     prompts: o.PromptDir = None,
     n_ctx: o.NCtx = 4096,
+    threads: o.Threads = None,
+    parallel: o.Parallel = None,
     max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls per question.")] = None,
     max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens per question.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
@@ -175,7 +182,7 @@ def eval_(
         examples = examples[:limit]
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = o.cache_mode(no_cache, replay, refresh)
-    lm = o.build_lm(model, cache, mode, concurrency, n_ctx)
+    lm = o.build_lm(model, cache, mode, concurrency, n_ctx, threads, parallel)
     settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
                             retry_errors=retry_errors, seed=seed)
     meta = {"model": lm.model_id, "data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,

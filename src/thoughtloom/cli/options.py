@@ -31,6 +31,12 @@ Sets = Annotated[Optional[list[str]], typer.Option(
 PromptDir = Annotated[Optional[Path], typer.Option(
     "--prompts", envvar="THOUGHTLOOM_PROMPTS", help="Folder of <role>.txt files overriding our prompts.")]
 NCtx = Annotated[int, typer.Option("--n-ctx", envvar="THOUGHTLOOM_N_CTX", help="Context window for .gguf models.")]
+Threads = Annotated[Optional[int], typer.Option(
+    "--threads", min=1, envvar="THOUGHTLOOM_THREADS",
+    help="CPU threads for .gguf models (default: all cores; fewer leaves room for other work).")]
+Parallel = Annotated[Optional[int], typer.Option(
+    "--parallel", min=1, envvar="THOUGHTLOOM_PARALLEL",
+    help="Sequences a .gguf model decodes together in one batch (default 16; 1 = one at a time).")]
 
 
 def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
@@ -41,7 +47,8 @@ def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
         chosen[0] if chosen else "", "use")
 
 
-def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 4096) -> LM:
+def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 4096,
+             threads: int | None = None, parallel: int | None = None) -> LM:
     api_key = os.environ.get("THOUGHTLOOM_API_KEY") or os.environ.get("OPENAI_API_KEY")
     return open_lm(
         model,
@@ -50,6 +57,8 @@ def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 
         cache_mode=mode,  # type: ignore[arg-type]
         max_concurrent=max(concurrency, 1) if model.startswith("openai:") else 64,
         n_ctx=n_ctx,
+        threads=threads,
+        max_parallel=parallel,
     )
 
 

@@ -59,16 +59,22 @@ class ModelSpec:
 
 
 def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: int = 4096,
-                 max_concurrent: int = 8) -> LM:
-    """The bare backend for a spec, with no wrappers."""
+                 max_concurrent: int = 8, threads: int | None = None,
+                 max_parallel: int | None = None) -> LM:
+    """The bare backend for a spec, with no wrappers.
+
+    ``threads`` and ``max_parallel`` (sequences decoded together) apply to
+    .gguf models; ``None`` keeps the embedded backend's defaults.
+    """
     ms = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
     if ms.kind == "openai":
         from .openai_compat import OpenAICompatLM
 
         return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent)
-    from .llamacpp import LlamaCppLM
+    from .llamacpp import DEFAULT_MAX_PARALLEL, LlamaCppLM
 
-    return LlamaCppLM(ms.path, n_ctx=n_ctx)
+    return LlamaCppLM(ms.path, n_ctx=n_ctx, threads=threads,
+                      max_parallel=max_parallel or DEFAULT_MAX_PARALLEL)
 
 
 def open_lm(
@@ -82,12 +88,15 @@ def open_lm(
     tpm: float | None = None,
     retries: int = 4,
     n_ctx: int = 4096,
+    threads: int | None = None,
+    max_parallel: int | None = None,
 ) -> LM:
     """The standard stack: ``Cached(Retrying(Limited(backend)))``.
 
     ``cache_path=None`` or ``cache_mode="off"`` disables the cache.
     """
-    backend = open_backend(spec, api_key=api_key, n_ctx=n_ctx, max_concurrent=max_concurrent)
+    backend = open_backend(spec, api_key=api_key, n_ctx=n_ctx, max_concurrent=max_concurrent,
+                           threads=threads, max_parallel=max_parallel)
     lm: LM = Limited(backend, max_concurrent=max_concurrent, rpm=rpm, tpm=tpm)
     lm = Retrying(lm, attempts=retries)
     if cache_path is None or cache_mode == "off":

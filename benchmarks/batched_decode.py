@@ -1,0 +1,109 @@
+"""Parallel-sequence decoding in the embedded backend.
+
+Part 1: aggregate completion tokens/s when B requests for one shared
+~300-token prompt (greedy, max_tokens each) are handed to the backend at
+once, for B = 1, 2, 4, 8, 16. The prompt is evaluated once before timing
+(it stays resident in the KV cache), so the figure is decoding speed.
+
+Part 2: wall time of ``thoughtloom eval --strategy cot-sc --set n=8`` on the
+first GSM8K problems with no cache, decoding one sequence at a time
+(``--parallel 1``, how the backend worked before) and batched (the default).
+
+Usage: python benchmarks/batched_decode.py [--model M] [--tokens 64]
+       [--eval-n 5] [--skip-eval] [--threads T] [--json]
+With --json the last line is one JSON object: model, tok_s (B -> tokens/s),
+speedup_8, speedup_16, and the two eval wall times when part 2 ran.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _common import DATA, thoughtloom
+
+from thoughtloom.core import Request
+from thoughtloom.lm import ModelSpec, open_backend
+
+SIZES = (1, 2, 4, 8, 16)
+
+
+def shared_prompt() -> str:
+    facts = " ".join(f"Station {i} lies {i * 7 + 3} km north of the coast." for i in range(24))
+    return (f"Here are some notes. {facts}\n"
+            "Now list every whole number from 1 to 500 in order, separated by commas, and nothing else.")
+
+
+async def decode_rates(model: str, tokens: int, threads: int | None) -> tuple[str, dict[int, float]]:
+    lm = open_backend(model, max_parallel=max(SIZES), threads=threads)
+    prompt = shared_prompt()
+    try:
+        [warm] = await lm.generate([Request.of(prompt, max_tokens=1)])
+        print(f"model {lm.model_id}: prompt {warm.usage.prompt_tokens} tokens, "
+              f"{tokens} completion tokens per sequence, greedy", flush=True)
+        rates: dict[int, float] = {}
+        for b in SIZES:
+            reqs = [Request.of(prompt, max_tokens=tokens) for _ in range(b)]
+            t0 = time.perf_counter()
+            outs = await lm.generate(reqs)
+            wall = time.perf_counter() - t0
+            made = sum(c.usage.completion_tokens for c in outs)
+            rates[b] = made / wall
+            print(f"  batch {b:>2}: {made:>5} tokens in {wall:6.2f} s = {rates[b]:6.1f} tokens/s "
+                  f"({rates[b] / rates[1]:.2f}x batch 1)", flush=True)
+        return lm.model_id, rates
+    finally:
+        await lm.aclose()
+
+
+def eval_walls(model: str, n: int, threads: int | None) -> dict[str, float]:
+    data = DATA / "gsm8k" / "test.jsonl"
+    if not data.is_file():
+        print(f"  (skipping the cot-sc eval: {data} is absent)")
+        return {}
+    tmp = Path(tempfile.mkdtemp())
+    walls = {}
+    for label, parallel in (("sequential", 1), ("batched", None)):
+        args = ["eval", "--strategy", "cot-sc", "--set", "n=8", "--task", "gsm8k", "--data", str(data),
+                "--limit", str(n), "--model", model, "--no-cache", "--out", str(tmp / label)]
+        if parallel:
+            args += ["--parallel", str(parallel)]
+        if threads:
+            args += ["--threads", str(threads)]
+        summary, wall = thoughtloom(*args)
+        walls[label] = wall
+        run = summary["this_run"]
+        print(f"  cot-sc n=8 on {n} GSM8K problems, {label:<10}: wall {wall:7.1f} s · "
+              f"{run['calls']} calls · accuracy {summary['metrics']['accuracy']:.2f}", flush=True)
+    print(f"  speedup {walls['sequential'] / walls['batched']:.2f}x")
+    return walls
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="embedded")
+    ap.add_argument("--tokens", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--eval-n", type=int, default=5)
+    ap.add_argument("--skip-eval", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    ModelSpec.parse(a.model)  # a bad --model fails before any work
+    print(f"batched decode ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start)")
+    model_id, rates = asyncio.run(decode_rates(a.model, a.tokens, a.threads))
+    walls = {} if a.skip_eval else eval_walls(a.model, a.eval_n, a.threads)
+    if a.json:
+        print(json.dumps({"model": model_id, "tok_s": {str(b): round(r, 2) for b, r in rates.items()},
+                          "speedup_8": round(rates[8] / rates[1], 3),
+                          "speedup_16": round(rates[16] / rates[1], 3),
+                          "cot_sc_wall_s": {k: round(v, 1) for k, v in walls.items()}}))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

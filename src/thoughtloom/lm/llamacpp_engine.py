@@ -1,0 +1,446 @@
+"""The embedded engine: one GGUF model decoding many sequences per llama.cpp batch.
+
+It runs inside the model worker process (:mod:`.llamacpp_worker`), speaks
+plain dicts (no thoughtloom types cross the process boundary) and uses
+llama-cpp-python's low-level API, because the high-level ``Llama`` object
+decodes one sequence at a time.
+
+How a batch of requests is decoded
+----------------------------------
+1. Each request's messages are rendered with the model's own chat template
+   (the GGUF's ``tokenizer.chat_template``, as llama-cpp-python renders it)
+   and tokenized.
+2. Prompts are sorted by their tokens, so a prompt's longest shared prefix
+   is with its predecessor (or with a prompt kept *resident* from the
+   previous batch). That prefix's KV cells are copied to the new sequence
+   (``llama_memory_seq_cp``: in a unified KV cache a copy only tags the
+   cells, it costs no memory) and only the rest of the prompt is evaluated.
+   N samples of one prompt therefore evaluate the prompt once.
+3. Then every live sequence advances one token per ``llama_decode``: a
+   single batch, so the weights are read once per step for all sequences
+   (matrix-matrix instead of matrix-vector products). Each sequence has its
+   own sampler chain (its JSON-schema grammar, temperature, top_p and seed)
+   and finishes on its own (end of generation, a stop string, max_tokens or
+   the context limit).
+4. At the end, the batch's prompts stay resident (up to ``RESIDENT``) so the
+   next batch can reuse their prefixes: a long few-shot preamble shared by
+   questions asked one at a time is evaluated once.
+
+Sampling matches llama-cpp-python's ``create_chat_completion`` defaults:
+greedy at temperature 0, else top-k 40 → top-p → min-p 0.05 → temperature →
+a seeded draw, seeded per request (``seed``), so a sampled request gives the
+same text alone or in a batch as long as the model's logits are the same.
+They may differ in the last bits between batch shapes (llama.cpp's matrix
+kernels accumulate in a different order); tests pin what holds here.
+
+Weight repacking
+----------------
+llama.cpp repacks weights into "extra buffer types" for faster CPU kernels.
+On CPUs with AMX its AMX repack path crashes (llama.cpp issue 20824), so on
+such CPUs (``amx_tile`` in ``/proc/cpuinfo``) the model is loaded with
+``use_extra_bufts = False``; elsewhere the repack path stays on. ``repack``
+overrides the choice.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+#: Prompts kept in the KV cache after a batch for the next batch's prefixes.
+RESIDENT = 4
+#: Tokens per llama_decode call while evaluating prompts.
+PROMPT_CHUNK = 512
+#: Sampling defaults of llama-cpp-python's create_chat_completion.
+TOP_K, MIN_P = 40, 0.05
+
+
+def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
+    """The CPU feature flags the kernel reports (empty where it reports none)."""
+    try:
+        text = Path(cpuinfo).read_text(errors="replace")
+    except OSError:
+        return set()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return set(value.split())
+    return set()
+
+
+def repack_safe(flags: set[str]) -> bool:
+    """False on CPUs with AMX, where llama.cpp's AMX repack path crashes."""
+    return not any(f.startswith("amx") for f in flags)
+
+
+class EngineError(Exception):
+    """A request the engine cannot serve; ``kind`` is 'prompt_too_long' or 'error'."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass
+class _Seq:
+    """One request being decoded."""
+
+    index: int  # position in the caller's batch
+    req: dict[str, Any]
+    prompt: list[int]
+    seq_id: int = -1
+    sampler: Any = None
+    pos: int = 0
+    last: int = -1  # the token to feed next
+    out_bytes: bytearray = field(default_factory=bytearray)
+    text: str = ""
+    n_out: int = 0
+    finish: str = ""
+    logprobs: list[dict[str, Any]] | None = None
+    t0: float = 0.0
+    error: dict[str, str] | None = None
+
+
+class Engine:
+    """A loaded GGUF model and one llama.cpp context with ``max_parallel`` sequences."""
+
+    def __init__(self, model_path: str, *, n_ctx: int = 4096, threads: int | None = None,
+                 max_parallel: int = 16, repack: bool | None = None, logprobs: bool = False) -> None:
+        import logging
+
+        import llama_cpp as ll
+        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
+
+        # llama-cpp-python prints llama.cpp's log lines at or above this
+        # logger's level: keep warnings and errors (they end up in a crash
+        # message), drop the thousand lines of model-loading detail.
+        logging.getLogger("llama-cpp-python").setLevel(logging.WARNING)
+
+        self.ll = ll
+        self.n_ctx = n_ctx
+        self.max_parallel = max(1, max_parallel)
+        self.logprobs = logprobs
+        self.repack = repack_safe(cpu_flags()) if repack is None else repack
+        self.threads = threads or os.cpu_count() or 1
+        ll.llama_backend_init()
+        mparams = ll.llama_model_default_params()
+        mparams.use_extra_bufts = self.repack
+        self.model = ll.llama_model_load_from_file(str(model_path).encode(), mparams)
+        if not self.model:
+            raise EngineError("error", f"llama.cpp could not load {model_path}")
+        self.vocab = ll.llama_model_get_vocab(self.model)
+        self.n_vocab = ll.llama_vocab_n_tokens(self.vocab)
+        # Sequence ids: [0, max_parallel) decode, [max_parallel, +RESIDENT) keep prompts.
+        self.kv_cells = 2 * n_ctx
+        cparams = ll.llama_context_default_params()
+        cparams.n_ctx = self.kv_cells
+        cparams.n_batch = PROMPT_CHUNK
+        cparams.n_ubatch = PROMPT_CHUNK
+        cparams.n_seq_max = self.max_parallel + RESIDENT
+        cparams.kv_unified = True
+        cparams.n_threads = self.threads
+        cparams.n_threads_batch = self.threads
+        cparams.no_perf = True
+        self.ctx = ll.llama_init_from_model(self.model, cparams)
+        if not self.ctx:
+            raise EngineError("error", f"llama.cpp could not create a context of {self.kv_cells} cells")
+        self.mem = ll.llama_get_memory(self.ctx)
+        self.batch = ll.llama_batch_init(max(PROMPT_CHUNK, self.max_parallel), 0, 1)
+        self.resident: list[tuple[int, list[int]]] = []  # (seq_id, prompt tokens)
+        eos = ll.llama_vocab_eos(self.vocab)
+        bos = ll.llama_vocab_bos(self.vocab)
+        self.formatter = Jinja2ChatFormatter(
+            template=self._meta("tokenizer.chat_template") or _CHATML,
+            eos_token=self._piece_text(eos), bos_token=self._piece_text(bos),
+            stop_token_ids=[eos])
+
+    # -- model facts ------------------------------------------------------
+    def describe(self) -> dict[str, Any]:
+        return {"repack": self.repack, "threads": self.threads, "max_parallel": self.max_parallel,
+                "n_ctx": self.n_ctx, "kv_cells": self.kv_cells,
+                "system_info": self.ll.llama_print_system_info().decode(errors="replace")}
+
+    def _meta(self, key: str) -> str | None:
+        buf = ctypes.create_string_buffer(1 << 16)
+        n = self.ll.llama_model_meta_val_str(self.model, key.encode(), buf, len(buf))
+        if n < 0:
+            return None
+        if n >= len(buf):
+            buf = ctypes.create_string_buffer(n + 1)
+            self.ll.llama_model_meta_val_str(self.model, key.encode(), buf, len(buf))
+        return buf.value.decode("utf-8", errors="replace")
+
+    def _piece_text(self, token: int) -> str:
+        if token < 0:
+            return ""
+        return self.ll.llama_token_get_text(self.vocab, token).decode("utf-8", errors="replace")
+
+    def _piece(self, token: int) -> bytes:
+        buf = ctypes.create_string_buffer(64)
+        n = self.ll.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+        if n < 0:
+            buf = ctypes.create_string_buffer(-n)
+            n = self.ll.llama_token_to_piece(self.vocab, token, buf, len(buf), 0, False)
+        return buf.raw[:n]
+
+    # -- prompts ----------------------------------------------------------
+    def tokenize(self, text: str, *, add_bos: bool) -> list[int]:
+        data = text.encode("utf-8")
+        cap = len(data) + 8
+        buf = (self.ll.llama_token * cap)()
+        n = self.ll.llama_tokenize(self.vocab, data, len(data), buf, cap, add_bos, True)
+        if n < 0:
+            cap = -n
+            buf = (self.ll.llama_token * cap)()
+            n = self.ll.llama_tokenize(self.vocab, data, len(data), buf, cap, add_bos, True)
+        return list(buf[:n])
+
+    def render(self, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
+        """Prompt tokens and the template's own stop strings."""
+        result = self.formatter(messages=messages)
+        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
+        return self.tokenize(result.prompt, add_bos=not result.added_special), stop
+
+    # -- samplers ---------------------------------------------------------
+    def _sampler(self, req: dict[str, Any]) -> Any:
+        ll = self.ll
+        chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
+        schema = req.get("json_schema")
+        if schema is not None:
+            from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+            grammar = ll.llama_sampler_init_grammar(
+                self.vocab, json_schema_to_gbnf(json.dumps(schema)).encode(), b"root")
+            if not grammar:
+                ll.llama_sampler_free(chain)
+                raise EngineError("error", "llama.cpp rejected the grammar built from the JSON schema")
+            ll.llama_sampler_chain_add(chain, grammar)
+        temperature = float(req.get("temperature", 0.0))
+        if temperature <= 0:
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_greedy())
+        else:
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_k(TOP_K))
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_top_p(float(req.get("top_p", 1.0)), 1))
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_min_p(MIN_P, 1))
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_temp(temperature))
+            ll.llama_sampler_chain_add(chain, ll.llama_sampler_init_dist(int(req.get("seed", 0)) & 0xFFFFFFFF))
+        return chain
+
+    # -- the batch --------------------------------------------------------
+    def generate(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """One result dict per request, in order: ``text``, ``finish_reason``,
+        ``prompt_tokens``, ``completion_tokens``, ``latency_s``, ``logprobs``;
+        or ``error`` (kind) and ``message`` for a request that could not run."""
+        results: list[dict[str, Any] | None] = [None] * len(requests)
+        seqs: list[_Seq] = []
+        for i, req in enumerate(requests):
+            try:
+                prompt, template_stop = self.render(req["messages"])
+                if not prompt:
+                    raise EngineError("error", "the chat template rendered an empty prompt")
+                if len(prompt) >= self.n_ctx:
+                    raise EngineError("prompt_too_long", f"Requested tokens ({len(prompt)}) exceed "
+                                      f"context window of {self.n_ctx}")
+                req = {**req, "stop": list(req.get("stop") or ()) + template_stop}
+                seqs.append(_Seq(index=i, req=req, prompt=prompt))
+            except EngineError as exc:
+                results[i] = {"error": exc.kind, "message": str(exc)}
+        seqs.sort(key=lambda s: s.prompt)
+        for group in self._fit(seqs):
+            try:
+                self._run(group)
+            except EngineError as exc:
+                for s in group:
+                    s.error = {"error": exc.kind, "message": str(exc)}
+            for s in group:
+                results[s.index] = s.error or _result(s)
+        return results  # type: ignore[return-value]
+
+    def _cells(self, seq: _Seq) -> int:
+        return min(len(seq.prompt) + int(seq.req.get("max_tokens", 256)), self.n_ctx)
+
+    def _fit(self, seqs: list[_Seq]) -> list[list[_Seq]]:
+        """Split sorted sequences into groups that fit the sequence slots and KV cells."""
+        groups: list[list[_Seq]] = []
+        cur: list[_Seq] = []
+        cells = 0
+        for s in seqs:
+            need = self._cells(s)
+            if cur and (len(cur) == self.max_parallel or cells + need > self.kv_cells):
+                groups.append(cur)
+                cur, cells = [], 0
+            cur.append(s)
+            cells += need
+        if cur:
+            groups.append(cur)
+        return groups
+
+    def _run(self, group: list[_Seq]) -> None:
+        """Decode one group of sequences to the end; a request whose sampler
+        cannot be built gets its own error and the others go on."""
+        ll = self.ll
+        if sum(self._cells(s) for s in group) + sum(len(t) for _, t in self.resident) > self.kv_cells:
+            self._drop_resident()
+        t0 = time.perf_counter()
+        try:
+            for seq_id, s in enumerate(group):
+                s.seq_id, s.t0 = seq_id, t0
+                try:
+                    s.sampler = self._sampler(s.req)
+                except EngineError as exc:
+                    s.error = {"error": exc.kind, "message": str(exc)}
+                s.logprobs = [] if (self.logprobs and s.req.get("logprobs")) else None
+            runnable = [s for s in group if s.error is None]
+            self._prefill(runnable)
+            live = [s for s in runnable if not s.finish]
+            while live:
+                self.batch.n_tokens = 0
+                for s in live:
+                    self._add(s.last, s.pos, s.seq_id, True)
+                    s.pos += 1
+                self._decode()
+                for i, s in enumerate(live):
+                    self._sample(s, i)
+                live = [s for s in live if not s.finish]
+            self._keep_resident(runnable)
+        finally:
+            for s in group:
+                if s.sampler is not None:
+                    ll.llama_sampler_free(s.sampler)
+                    s.sampler = None
+                ll.llama_memory_seq_rm(self.mem, s.seq_id, -1, -1)
+
+    def _prefill(self, group: list[_Seq]) -> None:
+        """Evaluate each prompt after its longest already-evaluated prefix, and
+        draw each sequence's first token."""
+        done: list[tuple[int, list[int]]] = list(self.resident)
+        for s in group:
+            src, shared = -1, 0
+            for seq_id, toks in done:
+                n = _common_prefix(toks, s.prompt)
+                if n > shared:
+                    src, shared = seq_id, n
+            shared = min(shared, len(s.prompt) - 1)  # the last token is evaluated for its logits
+            if src >= 0 and shared > 0:
+                self.ll.llama_memory_seq_cp(self.mem, src, s.seq_id, 0, shared)
+            rest = s.prompt[shared:]
+            for start in range(0, len(rest), PROMPT_CHUNK):
+                chunk = rest[start:start + PROMPT_CHUNK]
+                self.batch.n_tokens = 0
+                for j, tok in enumerate(chunk):
+                    last = start + j == len(rest) - 1
+                    self._add(tok, shared + start + j, s.seq_id, last)
+                self._decode()
+            s.pos = len(s.prompt)
+            self._sample(s, self.batch.n_tokens - 1)
+            done.append((s.seq_id, s.prompt))
+
+    def _add(self, token: int, pos: int, seq_id: int, logits: bool) -> None:
+        b, i = self.batch, self.batch.n_tokens
+        b.token[i] = token
+        b.pos[i] = pos
+        b.n_seq_id[i] = 1
+        b.seq_id[i][0] = seq_id
+        b.logits[i] = logits
+        b.n_tokens = i + 1
+
+    def _decode(self) -> None:
+        rc = self.ll.llama_decode(self.ctx, self.batch)
+        if rc != 0:
+            raise EngineError("error", f"llama_decode failed with status {rc}")
+
+    def _sample(self, s: _Seq, idx: int) -> None:
+        ll = self.ll
+        token = ll.llama_sampler_sample(s.sampler, self.ctx, idx)
+        if s.logprobs is not None:
+            s.logprobs.append(self._logprob(idx, token, int(s.req["logprobs"])))
+        if ll.llama_vocab_is_eog(self.vocab, token):
+            s.finish = "stop"
+            if s.logprobs:
+                s.logprobs.pop()
+            return
+        s.n_out += 1
+        s.last = token
+        before = len(s.text)
+        s.out_bytes += self._piece(token)
+        s.text = s.out_bytes.decode("utf-8", errors="ignore")
+        for stop in s.req.get("stop") or ():
+            at = s.text.find(stop, max(0, before - len(stop) + 1))
+            if stop and at >= 0:
+                s.text = s.text[:at]
+                s.finish = "stop"
+                return
+        if s.n_out >= int(s.req.get("max_tokens", 256)) or s.pos + 1 >= self.n_ctx:
+            s.finish = "length"
+
+    def _logprob(self, idx: int, token: int, top: int) -> dict[str, Any]:
+        import numpy as np
+
+        ptr = self.ll.llama_get_logits_ith(self.ctx, idx)
+        logits = np.ctypeslib.as_array(ptr, shape=(self.n_vocab,)).astype(np.float64)
+        peak = logits.max()
+        logz = peak + np.log(np.exp(logits - peak).sum())
+        best = np.argpartition(-logits, min(top, self.n_vocab - 1))[:top]
+        best = best[np.argsort(-logits[best])]
+        text = lambda t: self._piece(int(t)).decode("utf-8", errors="replace")  # noqa: E731
+        return {"token": text(token), "logprob": float(logits[token] - logz),
+                "top": [(text(t), float(logits[t] - logz)) for t in best]}
+
+    # -- prompts kept between batches --------------------------------------
+    def _keep_resident(self, group: list[_Seq]) -> None:
+        self._drop_resident()
+        seen: set[tuple[int, ...]] = set()
+        keep = []
+        for s in sorted(group, key=lambda s: -len(s.prompt)):
+            key = tuple(s.prompt)
+            if key not in seen and len(keep) < RESIDENT:
+                seen.add(key)
+                keep.append(s)
+        for j, s in enumerate(keep):
+            rid = self.max_parallel + j
+            self.ll.llama_memory_seq_cp(self.mem, s.seq_id, rid, 0, len(s.prompt))
+            self.resident.append((rid, s.prompt))
+
+    def _drop_resident(self) -> None:
+        for rid, _ in self.resident:
+            self.ll.llama_memory_seq_rm(self.mem, rid, -1, -1)
+        self.resident = []
+
+    def close(self) -> None:
+        ll = self.ll
+        if self.ctx:
+            ll.llama_batch_free(self.batch)
+            ll.llama_free(self.ctx)
+            self.ctx = None
+        if self.model:
+            ll.llama_model_free(self.model)
+            self.model = None
+
+
+def _common_prefix(a: list[int], b: list[int]) -> int:
+    n = min(len(a), len(b))
+    i = 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
+def _result(s: _Seq) -> dict[str, Any]:
+    return {
+        "text": s.text,
+        "finish_reason": s.finish or "length",
+        "prompt_tokens": len(s.prompt),
+        "completion_tokens": s.n_out,
+        "latency_s": time.perf_counter() - s.t0,
+        "logprobs": s.logprobs,
+    }
+
+
+#: Used only for a GGUF without a chat template of its own.
+_CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
+           "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

@@ -1,0 +1,88 @@
+"""The embedded engine on the real model: batched decoding, seeds, grammars, crashes."""
+
+import asyncio
+import json
+import os
+import signal
+
+import pytest
+
+from thoughtloom.core import ModelCrashed, Request
+from thoughtloom.lm.llamacpp import LlamaCppLM
+
+pytestmark = pytest.mark.integration
+
+PROMPTS = [
+    "What is the capital of France? Answer in one word.",
+    "Count: 1, 2, 3,",
+    "Name three colours.",
+    "Write one sentence about the sea.",
+    "What is 12 + 30?",
+]
+
+
+async def completions(path, requests, *, max_parallel, one_at_a_time=False, **kw):
+    lm = LlamaCppLM(path, n_ctx=1024, max_parallel=max_parallel, **kw)
+    try:
+        if one_at_a_time:
+            return [(await lm.generate([r]))[0] for r in requests]
+        return await lm.generate(requests)
+    finally:
+        await lm.aclose()
+
+
+async def test_greedy_batched_equals_sequential(embedded_path):
+    reqs = [Request.of(p, max_tokens=24) for p in PROMPTS] + [Request.of(PROMPTS[1], max_tokens=24)]
+    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True)
+    batched = await completions(embedded_path, reqs, max_parallel=8)
+    assert [c.text for c in batched] == [c.text for c in alone]
+    assert [c.usage.completion_tokens for c in batched] == [c.usage.completion_tokens for c in alone]
+    assert [c.usage.prompt_tokens for c in batched] == [c.usage.prompt_tokens for c in alone]
+    assert "paris" in batched[0].text.lower()
+    assert batched[1].text == batched[-1].text
+
+
+async def test_a_sample_is_the_same_alone_or_in_a_batch(embedded_path):
+    reqs = [Request.of("Write a random animal name.", max_tokens=8, temperature=1.0, sample_index=i)
+            for i in range(4)]
+    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True)
+    batched = await completions(embedded_path, reqs, max_parallel=8)
+    again = await completions(embedded_path, reqs, max_parallel=8)
+    assert [c.text for c in batched] == [c.text for c in again]  # replayable
+    assert [c.text for c in batched] == [c.text for c in alone]  # independent of the batch
+    assert len({c.text for c in batched}) > 1  # and the samples differ
+
+
+async def test_grammar_and_plain_requests_share_a_batch(embedded_path):
+    schema = {"type": "object", "properties": {"answer": {"type": "integer"}}, "required": ["answer"]}
+    reqs = [Request.of("What is 2+2? Reply as JSON.", max_tokens=20, json_schema=schema),
+            Request.of("Count: 1, 2, 3,", max_tokens=8),
+            Request.of("What is 3+3? Reply as JSON.", max_tokens=20, json_schema=schema, temperature=0.7)]
+    out = await completions(embedded_path, reqs, max_parallel=4)
+    for c in (out[0], out[2]):
+        assert isinstance(json.loads(c.text)["answer"], int)
+    assert out[1].text
+
+
+async def test_stop_strings_and_max_tokens(embedded_path):
+    count = "List the numbers from 1 to 10, separated by commas."
+    out = await completions(embedded_path, [Request.of(count, max_tokens=40, stop=(", 6",)),
+                                            Request.of(count, max_tokens=3)], max_parallel=4)
+    assert out[0].finish_reason == "stop" and out[0].text == "1, 2, 3, 4, 5"
+    assert out[1].finish_reason == "length" and out[1].usage.completion_tokens == 3
+
+
+async def test_killed_model_worker_is_survived(embedded_path):
+    lm = LlamaCppLM(embedded_path, n_ctx=1024)
+    try:
+        await lm.generate([Request.of("Hi", max_tokens=2)])
+        call = asyncio.ensure_future(lm.generate([Request.of("Count to 300: 1, 2,", max_tokens=400)]))
+        await asyncio.sleep(1.0)
+        os.kill(lm.worker.pid, signal.SIGKILL)
+        with pytest.raises(ModelCrashed, match="SIGKILL"):
+            await call
+        [c] = await lm.generate([Request.of("What is the capital of France? Answer in one word.",
+                                            max_tokens=8)])
+        assert "paris" in c.text.lower()
+    finally:
+        await lm.aclose()
