@@ -32,9 +32,10 @@ async def completions(path, requests, *, max_parallel, one_at_a_time=False, **kw
 
 
 async def test_greedy_batched_equals_sequential(embedded_path):
+    # resident=0: no prefix reuse across batches, which is fast but not bit-exact
     reqs = [Request.of(p, max_tokens=24) for p in PROMPTS] + [Request.of(PROMPTS[1], max_tokens=24)]
-    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True)
-    batched = await completions(embedded_path, reqs, max_parallel=8)
+    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True, resident=0)
+    batched = await completions(embedded_path, reqs, max_parallel=8, resident=0)
     assert [c.text for c in batched] == [c.text for c in alone]
     assert [c.usage.completion_tokens for c in batched] == [c.usage.completion_tokens for c in alone]
     assert [c.usage.prompt_tokens for c in batched] == [c.usage.prompt_tokens for c in alone]
@@ -45,9 +46,9 @@ async def test_greedy_batched_equals_sequential(embedded_path):
 async def test_a_sample_is_the_same_alone_or_in_a_batch(embedded_path):
     reqs = [Request.of("Write a random animal name.", max_tokens=8, temperature=1.0, sample_index=i)
             for i in range(4)]
-    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True)
-    batched = await completions(embedded_path, reqs, max_parallel=8)
-    again = await completions(embedded_path, reqs, max_parallel=8)
+    alone = await completions(embedded_path, reqs, max_parallel=1, one_at_a_time=True, resident=0)
+    batched = await completions(embedded_path, reqs, max_parallel=8, resident=0)
+    again = await completions(embedded_path, reqs, max_parallel=8, resident=0)
     assert [c.text for c in batched] == [c.text for c in again]  # replayable
     assert [c.text for c in batched] == [c.text for c in alone]  # independent of the batch
     assert len({c.text for c in batched}) > 1  # and the samples differ

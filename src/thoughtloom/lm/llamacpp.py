@@ -72,6 +72,8 @@ class LlamaCppLM:
     ``max_parallel``: sequences decoded together in one batch.
     ``repack``: llama.cpp's weight repacking; ``None`` turns it off only on
     CPUs with AMX, where it crashes (see :mod:`.llamacpp_engine`).
+    ``resident``: prompts kept in the KV cache for later batches' prefixes
+    (0: none; reuse is fast but not bit-exact, see :mod:`.llamacpp_engine`).
     ``isolate``: run the model in a worker process (default) or in this one.
     """
 
@@ -84,6 +86,7 @@ class LlamaCppLM:
         max_parallel: int = DEFAULT_MAX_PARALLEL,
         repack: bool | None = None,
         logprobs: bool = False,
+        resident: int | None = None,
         isolate: bool = True,
         engine: str = ENGINE,
     ) -> None:
@@ -99,6 +102,8 @@ class LlamaCppLM:
         self.model_id = f"gguf:{path.name}:{path.stat().st_size}"
         options = {"model_path": str(path), "n_ctx": n_ctx, "threads": threads,
                    "max_parallel": max_parallel, "repack": repack, "logprobs": logprobs}
+        if resident is not None:
+            options["resident"] = resident
         self.worker: ModelWorker | InProcessWorker = (ModelWorker if isolate else InProcessWorker)(
             path.name, options, engine=engine)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
