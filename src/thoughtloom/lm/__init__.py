@@ -59,13 +59,18 @@ class ModelSpec:
 
 
 def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: int = 4096,
-                 max_concurrent: int = 8) -> LM:
-    """The bare backend for a spec, with no wrappers."""
+                 max_concurrent: int = 8, timeout_s: float | None = None) -> LM:
+    """The bare backend for a spec, with no wrappers.
+
+    ``timeout_s`` bounds one call to an OpenAI-compatible server (default 300 s);
+    the embedded backend runs in-process and has no per-call timeout.
+    """
     ms = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
     if ms.kind == "openai":
         from .openai_compat import OpenAICompatLM
 
-        return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent)
+        timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
+        return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent, **timeout)
     from .llamacpp import LlamaCppLM
 
     return LlamaCppLM(ms.path, n_ctx=n_ctx)
@@ -82,12 +87,14 @@ def open_lm(
     tpm: float | None = None,
     retries: int = 4,
     n_ctx: int = 4096,
+    timeout_s: float | None = None,
 ) -> LM:
     """The standard stack: ``Cached(Retrying(Limited(backend)))``.
 
     ``cache_path=None`` or ``cache_mode="off"`` disables the cache.
+    ``timeout_s`` is the per-call timeout of an OpenAI-compatible backend.
     """
-    backend = open_backend(spec, api_key=api_key, n_ctx=n_ctx, max_concurrent=max_concurrent)
+    backend = open_backend(spec, api_key=api_key, n_ctx=n_ctx, max_concurrent=max_concurrent, timeout_s=timeout_s)
     lm: LM = Limited(backend, max_concurrent=max_concurrent, rpm=rpm, tpm=tpm)
     lm = Retrying(lm, attempts=retries)
     if cache_path is None or cache_mode == "off":
