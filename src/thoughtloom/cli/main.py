@@ -17,7 +17,7 @@ from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.trace import Trace, write_jsonl
 from ..core.types import Problem
-from ..eval.lock import prepare_dir
+from ..eval.lock import OutputLock
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, evaluate
 from ..lm import Budget, CompletionStore, Metered
 from ..strategies.base import Context
@@ -181,30 +181,32 @@ def eval_(
         examples = examples[:limit]
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = o.cache_mode(no_cache, replay, refresh)
-    prepare_dir(out_dir)  # a one-line error for an --out that is a file, before the model loads
-    lm = o.build_lm(model, cache, mode, concurrency, n_ctx, timeout)
     settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
-    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
+    meta = {"data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
             "max_calls": max_calls, "timeout_s": timeout, "example_timeout_s": example_timeout,
             "index": str(index) if index else None, "entail": entail}
-    retriever = open_retriever(index)
-    judge = open_entail(entail, lm, prompts)
+    # Lock first: a folder in use is refused in one line, before the model loads.
+    with OutputLock(out_dir):
+        lm = o.build_lm(model, cache, mode, concurrency, n_ctx, timeout)
+        meta = {"model": lm.model_id, **meta}
 
-    async def go() -> dict[str, Any]:
+        async def go() -> dict[str, Any]:
+            try:
+                resources = EvalResources(lm, open_retriever(index), None, prompt_dir=prompts)
+                resources.entail = open_entail(entail, lm, prompts)
+                with RichProgress(task_obj.primary_metric) as progress:
+                    return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
+                                          progress=progress, meta=meta, lock=False)
+            finally:
+                await lm.aclose()
+
         try:
-            with RichProgress(task_obj.primary_metric) as progress:
-                return await evaluate(strat, task_obj, examples, EvalResources(lm, retriever, judge, prompt_dir=prompts),
-                                      out_dir, settings=settings, progress=progress, meta=meta)
-        finally:
-            await lm.aclose()
-
-    try:
-        summary = asyncio.run(go())
-    except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
-                  "run the same command again to resume.", soft_wrap=True)
-        raise typer.Exit(130) from None
+            summary = asyncio.run(go())
+        except KeyboardInterrupt:
+            err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
+                      "run the same command again to resume.", soft_wrap=True)
+            raise typer.Exit(130) from None
     print_summary(summary, str(out_dir))
 
 

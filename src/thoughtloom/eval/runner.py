@@ -28,6 +28,7 @@ The output folder is locked for the whole run (:mod:`.lock`), and
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import math
 import time
@@ -241,17 +242,19 @@ async def evaluate(
     settings: EvalSettings = EvalSettings(),
     progress: Progress | None = None,
     meta: dict[str, Any] | None = None,
+    lock: bool = True,
 ) -> dict[str, Any]:
     """Run every example not already in ``out_dir``; return the summary.
 
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
-    holds ``out_dir``.
+    holds ``out_dir``. ``lock=False``: the caller already holds the
+    :class:`OutputLock` (the CLI takes it before loading the model).
     """
     check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    with OutputLock(out_dir):
+    with OutputLock(out_dir) if lock else contextlib.nullcontext():
         store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
         try:
             return await _run(strategy, task, examples, res, store, settings, progress, meta)
