@@ -15,14 +15,16 @@ from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
-from ..core.trace import Trace, write_jsonl
+from ..core.text import encodable
+from ..core.trace import Trace
 from ..core.types import Problem
 from ..eval.lock import OutputLock
+from ..eval.results import dump_line
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, evaluate
 from ..lm import Budget, CompletionStore, Metered
 from ..strategies.base import Context
 from . import options as o
-from .render import RichProgress, err, out, print_summary, usage_line
+from .render import RichProgress, err, out, print_summary, shown, usage_line
 from .index import EntailSpec, IndexDir, index_app, open_entail, open_retriever
 
 app = typer.Typer(
@@ -81,9 +83,9 @@ def demo(
     result, metered, seconds = asyncio.run(
         _solve(strategy, task, Problem("demo", DEMO_QUESTION), lm, trace, None, Budget(DEFAULT_MAX_CALLS)))
     samples = ", ".join(str(a) for a in result.details.get("samples", []))
-    out.print(f"[bold]samples:[/] {samples}")
+    out.print(f"[bold]samples:[/] {shown(samples)}")
     conf = f" (vote share {result.confidence:.0%})" if result.confidence is not None else ""
-    out.print(f"[bold]answer:[/] {result.answer or '(none)'}{conf}")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{conf}")
     out.print(usage_line(metered.totals, seconds))
 
 
@@ -121,21 +123,22 @@ def run(
         _solve(strat, task_obj, Problem("cli", question), lm, trace, prompts,
                Budget(max_calls=max_calls, max_tokens=max_tokens), retriever, judge))
     if trace_out is not None:
-        write_jsonl(trace.events, str(trace_out))
+        with trace_out.open("a", encoding="utf-8") as fh:
+            fh.writelines(dump_line(e) for e in trace.events)
     if as_json:
-        out.print_json(json.dumps({"answer": result.answer, "confidence": result.confidence,
-                                   "text": result.text, "details": result.details,
-                                   "usage": metered.totals.as_dict(), "seconds": seconds,
-                                   **({"report": strat.report(result)} if show_program else {})}))
+        out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
+                                  "text": result.text, "details": result.details,
+                                  "usage": metered.totals.as_dict(), "seconds": seconds,
+                                  **({"report": strat.report(result)} if show_program else {})}))
         return
     report = strat.report(result)
     if report:
-        out.print(report, highlight=False, markup=False)
+        out.print(encodable(report), highlight=False, markup=False)
         out.rule()
     elif result.text and result.text.strip() != result.answer:
-        out.print(result.text.strip(), highlight=False, markup=False)
+        out.print(encodable(result.text.strip()), highlight=False, markup=False)
         out.rule()
-    out.print(f"[bold]answer:[/] {result.answer or '(none)'}")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}")
     out.print(usage_line(metered.totals, seconds))
 
 
