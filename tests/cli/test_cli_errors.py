@@ -191,3 +191,10 @@ def test_second_eval_on_a_locked_folder_says_who_holds_it(monkeypatch, capsys, t
     with OutputLock(out):
         code, _, err = call_main(monkeypatch, capsys, ev(data, "--out", str(out)))
     assert code == 2 and err.count("\n") == 1 and "in use by another run (pid" in err
+
+
+def test_index_out_that_is_a_file(monkeypatch, capsys, tmp_path):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text('{"text": "a passage"}\n')
+    code, _, err = call_main(monkeypatch, capsys, ["index", "build", "--corpus", str(corpus), "--out", str(corpus)])
+    assert code == 2 and err.count("\n") == 1 and "is a file" in err

@@ -104,6 +104,8 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     """
     folder = Path(out).expanduser()
     bm, de, fu = _settings(kind, settings or {})
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"index folder {folder} is a file", hint="choose another --out")
     if folder.exists() and any(folder.iterdir()):
         if not overwrite:
             raise ConfigError(f"{folder} exists and is not empty", hint="pass --overwrite or choose another --out")
