@@ -17,6 +17,8 @@ class FakeServer:
 
     def __init__(self):
         self.delay_s = 0.0
+        self.gate = threading.Event()  # replies wait until it is set
+        self.gate.set()
         self.replies = {}  # substring of the question -> raw body (bytes)
         self.default = "The answer is: 1"
         self.hits = 0
@@ -37,6 +39,7 @@ def server():
         def do_POST(self):
             body = json.loads(self.rfile.read(int(self.headers["content-length"])))
             fake.hits += 1
+            fake.gate.wait(60)
             time.sleep(fake.delay_s)
             raw = fake.body_for(body["messages"][-1]["content"])
             try:
@@ -75,7 +78,7 @@ def test_two_concurrent_evals_on_one_out_cannot_both_write(tmp_path, server):
     data = tmp_path / "d.jsonl"
     data.write_text(GOOD)
     out = tmp_path / "o"
-    server.delay_s = 0.15  # 6 examples: the first run holds the folder for about a second
+    server.gate.clear()  # the first run's first call waits until the second run is done
     args = ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--out", str(out), "--model", server.model,
             "--no-cache"]
     first = cli(*args)
@@ -83,6 +86,7 @@ def test_two_concurrent_evals_on_one_out_cannot_both_write(tmp_path, server):
     while server.hits == 0 and time.monotonic() < deadline:  # the first run is writing
         time.sleep(0.05)
     second = finish(cli(*args))
+    server.gate.set()
     assert finish(first)[0] == 0
     code, _, err = second
     assert code == 2 and err.count("\n") == 1 and "is in use by another run (pid" in err, err
