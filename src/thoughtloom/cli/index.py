@@ -67,6 +67,8 @@ def build(
     """Read a corpus (pooled and deduplicated) and write an index folder."""
     from ..retrieval import build_index, disk_size, read_corpus
 
+    if out_dir.exists() and not out_dir.is_dir():  # say so before reading a large corpus
+        raise ConfigError(f"index folder {out_dir} is a file", hint="choose another --out")
     t0 = time.perf_counter()
     corp = read_corpus(corpus, fmt, skip_bad=skip_bad)
     read_s = time.perf_counter() - t0

@@ -10,18 +10,21 @@ import time
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
-import click
 import typer
+from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
-from ..core.trace import Trace, write_jsonl
+from ..core.text import encodable
+from ..core.trace import Trace
 from ..core.types import Problem
-from ..eval.runner import EvalResources, EvalSettings, evaluate
+from ..eval.lock import OutputLock
+from ..eval.results import dump_line
+from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, evaluate
 from ..lm import Budget, CompletionStore, Metered
 from ..strategies.base import Context
 from . import options as o
-from .render import RichProgress, err, out, print_summary, usage_line
+from .render import RichProgress, err, out, print_summary, shown, usage_line
 from .index import EntailSpec, IndexDir, index_app, open_entail, open_retriever
 
 app = typer.Typer(
@@ -66,14 +69,14 @@ async def _solve(strategy: strategies.Strategy, task: tasks.Task, problem: Probl
 @app.command()
 def demo(
     model: o.Model = "embedded",
-    n: Annotated[int, typer.Option(help="Self-consistency samples.")] = 5,
+    n: Annotated[int, typer.Option(min=1, help="Self-consistency samples.")] = 5,
     cache: o.CachePath = o.DEFAULT_CACHE,
     no_cache: o.NoCache = False,
     threads: o.Threads = None,
     parallel: o.Parallel = None,
 ) -> None:
     """Self-consistency (cot-sc) on a short word problem, on the embedded model by default."""
-    strategy = strategies.get("cot-sc")(strategies.get("cot-sc").Config(n=n))
+    strategy = o.build_strategy("cot-sc", [f"n={n}"])
     task = tasks.get("gsm8k")
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
                     threads=threads, parallel=parallel)
@@ -81,11 +84,11 @@ def demo(
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
     err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
     result, metered, seconds = asyncio.run(
-        _solve(strategy, task, Problem("demo", DEMO_QUESTION), lm, trace, None, Budget()))
+        _solve(strategy, task, Problem("demo", DEMO_QUESTION), lm, trace, None, Budget(DEFAULT_MAX_CALLS)))
     samples = ", ".join(str(a) for a in result.details.get("samples", []))
-    out.print(f"[bold]samples:[/] {samples}")
+    out.print(f"[bold]samples:[/] {shown(samples)}")
     conf = f" (vote share {result.confidence:.0%})" if result.confidence is not None else ""
-    out.print(f"[bold]answer:[/] {result.answer or '(none)'}{conf}")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{conf}")
     out.print(usage_line(metered.totals, seconds))
 
 
@@ -106,18 +109,19 @@ def run(
     n_ctx: o.NCtx = 4096,
     threads: o.Threads = None,
     parallel: o.Parallel = None,
-    max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls for this question.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens for this question.")] = None,
+    timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
+    max_calls: Annotated[int, typer.Option(min=1, help="Budget: LLM calls for this question.")] = DEFAULT_MAX_CALLS,
+    max_tokens: o.MaxTokens = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
     index: IndexDir = None,
     entail: EntailSpec = "llm",
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
-    cls = strategies.get(strategy)
-    strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
+    strat = o.build_strategy(strategy, sets)
     task_obj = tasks.get(task)
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx, threads, parallel)
+    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx, timeout,
+                    threads, parallel)
     trace = Trace(example="cli")
     retriever = open_retriever(index)
     judge = open_entail(entail, lm, prompts)
@@ -125,21 +129,22 @@ def run(
         _solve(strat, task_obj, Problem("cli", question), lm, trace, prompts,
                Budget(max_calls=max_calls, max_tokens=max_tokens), retriever, judge))
     if trace_out is not None:
-        write_jsonl(trace.events, str(trace_out))
+        with trace_out.open("a", encoding="utf-8") as fh:
+            fh.writelines(dump_line(e) for e in trace.events)
     if as_json:
-        out.print_json(json.dumps({"answer": result.answer, "confidence": result.confidence,
-                                   "text": result.text, "details": result.details,
-                                   "usage": metered.totals.as_dict(), "seconds": seconds,
-                                   **({"report": strat.report(result)} if show_program else {})}))
+        out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
+                                  "text": result.text, "details": result.details,
+                                  "usage": metered.totals.as_dict(), "seconds": seconds,
+                                  **({"report": strat.report(result)} if show_program else {})}))
         return
     report = strat.report(result)
     if report:
-        out.print(report, highlight=False, markup=False)
+        out.print(encodable(report), highlight=False, markup=False)
         out.rule()
     elif result.text and result.text.strip() != result.answer:
-        out.print(result.text.strip(), highlight=False, markup=False)
+        out.print(encodable(result.text.strip()), highlight=False, markup=False)
         out.rule()
-    out.print(f"[bold]answer:[/] {result.answer or '(none)'}")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}")
     out.print(usage_line(metered.totals, seconds))
 
 
@@ -163,16 +168,21 @@ def eval_(
     n_ctx: o.NCtx = 4096,
     threads: o.Threads = None,
     parallel: o.Parallel = None,
-    max_calls: Annotated[Optional[int], typer.Option(help="Budget: LLM calls per question.")] = None,
-    max_tokens: Annotated[Optional[int], typer.Option(help="Budget: tokens per question.")] = None,
+    timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
+    example_timeout: Annotated[Optional[float], typer.Option(
+        "--example-timeout", min=0.001,
+        help="Seconds one example may take in all; past it the example gets an error record.")] = None,
+    max_calls: Annotated[int, typer.Option(min=1, help="Budget: LLM calls per question.")] = DEFAULT_MAX_CALLS,
+    max_tokens: o.MaxTokens = None,
     retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     index: IndexDir = None,
     entail: EntailSpec = "llm",
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl and OUT/summary.json."""
-    cls = strategies.get(strategy)
-    strat = cls(strategies.make_config(cls, o.parse_sets(sets)))
+    strat = o.build_strategy(strategy, sets)
+    if example_timeout is not None and not example_timeout < float("inf"):
+        raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
     task_obj = tasks.get(task)
     examples = task_obj.load(data)
     if offset >= len(examples):
@@ -182,28 +192,32 @@ def eval_(
         examples = examples[:limit]
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = o.cache_mode(no_cache, replay, refresh)
-    lm = o.build_lm(model, cache, mode, concurrency, n_ctx, threads, parallel)
     settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
-                            retry_errors=retry_errors, seed=seed)
-    meta = {"model": lm.model_id, "data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
+                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
+    meta = {"data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
+            "max_calls": max_calls, "timeout_s": timeout, "example_timeout_s": example_timeout,
             "index": str(index) if index else None, "entail": entail}
-    retriever = open_retriever(index)
-    judge = open_entail(entail, lm, prompts)
+    # Lock first: a folder in use is refused in one line, before the model loads.
+    with OutputLock(out_dir):
+        lm = o.build_lm(model, cache, mode, concurrency, n_ctx, timeout, threads, parallel)
+        meta = {"model": lm.model_id, **meta}
 
-    async def go() -> dict[str, Any]:
+        async def go() -> dict[str, Any]:
+            try:
+                resources = EvalResources(lm, open_retriever(index), None, prompt_dir=prompts)
+                resources.entail = open_entail(entail, lm, prompts)
+                with RichProgress(task_obj.primary_metric) as progress:
+                    return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
+                                          progress=progress, meta=meta, lock=False)
+            finally:
+                await lm.aclose()
+
         try:
-            with RichProgress(task_obj.primary_metric) as progress:
-                return await evaluate(strat, task_obj, examples, EvalResources(lm, retriever, judge, prompt_dir=prompts),
-                                      out_dir, settings=settings, progress=progress, meta=meta)
-        finally:
-            await lm.aclose()
-
-    try:
-        summary = asyncio.run(go())
-    except KeyboardInterrupt:
-        err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
-                  "run the same command again to resume.", soft_wrap=True)
-        raise typer.Exit(130) from None
+            summary = asyncio.run(go())
+        except KeyboardInterrupt:
+            err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
+                      "run the same command again to resume.", soft_wrap=True)
+            raise typer.Exit(130) from None
     print_summary(summary, str(out_dir))
 
 
@@ -234,6 +248,7 @@ def list_strategies() -> None:
         opts = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls.Config))
         out.print(f"[bold]{name:<14}[/] {(cls.__doc__ or '').strip().splitlines()[0]}  [dim]{opts}[/]")
     out.print(f"[bold]tasks:[/] {', '.join(tasks.available())}")
+    out.print(f"[dim]every question is capped at {DEFAULT_MAX_CALLS} model calls by default (raise with --max-calls)[/]")
 
 
 @cache_app.command("stats")
@@ -258,18 +273,42 @@ def cache_clear(
     store.close()
 
 
+#: click's exceptions (typer < 0.25 raises click's own; later typer vendors click
+#: and raises subclasses of typer.TyperException).
+try:
+    import click as _click
+
+    _CLICK_ERRORS: tuple[type[BaseException], ...] = (_click.ClickException,)
+    _ABORTS: tuple[type[BaseException], ...] = (_click.Abort, typer.Abort, KeyboardInterrupt)
+except ImportError:  # pragma: no cover - typer without click
+    _CLICK_ERRORS, _ABORTS = (), (typer.Abort, KeyboardInterrupt)
+_CLICK_ERRORS += tuple(c for c in (getattr(typer, "TyperException", None),) if c is not None)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
 def main() -> None:
     try:
         rc = app(standalone_mode=False)
     except ThoughtloomError as exc:
-        err.print(f"[red]error:[/] {exc}", highlight=False, soft_wrap=True)
+        err.print(f"[red]error:[/] {escape(_one_line(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(2)
-    except click.ClickException as exc:
-        exc.show()
-        sys.exit(exc.exit_code)
-    except (click.Abort, KeyboardInterrupt):
+    except _CLICK_ERRORS as exc:
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `thoughtloom cache`: the help is the message
+            exc.show()  # type: ignore[union-attr]
+            sys.exit(getattr(exc, "exit_code", 2))
+        # click would print usage + a help hint + the error; we print one line
+        ctx = getattr(exc, "ctx", None)
+        where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
+        sys.exit(getattr(exc, "exit_code", 2))
+    except _ABORTS:
         err.print("aborted")
         sys.exit(130)
+    except OSError as exc:  # disk full, permission denied, ... on a path the user gave
+        err.print(f"[red]error:[/] {escape(_one_line(str(exc)))}", highlight=False, soft_wrap=True)
+        sys.exit(1)
     sys.exit(rc if isinstance(rc, int) else 0)
-
-

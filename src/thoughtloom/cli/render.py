@@ -5,13 +5,20 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ..core.text import encodable
 from ..eval.runner import RunStats
 from ..lm.meter import UsageTotals
 
 err = Console(stderr=True)
 out = Console()
+
+
+def shown(text: object) -> str:
+    """Model text made safe to print inside rich markup: encodable, with its brackets escaped."""
+    return escape(encodable(str(text)))
 
 
 def usage_line(usage: UsageTotals, seconds: float) -> str:

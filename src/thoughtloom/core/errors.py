@@ -74,3 +74,25 @@ class ParseError(ThoughtloomError):
     def __init__(self, message: str, *, raw: str = "", hint: str = "") -> None:
         super().__init__(message, hint=hint)
         self.raw = raw
+
+
+class MalformedReply(TransientError):
+    """A server answered 200 but the body is not a usable completion (bad
+    JSON, no choices, a null choice, non-numeric usage...).
+
+    Retried a few times (a proxy or a loaded server may garble one reply),
+    then recorded against the example whose call it was: the service may be
+    fine for other requests, so it does not stop the eval.
+    """
+
+
+class CallTimeout(TransientError):
+    """One model call took longer than its timeout (``--timeout``).
+
+    Retried like any transient error, then recorded against the example: a
+    long prompt or generation is this example's problem, not the service's.
+    """
+
+
+class ExampleTimeout(ThoughtloomError):
+    """One example ran past its total deadline (``--example-timeout``)."""

@@ -1,9 +1,11 @@
 """Evaluation: the resumable runner, results files, stratification."""
 
-from .runner import EvalResources, EvalSettings, RunStats, evaluate, run_example, summarize
+from .lock import OutputLock, OutputLocked
+from .runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, RunStats, evaluate, run_example
+from .summary import summarize
 from .stratify import length_strata, question_length, stratified_means
 
 __all__ = [
-    "EvalResources", "EvalSettings", "RunStats", "evaluate", "length_strata",
+    "DEFAULT_MAX_CALLS", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "RunStats", "evaluate", "length_strata",
     "question_length", "run_example", "stratified_means", "summarize",
 ]

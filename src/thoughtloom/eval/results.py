@@ -1,40 +1,123 @@
 """The results file: append-only JSON lines that survive a crash.
 
-Each finished example is one line, written and flushed at once. A process
-killed mid-write can leave a partial last line; :class:`ResultsFile` drops it
-on open, so rerunning the same command resumes with no lost and no
-duplicated records. The trace file is kept consistent with the results: it
-is compacted on open to the events of examples that have a result.
+Each finished example is one line, written and flushed at once. On open,
+:class:`ResultsFile` keeps every valid line: a partial last line (a process
+killed mid-write) is dropped, and a corrupt line in the middle (a disk
+error, a hand edit) is set aside in ``results.jsonl.bad`` with its line
+number, never taking the lines after it down with it. Rerunning the same
+command resumes with no lost and no duplicated records.
+
+The trace file is kept consistent with the results: on open it is compacted
+to one trace per kept example (its last block of events), so a re-run
+example (``--retry-errors``) does not leave its earlier events behind.
+
+Every rewrite writes a new file and renames it over the old one, so a kill
+at any moment leaves either the old or the new file, never half of one.
+Lines are made encodable (lone surrogates -> U+FFFD) as they are written.
+
+The folder is meant to be held by one writer: the runner takes
+:class:`~thoughtloom.eval.lock.OutputLock` before opening it.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..core.text import encodable
+
+log = logging.getLogger(__name__)
+
 RESULTS = "results.jsonl"
 TRACE = "trace.jsonl"
 SUMMARY = "summary.json"
+BAD_SUFFIX = ".bad"
 
 
-def _read_lines(path: Path) -> tuple[list[dict[str, Any]], int]:
-    """Parsed records, and the byte length of the clean prefix of the file."""
+def dump_line(obj: Any) -> str:
+    """One JSON line, encodable as UTF-8. Objects JSON cannot hold become their ``str``.
+
+    Raises ``ValueError`` only for what ``json`` itself refuses (an int over
+    Python's digit limit, a circular reference); callers inside the
+    per-example boundary turn that into the example's error.
+    """
+    return encodable(json.dumps(obj, ensure_ascii=False, default=str)) + "\n"
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` via a synced temporary file and a rename."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    with tmp.open("w", encoding="utf-8") as fh:
+        fh.write(text)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:  # pragma: no cover - platforms without directory fds
+        return
+    try:
+        os.fsync(fd)
+    except OSError:  # pragma: no cover
+        pass
+    finally:
+        os.close(fd)
+
+
+def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]], bool]:
+    """JSON-object lines of ``path``: (records, corrupt (line number, raw), whether to rewrite).
+
+    A last line without its newline is a partial write: dropped, not corrupt.
+    """
     records: list[dict[str, Any]] = []
-    good = 0
+    bad: list[tuple[int, bytes]] = []
+    dirty = False
     if not path.exists():
-        return records, 0
+        return records, bad, dirty
     with path.open("rb") as fh:
-        for raw in fh:
+        for lineno, raw in enumerate(fh, 1):
             if not raw.endswith(b"\n"):
-                break  # a partial write from a killed process
-            try:
-                records.append(json.loads(raw))
-            except json.JSONDecodeError:
+                dirty = True  # a partial write from a killed process
                 break
-            good += len(raw)
-    return records, good
+            if not raw.strip():
+                dirty = True
+                continue
+            try:
+                obj = json.loads(raw)
+            except ValueError:  # bad JSON or bad UTF-8
+                obj = None
+            if isinstance(obj, dict):
+                records.append(obj)
+            else:
+                bad.append((lineno, raw))
+                dirty = True
+    return records, bad, dirty
+
+
+def last_blocks(events: list[dict[str, Any]], keep: set[str]) -> list[dict[str, Any]]:
+    """The events of examples in ``keep``, each example's last contiguous block only.
+
+    The runner writes an example's events in one block just before its
+    record, so an earlier block of the same example is from an earlier,
+    superseded attempt.
+    """
+    blocks: dict[str, tuple[int, int]] = {}  # example -> (start, end) of its last block
+    start = 0
+    for i in range(1, len(events) + 1):
+        if i == len(events) or events[i].get("example") != events[start].get("example"):
+            ex = events[start].get("example")
+            if isinstance(ex, str) and ex in keep:
+                blocks[ex] = (start, i)
+            start = i
+    spans = sorted(blocks.values())
+    return [e for a, b in spans for e in events[a:b]]
 
 
 class ResultsFile:
@@ -43,48 +126,55 @@ class ResultsFile:
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / RESULTS
         self.trace_path = self.dir / TRACE
-        records, good = _read_lines(self.path)
+        records, bad, dirty = read_lines(self.path)
+        if bad:
+            self._set_aside(bad)
+        kept = [r for r in records if isinstance(r.get("id"), str)]
         if retry_errors:
-            records = [r for r in records if not r.get("error")]
+            kept = [r for r in kept if not r.get("error")]
         # Last record per id wins; keep file order.
         by_id: dict[str, dict[str, Any]] = {}
-        for r in records:
+        for r in kept:
             by_id[r["id"]] = r
-        rewrite = good != (self.path.stat().st_size if self.path.exists() else 0) \
-            or len(by_id) != len(records) or retry_errors
         self.records = by_id
-        if rewrite:
-            self._rewrite(self.path, by_id.values())
+        if dirty or len(by_id) != len(records):
+            atomic_write(self.path, "".join(dump_line(r) for r in by_id.values()))
         self._compact_trace()
         self._fh = self.path.open("a", encoding="utf-8")
         self._trace_fh = self.trace_path.open("a", encoding="utf-8")
 
-    @staticmethod
-    def _rewrite(path: Path, records: Iterable[dict[str, Any]]) -> None:
-        tmp = path.with_suffix(path.suffix + ".tmp")
-        with tmp.open("w", encoding="utf-8") as fh:
-            for r in records:
-                fh.write(json.dumps(r, ensure_ascii=False) + "\n")
-        os.replace(tmp, path)
+    def _set_aside(self, bad: list[tuple[int, bytes]]) -> None:
+        """Keep corrupt lines (with their line numbers) where a person can look at them."""
+        aside = self.path.with_name(self.path.name + BAD_SUFFIX)
+        with aside.open("ab") as fh:
+            for lineno, raw in bad:
+                fh.write(f"{lineno}\t".encode() + raw)
+        log.warning("%s: %d corrupt line(s) (first: line %d) set aside in %s; those examples run again",
+                    self.path, len(bad), bad[0][0], aside)
 
     def _compact_trace(self) -> None:
-        events, good = _read_lines(self.trace_path)
-        if not events and good == 0:
+        events, _bad, dirty = read_lines(self.trace_path)
+        if not events and not dirty:
             return
-        keep = [e for e in events if e.get("example") in self.records]
-        if len(keep) != len(events) or good != self.trace_path.stat().st_size:
-            self._rewrite(self.trace_path, keep)
+        keep = last_blocks(events, set(self.records))
+        if dirty or len(keep) != len(events):
+            atomic_write(self.trace_path, "".join(dump_line(e) for e in keep))
 
     def done(self) -> set[str]:
         return set(self.records)
 
     def append(self, record: dict[str, Any], events: Iterable[dict[str, Any]] = ()) -> None:
-        """Trace events first, then the result line that makes them count."""
-        lines = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in events)
+        """Trace events first, then the result line that makes them count.
+
+        Everything is serialized before anything is written, so a value JSON
+        cannot hold raises ``ValueError`` with both files untouched.
+        """
+        lines = "".join(dump_line(e) for e in events)
+        line = dump_line(record)
         if lines:
             self._trace_fh.write(lines)
             self._trace_fh.flush()
-        self._fh.write(json.dumps(record, ensure_ascii=False) + "\n")
+        self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
         self.records[record["id"]] = record
@@ -95,7 +185,5 @@ class ResultsFile:
 
     def write_summary(self, summary: dict[str, Any]) -> Path:
         path = self.dir / SUMMARY
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(summary, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        atomic_write(path, encodable(json.dumps(summary, indent=2, ensure_ascii=False, default=str)) + "\n")
         return path

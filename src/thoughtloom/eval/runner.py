@@ -6,47 +6,75 @@ strategy, scores the answer and appends one record. ``C`` examples run at a
 time; their model calls share the one LM stack, so the backend sees them
 together.
 
-Errors: a strategy or data failure on one example is recorded in that
-example's ``error`` field and the run goes on. A failure of the model
-service itself (unreachable after retries, bad credentials, a replay cache
-miss, a configuration error) stops the run: everything finished so far is
-already on disk, and rerunning the same command resumes.
+Errors: everything that touches one example's model text -- the strategy,
+the task's scoring, building and serializing the record -- runs inside the
+per-example boundary. A failure there (a strategy or parser bug, a hostile
+reply, a malformed server reply or a timed-out call after retries, the
+example's deadline) is recorded in that example's ``error`` field and the
+run goes on. A failure of the model service itself (unreachable after
+retries, bad credentials, a replay cache miss, a configuration error) stops
+the run: everything finished so far is already on disk, and rerunning the
+same command resumes.
+
+Bounds: each example gets at most ``DEFAULT_MAX_CALLS`` model calls unless
+the budget says otherwise, and optionally a total deadline
+(``EvalSettings.example_timeout_s``; it interrupts the strategy at its next
+``await``, so it bounds waiting on the model, not a CPU-bound loop).
+
+The output folder is locked for the whole run (:mod:`.lock`), and
+``summary.json`` is written at start and kept current (:mod:`.summary`).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, Sequence
 
-from ..core.errors import CacheMiss, ConfigError, LMError, ModelCrashed
+from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
+                           ModelCrashed)
+from ..core.text import encodable
+from ..core.options import check_options
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import to_json
 from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import Context, Strategy
 from ..tasks.base import Example, Task
-from .results import ResultsFile
+from .lock import OutputLock
+from .results import ResultsFile, dump_line
+from .summary import SummaryWriter, summarize
 
 log = logging.getLogger(__name__)
 
 #: Errors that say the model service or set-up is broken, not the example.
 FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
-#: ... except a crashed model worker: the backend restarts it, so only the
-#: example whose call was in flight is lost.
-PER_EXAMPLE_LM_ERRORS = (ModelCrashed,)
+#: ... except a crashed model worker (the backend restarts it), a malformed
+#: reply and a timed-out call (after retries): they cost the example whose
+#: call it was, not the eval.
+PER_EXAMPLE_LM_ERRORS = (ModelCrashed, MalformedReply, CallTimeout)
+
+#: Model calls per example when the budget does not say (``--max-calls``):
+#: far above what any strategy's defaults use, low enough that a runaway
+#: program (a decomposer calling itself) ends in seconds, not never.
+DEFAULT_MAX_CALLS = 1000
+#: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
+MAX_ERROR_CHARS = 1000
 
 
 @dataclass(frozen=True)
 class EvalSettings:
     concurrency: int = 1
-    budget: Budget = field(default_factory=Budget)
+    budget: Budget = field(default_factory=lambda: Budget(max_calls=DEFAULT_MAX_CALLS))
     retry_errors: bool = False
     seed: int = 0
     trace_text: bool = True
+    example_timeout_s: float | None = None  # total deadline per example; None: none
 
 
 @dataclass
@@ -96,43 +124,112 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     return retriever, entail
 
 
+def describe_error(exc: BaseException) -> str:
+    text = encodable(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
+
+
+def is_fatal(exc: BaseException) -> bool:
+    return isinstance(exc, FATAL_ERRORS) and not isinstance(exc, PER_EXAMPLE_LM_ERRORS)
+
+
+def checked_metrics(metrics: Any) -> dict[str, float]:
+    """A task's scores, which must be finite numbers by name."""
+    if not isinstance(metrics, dict):
+        raise TypeError(f"task score is a {type(metrics).__name__}, not a dict of metrics")
+    out = {}
+    for name, value in metrics.items():
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ValueError(f"task score {name!r} is {value!r}, not a finite number")
+        out[str(name)] = float(value)
+    return out
+
+
+def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
+    """The scores of no answer, for an example that errored."""
+    try:
+        return checked_metrics(task.score(None, gold))
+    except Exception:  # a task that cannot score "no answer": the record has no metrics
+        return {}
+
+
+async def _solve(strategy: Strategy, problem: Any, ctx: Context, deadline_s: float | None) -> Any:
+    """The strategy's result, or :class:`ExampleTimeout` once ``deadline_s`` has passed."""
+    try:
+        async with asyncio.timeout(deadline_s) as scope:
+            return await strategy.run(problem, ctx)
+    except TimeoutError:
+        if scope.expired():
+            raise ExampleTimeout(f"example took longer than {deadline_s:g} s",
+                                 hint="raise --example-timeout") from None
+        raise
+
+
 async def run_example(
     strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """Run and score one example; returns its record and its trace events."""
+    """Run and score one example; returns its record and its trace events.
+
+    Raises only a fatal (service or set-up) error; anything else that goes
+    wrong becomes the record's ``error``.
+    """
     trace = Trace(example=example.problem.id)
     lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
     retriever, entail = question_services(res.retriever, res.entail, lm, trace)
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
                   prompt_dir=res.prompt_dir, seed=settings.seed)
     t0 = time.perf_counter()
-    error = None
-    prediction: str | None = None
-    result = None
+    record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
+                              "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None}
     try:
-        result = await strategy.run(example.problem, ctx)
-        prediction = result.answer
+        result = await _solve(strategy, example.problem, ctx, settings.example_timeout_s)
+        record["prediction"] = result.answer
+        record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
+        record["confidence"] = result.confidence
+        details = to_json(result.details)
+        error = None
     except Exception as exc:  # one example's failure is recorded, not fatal
-        if isinstance(exc, FATAL_ERRORS) and not isinstance(exc, PER_EXAMPLE_LM_ERRORS):
+        if is_fatal(exc):
             raise
-        error = f"{type(exc).__name__}: {exc}"
+        error = describe_error(exc)
         trace.emit("error", error=error)
         log.warning("example %s failed: %s", example.problem.id, error)
-    metrics = task.score(prediction, example.gold)
-    record = {
-        "id": example.problem.id,
-        "input": example.problem.question,
-        "prediction": prediction,
-        "gold": example.gold,
-        "metrics": metrics,
-        "confidence": result.confidence if result else None,
+        record["metrics"] = fallback_metrics(task, example.gold)
+        details = {}
+    record.update({
         "usage": lm.totals.as_dict(),
         "latency_s": round(time.perf_counter() - t0, 6),
         "error": error,
         "meta": to_json(dict(example.problem.meta)),
-        "details": to_json(result.details) if result else {},
-    }
-    return record, trace.events
+        "details": details,
+    })
+    return writable(record, trace.events)
+
+
+def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``record`` and ``events`` as the results file can write them.
+
+    An event JSON cannot hold (say an int past Python's 4,300-digit limit)
+    is replaced by an ``error`` event; a record that cannot be written loses
+    its prediction and details and gets an error saying why.
+    """
+    safe_events = []
+    for event in events:
+        try:
+            dump_line(event)
+            safe_events.append(event)
+        except ValueError as exc:
+            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record["id"],
+                                "error": f"unwritable {event.get('type')} event: {describe_error(exc)}"})
+    try:
+        dump_line(record)
+    except ValueError as exc:
+        error = f"unwritable record: {describe_error(exc)}"
+        record = {**record, "prediction": None, "confidence": None, "details": {},
+                  "error": f"{record['error']}; {error}" if record.get("error") else error}
+        safe_events.append({"type": "error", "t": 0.0, "example": record["id"], "error": error})
+        dump_line(record)  # every remaining field came from our code or the data file
+    return record, safe_events
 
 
 async def evaluate(
@@ -145,17 +242,46 @@ async def evaluate(
     settings: EvalSettings = EvalSettings(),
     progress: Progress | None = None,
     meta: dict[str, Any] | None = None,
+    lock: bool = True,
 ) -> dict[str, Any]:
-    """Run every example not already in ``out_dir``; return the summary."""
+    """Run every example not already in ``out_dir``; return the summary.
+
+    Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
+    holds ``out_dir``. ``lock=False``: the caller already holds the
+    :class:`OutputLock` (the CLI takes it before loading the model).
+    """
+    check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
+    with OutputLock(out_dir) if lock else contextlib.nullcontext():
+        store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
+        try:
+            return await _run(strategy, task, examples, res, store, settings, progress, meta)
+        finally:
+            store.close()
+
+
+async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res: EvalResources,
+               store: ResultsFile, settings: EvalSettings, progress: Progress | None,
+               meta: dict[str, Any] | None) -> dict[str, Any]:
     todo = [e for e in examples if e.problem.id not in store.done()]
     stats = RunStats(total=len(examples), done=len(examples) - len(todo))
+    t0 = time.perf_counter()
+    run_meta = {"strategy": strategy.name, "strategy_config": to_json(strategy.config),
+                "task": task.name, **(meta or {})}
+
+    def build(finished: bool, final: bool) -> dict[str, Any]:
+        summary = summarize(store.records.values(), total=len(examples), stats=stats,
+                            wall_s=time.perf_counter() - t0, meta=run_meta, finished=finished)
+        if final:  # the task's report may be slow: once, at the end
+            summary.update(task_summary(task, store))
+        return summary
+
+    summaries = SummaryWriter(build, store.write_summary)
+    summaries.write()
     if progress is not None:
         progress.start(stats)
-    t0 = time.perf_counter()
     sem = asyncio.Semaphore(max(1, settings.concurrency))
     primary = task.primary_metric
 
@@ -172,6 +298,7 @@ async def evaluate(
         stats.usage.merge(UsageTotals.from_dict(record["usage"]))
         if progress is not None:
             progress.update(record, stats)
+        summaries.tick()
 
     finished = False
     try:
@@ -187,52 +314,15 @@ async def evaluate(
             raise first from None
         finished = True
     finally:
-        summary = summarize(
-            store.records.values(),
-            total=len(examples),
-            stats=stats,
-            wall_s=time.perf_counter() - t0,
-            meta={"strategy": strategy.name, "strategy_config": to_json(strategy.config),
-                  "task": task.name, **(meta or {})},
-            finished=finished,
-        )
-        task_report = task.report(list(store.records.values()))
-        if task_report:
-            summary["task_report"] = task_report
-        store.write_summary(summary)
-        store.close()
+        summary = summaries.write(finished, final=True)
     return summary
 
 
-def summarize(
-    records: Any, *, total: int, stats: RunStats, wall_s: float, meta: dict[str, Any], finished: bool
-) -> dict[str, Any]:
-    records = list(records)
-    n = len(records)
-    metric_names = sorted({k for r in records for k in r["metrics"]})
-    metrics = {
-        name: round(sum(r["metrics"].get(name, 0.0) for r in records) / n, 6) if n else 0.0
-        for name in metric_names
-    }
-    usage_keys = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens")
-    usage = {k: sum(r["usage"].get(k, 0) for r in records) for k in usage_keys}
-    usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in usage_keys}
-    return {
-        **meta,
-        "n": n,
-        "total": total,
-        "complete": finished and n >= total,
-        "n_errors": sum(1 for r in records if r.get("error")),
-        "metrics": metrics,
-        "usage": usage,
-        "mean_latency_s": round(sum(r["latency_s"] for r in records) / n, 4) if n else 0.0,
-        "this_run": {
-            "examples": stats.new,
-            "calls": stats.usage.calls,
-            "cached_calls": stats.usage.cached_calls,
-            "new_calls": stats.usage.calls - stats.usage.cached_calls,
-            "prompt_tokens": stats.usage.prompt_tokens,
-            "completion_tokens": stats.usage.completion_tokens,
-            "wall_s": round(wall_s, 3),
-        },
-    }
+def task_summary(task: Task, store: ResultsFile) -> dict[str, Any]:
+    """The task's own aggregates (``task_report``); a failing report is noted, not fatal."""
+    try:
+        report = task.report(list(store.records.values()))
+    except Exception as exc:  # records hold model text; the summary must still be written
+        log.warning("task report failed: %s", describe_error(exc))
+        return {"task_report_error": describe_error(exc)}
+    return {"task_report": to_json(report)} if report else {}

@@ -59,18 +59,21 @@ class ModelSpec:
 
 
 def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: int = 4096,
-                 max_concurrent: int = 8, threads: int | None = None,
+                 max_concurrent: int = 8, timeout_s: float | None = None, threads: int | None = None,
                  max_parallel: int | None = None) -> LM:
     """The bare backend for a spec, with no wrappers.
 
-    ``threads`` and ``max_parallel`` (sequences decoded together) apply to
-    .gguf models; ``None`` keeps the embedded backend's defaults.
+    ``timeout_s`` bounds one call to an OpenAI-compatible server (default 300 s);
+    the embedded backend has no per-call timeout. ``threads`` and
+    ``max_parallel`` (sequences decoded together) apply to .gguf models;
+    ``None`` keeps the embedded backend's defaults.
     """
     ms = spec if isinstance(spec, ModelSpec) else ModelSpec.parse(spec)
     if ms.kind == "openai":
         from .openai_compat import OpenAICompatLM
 
-        return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent)
+        timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
+        return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent, **timeout)
     from .llamacpp import DEFAULT_MAX_PARALLEL, LlamaCppLM
 
     return LlamaCppLM(ms.path, n_ctx=n_ctx, threads=threads,
@@ -88,15 +91,17 @@ def open_lm(
     tpm: float | None = None,
     retries: int = 4,
     n_ctx: int = 4096,
+    timeout_s: float | None = None,
     threads: int | None = None,
     max_parallel: int | None = None,
 ) -> LM:
     """The standard stack: ``Cached(Retrying(Limited(backend)))``.
 
     ``cache_path=None`` or ``cache_mode="off"`` disables the cache.
+    ``timeout_s`` is the per-call timeout of an OpenAI-compatible backend.
     """
     backend = open_backend(spec, api_key=api_key, n_ctx=n_ctx, max_concurrent=max_concurrent,
-                           threads=threads, max_parallel=max_parallel)
+                           timeout_s=timeout_s, threads=threads, max_parallel=max_parallel)
     lm: LM = Limited(backend, max_concurrent=max_concurrent, rpm=rpm, tpm=tpm)
     lm = Retrying(lm, attempts=retries)
     if cache_path is None or cache_mode == "off":

@@ -16,6 +16,10 @@ Modes:
 Many processes may share one file: WAL mode plus a busy timeout lets
 concurrent writers wait for each other, and ``INSERT OR REPLACE`` makes a
 duplicate write harmless.
+
+The store keeps what it is given: text that SQLite cannot encode (lone
+surrogates from a backend that did not clean them) is stored with U+FFFD in
+their place, never a crash.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import Literal, Sequence
 
 from ..core.errors import CacheMiss, ConfigError
+from ..core.text import encodable
 from ..core.protocols import LM
 from ..core.types import Completion, Request, TokenLogprob, Usage, request_hash
 
@@ -63,10 +68,11 @@ class CompletionStore:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.execute(_SCHEMA)
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
             raise ConfigError(
-                f"cannot open cache {self.path}: {exc}", hint="pass --cache PATH or --no-cache"
-            ) from exc
+                f"cannot open cache {self.path}: {reason}", hint="pass --cache PATH or --no-cache"
+            ) from None
         self._lock = threading.Lock()
 
     def get_many(self, keys: Sequence[str]) -> dict[str, Completion]:
@@ -88,9 +94,9 @@ class CompletionStore:
         rows = [
             (
                 key,
-                c.model,
-                c.text,
-                c.finish_reason,
+                encodable(c.model),
+                encodable(c.text),
+                encodable(c.finish_reason),
                 c.usage.prompt_tokens,
                 c.usage.completion_tokens,
                 _dump_logprobs(c.logprobs),
@@ -150,7 +156,7 @@ class CompletionStore:
 def _dump_logprobs(logprobs: tuple[TokenLogprob, ...] | None) -> str | None:
     if logprobs is None:
         return None
-    return json.dumps([[t.token, t.logprob, [list(x) for x in t.top]] for t in logprobs])
+    return json.dumps([[encodable(t.token), t.logprob, [[encodable(a), b] for a, b in t.top]] for t in logprobs])
 
 
 def _row_to_completion(row: tuple) -> Completion:

@@ -9,6 +9,14 @@ Structured output is sent as ``response_format`` of type ``json_schema``
 (OpenAI, vLLM, Ollama). Servers that only know ``json_object`` plus a
 ``schema`` field (llama-cpp-python's server) are detected from their 4xx
 reply to the first such request and answered in that dialect from then on.
+
+A 200 reply whose body is not a usable completion (bad JSON, empty or null
+``choices``, a non-string ``content``, non-numeric ``usage``) raises
+:class:`MalformedReply`; a call past ``timeout_s`` raises
+:class:`CallTimeout`. Both are transient (the ``Retrying`` wrapper retries
+them a bounded number of times) and per-example (the eval runner records them
+against the example and goes on). Reply text is made encodable (lone
+surrogates -> U+FFFD) here, where it enters the library.
 """
 
 from __future__ import annotations
@@ -20,8 +28,9 @@ from typing import Any, Sequence
 
 import httpx
 
-from ..core.errors import LMError, PromptTooLong, RateLimitError, TransientError
-from ..core.types import Completion, Request, Usage
+from ..core.errors import CallTimeout, ConfigError, LMError, MalformedReply, PromptTooLong, RateLimitError, TransientError
+from ..core.text import encodable
+from ..core.types import Completion, Request, TokenLogprob, Usage
 from .llamacpp import _parse_logprobs
 
 _RETRYABLE_STATUS = {408, 409, 500, 502, 503, 504}
@@ -43,7 +52,10 @@ class OpenAICompatLM:
         self.base_url = base_url.rstrip("/")
         self.model_id = f"openai:{model}@{self.base_url}"
         self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        self._timeout = httpx.Timeout(timeout_s, connect=10.0)
+        if not timeout_s > 0:
+            raise ConfigError(f"timeout must be > 0 seconds, got {timeout_s}", hint="pass --timeout SECONDS")
+        self.timeout_s = float(timeout_s)
+        self._timeout = httpx.Timeout(timeout_s, connect=min(10.0, timeout_s))
         self._limits = httpx.Limits(max_connections=max_connections,
                                     max_keepalive_connections=max_connections)
         self._clients: dict[int, httpx.AsyncClient] = {}
@@ -88,9 +100,15 @@ class OpenAICompatLM:
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
         url = f"{self.base_url}/chat/completions"
         try:
-            return await self._client().post("/chat/completions", json=body)
-        except httpx.TimeoutException as exc:
-            raise TransientError(f"timed out calling {url}: {exc!r}") from exc
+            # httpx's read timeout is per chunk; the outer bound makes timeout_s the whole call's.
+            async with asyncio.timeout(self.timeout_s):
+                return await self._client().post("/chat/completions", json=body)
+        except httpx.ConnectTimeout as exc:
+            raise TransientError(f"cannot reach {url}: {exc!r}",
+                                 hint="is the server running? check the base URL in --model openai:MODEL@URL") from exc
+        except (httpx.TimeoutException, TimeoutError) as exc:
+            raise CallTimeout(f"no reply from {url} within {self.timeout_s:g} s",
+                              hint="raise --timeout, or check the server's load") from exc
         except httpx.TransportError as exc:
             raise TransientError(
                 f"cannot reach {url}: {exc!r}",
@@ -107,23 +125,7 @@ class OpenAICompatLM:
             resp = await self._post(self._body(request))
         latency = time.perf_counter() - t0
         _raise_for_status(resp, self.base_url, self.model)
-        try:
-            data = resp.json()
-            choice = data["choices"][0]
-        except (ValueError, KeyError, IndexError, TypeError) as exc:
-            raise TransientError(f"malformed reply from {self.base_url}: {resp.text[:200]!r}") from exc
-        usage = data.get("usage") or {}
-        return Completion(
-            text=(choice.get("message") or {}).get("content") or "",
-            finish_reason=choice.get("finish_reason") or "stop",
-            usage=Usage(
-                prompt_tokens=int(usage.get("prompt_tokens") or 0),
-                completion_tokens=int(usage.get("completion_tokens") or 0),
-                latency_s=latency,
-            ),
-            logprobs=_parse_logprobs(choice.get("logprobs")),
-            model=self.model_id,
-        )
+        return completion_from_reply(resp, latency, self.base_url, self.model_id)
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         return list(await asyncio.gather(*(self._one(r) for r in requests)))
@@ -135,6 +137,63 @@ class OpenAICompatLM:
                 await client.aclose()
             except RuntimeError:  # its loop is already closed; nothing to flush
                 pass
+
+
+def completion_from_reply(resp: httpx.Response, latency: float, base_url: str, model_id: str) -> Completion:
+    """The :class:`Completion` in a 200 reply, or :class:`MalformedReply` saying what is wrong."""
+    def bad(why: str) -> MalformedReply:
+        return MalformedReply(f"malformed reply from {base_url} ({why}): {encodable(resp.text[:200])!r}")
+
+    try:
+        data = resp.json()
+    except ValueError:  # bad JSON or bad UTF-8
+        raise bad("not JSON") from None
+    if not isinstance(data, dict):
+        raise bad("not a JSON object")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise bad("no choices")
+    choice = choices[0]
+    message = choice.get("message") or {}
+    content = message.get("content") if isinstance(message, dict) else None
+    if content is not None and not isinstance(content, str):
+        raise bad("message content is not a string")
+    finish = choice.get("finish_reason") or "stop"
+    if not isinstance(finish, str):
+        raise bad("finish_reason is not a string")
+    usage = data.get("usage") or {}
+    if not isinstance(usage, dict):
+        raise bad("usage is not an object")
+    try:
+        prompt_tokens = _count(usage.get("prompt_tokens"))
+        completion_tokens = _count(usage.get("completion_tokens"))
+        logprobs = _clean_logprobs(_parse_logprobs(choice.get("logprobs")))
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
+        raise bad(f"usage or logprobs: {exc}") from None
+    return Completion(
+        text=encodable(content or ""),
+        finish_reason=encodable(finish),
+        usage=Usage(prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, latency_s=latency),
+        logprobs=logprobs,
+        model=model_id,
+    )
+
+
+def _count(value: Any) -> int:
+    """A token count: a non-negative whole number (missing or null is 0)."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value \
+            or value < 0 or value != int(value):
+        raise ValueError(f"bad token count {value!r}")
+    return int(value)
+
+
+def _clean_logprobs(logprobs: tuple[TokenLogprob, ...] | None) -> tuple[TokenLogprob, ...] | None:
+    if logprobs is None:
+        return None
+    return tuple(TokenLogprob(encodable(str(t.token)), t.logprob,
+                              tuple((encodable(str(a)), float(b)) for a, b in t.top)) for t in logprobs)
 
 
 # how vLLM, llama.cpp server and OpenAI word a prompt longer than the context

@@ -3,6 +3,10 @@
 Each request of a batch is retried on its own, so one failed sample does not
 resend its siblings. Backoff is exponential with jitter; a server's
 ``Retry-After`` is honoured when it is longer.
+
+A :class:`MalformedReply` (a 200 reply that is not a completion) is retried
+at most ``malformed_attempts`` times in all: a garbled reply may be a glitch,
+but a server that keeps sending them will not be cured by waiting.
 """
 
 from __future__ import annotations
@@ -16,11 +20,10 @@ from tenacity import (
     AsyncRetrying,
     RetryCallState,
     retry_if_exception_type,
-    stop_after_attempt,
     wait_exponential_jitter,
 )
 
-from ..core.errors import RateLimitError, TransientError
+from ..core.errors import MalformedReply, RateLimitError, TransientError
 from ..core.protocols import LM
 from ..core.types import Completion, Request
 
@@ -33,6 +36,7 @@ class Retrying:
     attempts: int = 4
     initial_s: float = 0.5
     max_s: float = 20.0
+    malformed_attempts: int = 2
 
     @property
     def model_id(self) -> str:
@@ -45,6 +49,11 @@ class Retrying:
             return max(backoff, min(exc.retry_after, self.max_s * 3))
         return backoff
 
+    def _stop(self, state: RetryCallState) -> bool:
+        exc = state.outcome.exception() if state.outcome else None
+        limit = min(self.attempts, self.malformed_attempts) if isinstance(exc, MalformedReply) else self.attempts
+        return state.attempt_number >= limit
+
     def _log(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
         log.warning("retrying model call (attempt %d): %s", state.attempt_number, exc)
@@ -52,7 +61,7 @@ class Retrying:
     async def _one(self, request: Request) -> Completion:
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientError),
-            stop=stop_after_attempt(self.attempts),
+            stop=self._stop,
             wait=self._wait,
             before_sleep=self._log,
             reraise=True,

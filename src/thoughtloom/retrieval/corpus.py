@@ -16,6 +16,7 @@ the first few reasons kept in ``Corpus.problems``), never dropped silently.
 from __future__ import annotations
 
 import csv
+import io
 import hashlib
 import json
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..core.errors import ConfigError, DataError
+from ..core.files import read_utf8, utf8_lines
 from ..core.types import Passage
 
 #: formats with a reader; "auto" picks one from the file name and contents.
@@ -121,21 +123,26 @@ def _must_exist(path: Path) -> None:
 
 
 def iter_jsonl(path: Path, builder: CorpusBuilder) -> Iterator[tuple[str, Any]]:
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                yield where, json.loads(line)
-            except json.JSONDecodeError as exc:
-                builder.corpus.read += 1
-                builder.bad(where, f"invalid JSON ({exc.msg})")
+    for lineno, raw in utf8_lines(path):
+        where = f"{path}:{lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            builder.corpus.read += 1
+            builder.bad(where, f"not valid UTF-8 (byte 0x{raw[exc.start:exc.start + 1].hex()}, column {exc.start + 1})")
+            continue
+        if not line.strip():
+            continue
+        try:
+            yield where, json.loads(line)
+        except json.JSONDecodeError as exc:
+            builder.corpus.read += 1
+            builder.bad(where, f"invalid JSON ({exc.msg})")
 
 
 def iter_json(path: Path, builder: CorpusBuilder) -> Iterator[tuple[str, Any]]:
     """Elements of a top-level JSON array (or the values of an object), with their lines."""
-    text = path.read_text(encoding="utf-8")
+    text = read_utf8(path)
     decoder = json.JSONDecoder()
     i = _skip_ws(text, 0)
     if i >= len(text) or text[i] not in "[{":
@@ -208,7 +215,7 @@ def read_generic_records(path: Path, builder: CorpusBuilder) -> None:
 
 
 def read_csv(path: Path, builder: CorpusBuilder) -> None:
-    with path.open(encoding="utf-8", newline="") as fh:
+    with io.StringIO(read_utf8(path), newline="") as fh:
         reader = csv.DictReader(fh)
         fields = [f.lower() for f in reader.fieldnames or []]
         if not any(k in fields for k in TEXT_FIELDS):

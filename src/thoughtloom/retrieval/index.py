@@ -27,7 +27,7 @@ from .bm25 import BM25Searcher, BM25Settings
 from .corpus import Corpus
 from .dense import DenseSearcher, DenseSettings, Encoder
 from .hybrid import FusionSettings, rrf
-from .store import PassageStore, check_corpus, index_text, read_manifest, write_manifest
+from .store import PassageStore, check_corpus, damaged, index_text, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +104,8 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     """
     folder = Path(out).expanduser()
     bm, de, fu = _settings(kind, settings or {})
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"index folder {folder} is a file", hint="choose another --out")
     if folder.exists() and any(folder.iterdir()):
         if not overwrite:
             raise ConfigError(f"{folder} exists and is not empty", hint="pass --overwrite or choose another --out")
@@ -148,11 +150,40 @@ def open_index(folder: str | Path, *, corpus: Corpus | None = None, check_source
                               hint="only a hybrid index opens as its bm25 or dense half")
         manifest = {**manifest, "kind": kind,
                     "settings": {kind: manifest["settings"][kind]}}
-    bm, de, fu = _settings(manifest["kind"], manifest["settings"])
+    try:
+        bm, de, fu = _settings(manifest["kind"], manifest["settings"])
+    except (TypeError, ValueError, KeyError) as exc:
+        raise damaged(folder, f"bad settings in manifest.json: {exc}") from None
     passages = PassageStore(folder)
-    bm25 = BM25Searcher.load(folder / "bm25", bm) if bm is not None else None
-    dense = DenseSearcher.load(folder / "dense", de, encoder=encoder) if de is not None else None
+    try:
+        bm25 = _load_part(folder, "bm25", lambda: BM25Searcher.load(folder / "bm25", bm)) if bm is not None else None
+        dense = (_load_part(folder, "dense", lambda: DenseSearcher.load(folder / "dense", de, encoder=encoder))
+                 if de is not None else None)
+    except BaseException:
+        passages.close()
+        raise
+    if bm25 is not None and _n_docs(bm25) != len(passages):
+        passages.close()
+        raise damaged(folder, f"its {len(passages)} passages and bm25/ ({_n_docs(bm25)} documents) disagree")
     return Index(folder, manifest, passages, bm25, dense, fu)
+
+
+def _n_docs(bm25: BM25Searcher) -> int | None:
+    try:
+        return bm25.n_docs
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _load_part(folder: Path, name: str, load: Any) -> Any:
+    if not (folder / name).is_dir():
+        raise damaged(folder, f"{name}/ is missing")
+    try:
+        return load()
+    except ConfigError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError, EOFError, IndexError) as exc:
+        raise damaged(folder, f"{name}/ unreadable: {exc}") from None
 
 
 def disk_size(folder: str | Path) -> int:

@@ -65,9 +65,22 @@ class PassageStore:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self._offsets = np.load(folder / "offsets.npy", mmap_mode="r")
-        self._fh = (folder / "passages.jsonl").open("rb")
+        try:
+            self._offsets = np.load(folder / "offsets.npy", mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError, EOFError) as exc:
+            raise damaged(folder, f"offsets.npy unreadable: {exc}") from None
+        offsets = self._offsets
+        if offsets.ndim != 1 or len(offsets) < 1 or offsets.dtype.kind not in "iu" or int(offsets[0]) != 0:
+            raise damaged(folder, "offsets.npy is not a list of line offsets")
+        try:
+            self._fh = (folder / "passages.jsonl").open("rb")
+        except OSError as exc:
+            raise damaged(folder, f"passages.jsonl: {exc.strerror or exc}") from None
         size = os.fstat(self._fh.fileno()).st_size
+        if int(offsets[-1]) != size or (len(offsets) > 1 and bool(np.any(np.diff(offsets) <= 0))):
+            self._fh.close()
+            raise damaged(folder, f"passages.jsonl has {size} bytes where offsets.npy expects {int(offsets[-1])} "
+                                  "(truncated or rewritten)")
         self._mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ) if size else None
 
     def __len__(self) -> int:
@@ -77,8 +90,12 @@ class PassageStore:
         if self._mm is None or not 0 <= row < len(self):
             raise IndexError(row)
         start, end = int(self._offsets[row]), int(self._offsets[row + 1])
-        rec = json.loads(self._mm[start:end])
-        return Passage(id=rec["id"], text=rec["text"], title=rec.get("title", ""), meta=rec.get("meta", {}))
+        try:
+            rec = json.loads(self._mm[start:end])
+            return Passage(id=str(rec["id"]), text=str(rec["text"]), title=str(rec.get("title", "")),
+                           meta=rec.get("meta") or {})
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            raise damaged(self.folder, f"passages.jsonl row {row}: {exc}") from None
 
     def texts(self, rows: Iterable[int] | None = None) -> Iterable[str]:
         """Title + text of each row (what indexes embed or tokenize)."""
@@ -130,11 +147,27 @@ def read_manifest(folder: str | Path) -> dict[str, Any]:
     if not path.is_file():
         raise ConfigError(f"{folder} is not an index (no {MANIFEST})",
                           hint="build one with `thoughtloom index build --corpus PATH --out DIR`")
-    manifest = json.loads(path.read_text(encoding="utf-8"))
+    try:
+        manifest = json.loads(path.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise damaged(folder, f"{MANIFEST} is not readable JSON: {exc}") from None
+    if not isinstance(manifest, dict):
+        raise damaged(folder, f"{MANIFEST} is not a JSON object")
     if manifest.get("format_version") != FORMAT_VERSION:
         raise ConfigError(f"{folder}: index format {manifest.get('format_version')} is not {FORMAT_VERSION}",
                           hint="rebuild the index with this version of thoughtloom")
+    corpus = manifest.get("corpus")
+    if (manifest.get("kind") not in ("bm25", "dense", "hybrid") or not isinstance(manifest.get("settings"), dict)
+            or not isinstance(corpus, dict) or not isinstance(corpus.get("fingerprint"), str)
+            or not isinstance(corpus.get("source_files", []), list)):
+        raise damaged(folder, f"{MANIFEST} lacks kind, settings or corpus fingerprint")
     return manifest
+
+
+def damaged(folder: Path, why: str) -> ConfigError:
+    """The one-line error for an index folder that cannot be read as built."""
+    return ConfigError(f"index {folder} is damaged: {why}",
+                       hint=f"rebuild it: thoughtloom index build --corpus ... --out {folder} --overwrite")
 
 
 def check_corpus(folder: Path, manifest: dict[str, Any], corpus: Corpus | None = None,

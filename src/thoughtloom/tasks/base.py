@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
 from ..core.errors import ConfigError, DataError
+from ..core.files import decode_line, read_utf8, utf8_lines
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .metrics import exact_match, normalize_text, token_f1
@@ -65,27 +66,27 @@ class Task:
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, record) for each non-blank line; bad JSON names file:line."""
+    """(line number, record) for each non-blank line; bad JSON or UTF-8 names file:line."""
     path = Path(path)
     _must_exist(path)
-    with path.open(encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-            if not isinstance(record, dict):
-                raise DataError(f"{path}:{lineno}: expected a JSON object")
-            yield lineno, record
+    for lineno, raw in utf8_lines(path):
+        line = decode_line(raw, f"{path}:{lineno}")
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+        if not isinstance(record, dict):
+            raise DataError(f"{path}:{lineno}: expected a JSON object")
+        yield lineno, record
 
 
 def read_json(path: str | Path) -> Any:
     path = Path(path)
     _must_exist(path)
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
 

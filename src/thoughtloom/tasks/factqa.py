@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import csv
+import io
 import random
 import re
 from pathlib import Path
@@ -29,6 +30,7 @@ from typing import Any, Sequence
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..eval.stratify import length_strata, question_length, stratified_means
+from ..core.files import read_utf8
 from .base import Example, Task, read_jsonl, require
 from .metrics import exact_match, token_f1
 from .odqa import PooledCorpus
@@ -52,11 +54,10 @@ def interleave(examples: Sequence[Example], seed: int = 42) -> list[Example]:
 def _read_csv(path: Path) -> list[tuple[int, dict[str, str]]]:
     if not path.is_file():
         raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
-    with path.open(encoding="utf-8", newline="") as fh:
-        reader = csv.DictReader(fh)
-        if not reader.fieldnames or "Question" not in reader.fieldnames or "Answer" not in reader.fieldnames:
-            raise DataError(f"{path}:1: expected columns Question, Answer")
-        return [(i + 2, row) for i, row in enumerate(reader)]
+    reader = csv.DictReader(io.StringIO(read_utf8(path), newline=""))
+    if not reader.fieldnames or "Question" not in reader.fieldnames or "Answer" not in reader.fieldnames:
+        raise DataError(f"{path}:1: expected columns Question, Answer")
+    return [(i + 2, row) for i, row in enumerate(reader)]
 
 
 class FactTask(Task):

@@ -15,6 +15,7 @@ which label such scores ``symbolic`` in their output.
 from __future__ import annotations
 
 import csv
+import io
 import re
 from collections import Counter
 from fractions import Fraction
@@ -24,6 +25,7 @@ from typing import Any, Sequence
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
 from .arith import ExpressionError, check_24, parse_expression
+from ..core.files import read_utf8
 from .base import Example, Task, _must_exist
 
 # Our own worked examples (puzzles chosen by us, not from the test data).
@@ -98,7 +100,7 @@ class Game24(Task):
         path = Path(path)
         _must_exist(path)
         examples = []
-        with path.open(encoding="utf-8", newline="") as fh:
+        with io.StringIO(read_utf8(path), newline="") as fh:
             reader = csv.DictReader(fh)
             if reader.fieldnames is None or "Puzzles" not in reader.fieldnames:
                 raise DataError(f"{path}:1: expected a CSV header with a 'Puzzles' column")

@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ..core.errors import DataError
 from ..core.types import Problem
+from ..core.files import read_utf8
 from .base import Example, Task, _must_exist, read_jsonl
 
 _ITEM = re.compile(r"^\s*(?:\[?\d+[\].):]?|[-*•])\s*(.+?)\s*$")
@@ -129,7 +130,7 @@ class OutlineImprovement(Task):
         else:
             p = Path(path)
             _must_exist(p)
-            blocks = parse_outline_blocks(p.read_text(encoding="utf-8"), str(p))
+            blocks = parse_outline_blocks(read_utf8(p), str(p))
         examples = []
         for i, (premise, items) in enumerate(blocks):
             problem = Problem(id=f"outline-{i}", question="\n".join(items), context=premise)
