@@ -170,3 +170,25 @@ def test_repack_is_off_on_amx_cpus(tmp_path):
 def test_worker_waits_passively_unless_told_otherwise():
     assert worker_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
     assert worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+async def test_an_eval_records_a_crash_against_its_example_and_goes_on(model_file, tmp_path):
+    import json
+
+    from thoughtloom import strategies, tasks
+    from thoughtloom.core import Problem
+    from thoughtloom.eval import EvalResources, evaluate
+    from thoughtloom.tasks import Example
+
+    lm = LlamaCppLM(model_file, engine=ECHO)
+    questions = ["What is 1 plus 1?", "SEGFAULT: what is 2 plus 2?", "What is 3 plus 3?"]
+    examples = [Example(Problem(f"q{i}", q), "0") for i, q in enumerate(questions)]
+    try:
+        summary = await evaluate(strategies.get("io")(), tasks.get("gsm8k"), examples, EvalResources(lm),
+                                 tmp_path / "out")
+    finally:
+        await lm.aclose()
+    records = {r["id"]: r for r in map(json.loads, (tmp_path / "out" / "results.jsonl").read_text().splitlines())}
+    assert sorted(records) == ["q0", "q1", "q2"] and summary["complete"]
+    assert records["q1"]["error"].startswith("ModelCrashed") and "SIGSEGV" in records["q1"]["error"]
+    assert records["q0"]["error"] is None and records["q2"]["error"] is None
