@@ -87,3 +87,36 @@ async def test_killed_model_worker_is_survived(embedded_path):
         assert "paris" in c.text.lower()
     finally:
         await lm.aclose()
+
+
+def test_prompts_are_tokenized_as_llama_cpp_python_does(embedded_path):
+    """The engine renders chats with the GGUF's template exactly as llama-cpp-python's
+    create_chat_completion does (the same prompt tokens and template stop strings)."""
+    from llama_cpp import Llama
+
+    from thoughtloom.lm.llamacpp_engine import Engine
+
+    messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"},
+                {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "What is 2+2?"}]
+    reference = Llama(str(embedded_path), vocab_only=True, verbose=False)
+
+    class Capture:  # stands in for the Llama object the chat handler drives
+        verbose = False
+
+        def tokenize(self, *args, **kwargs):
+            return reference.tokenize(*args, **kwargs)
+
+        def create_completion(self, **kwargs):
+            self.kwargs = kwargs
+            return {"id": "x", "created": 0, "model": "x", "usage": {}, "choices": [
+                {"text": "", "index": 0, "logprobs": None, "finish_reason": "stop"}]}
+
+    capture = Capture()
+    reference._chat_handlers[reference.chat_format](llama=capture, messages=messages)
+    engine = Engine(str(embedded_path), n_ctx=512, max_parallel=1)
+    try:
+        tokens, stop = engine.render(messages)
+    finally:
+        engine.close()
+    assert tokens == capture.kwargs["prompt"]
+    assert stop == capture.kwargs["stop"]

@@ -31,15 +31,24 @@ Sampling matches llama-cpp-python's ``create_chat_completion`` defaults:
 greedy at temperature 0, else top-k 40 → top-p → min-p 0.05 → temperature →
 a seeded draw, seeded per request (``seed``), so a sampled request gives the
 same text alone or in a batch as long as the model's logits are the same.
-What is exact and what is not (measured on the embedded model, see the
-integration tests): decoding a request in a batch or alone gives the same
-greedy text and the same seeded sample, token for token. Reusing a prompt
-prefix kept from an *earlier* batch is not bit-exact: the new tokens' KV
-cells land elsewhere in the cache, attention sums in another order, and a
-greedy near-tie can then go the other way (15 of 24 32-token greedy replies
-were identical with reuse vs without in one test). The previous backend
-(llama-cpp-python's own prefix cache) had the same property; exact replay of
-a run is the completion cache's job. ``resident=0`` turns the reuse off.
+What is exact and what is not (measured on the embedded model; the
+integration tests pin the first two):
+
+- decoding a request in a batch or alone gives the same greedy text and the
+  same seeded sample, token for token. That holds because llama.cpp's
+  flash-attention kernel (on by default, ``flash_attn_type`` AUTO) treats
+  each query row alike whatever the batch; with it off, 6 of 12 32-token
+  greedy replies changed when batched;
+- the prompt is rendered and tokenized exactly as llama-cpp-python's
+  ``create_chat_completion`` does (same tokens for SmolLM2 and Qwen2.5);
+- reusing a prompt prefix kept from an *earlier* batch is not bit-exact: the
+  new tokens' KV cells land elsewhere in the cache, attention sums in another
+  order, and a greedy near-tie can go the other way (15 of 24 32-token
+  greedy replies were identical with reuse vs without). ``resident=0`` turns
+  that reuse off; exact replay of a run is the completion cache's job;
+- against the previous backend (llama-cpp-python's high-level API, flash
+  attention off), 6 of 12 such replies were identical: the same near-ties,
+  decided by the other attention kernel.
 
 Weight repacking
 ----------------
@@ -156,6 +165,7 @@ class Engine:
         cparams.n_threads = self.threads
         cparams.n_threads_batch = self.threads
         cparams.no_perf = True
+        cparams.flash_attn_type = ll.LLAMA_FLASH_ATTN_TYPE_AUTO  # batch-invariant attention (see above)
         self.ctx = ll.llama_init_from_model(self.model, cparams)
         if not self.ctx:
             raise EngineError("error", f"llama.cpp could not create a context of {self.kv_cells} cells")
