@@ -198,7 +198,7 @@ class Engine:
     def _piece_text(self, token: int) -> str:
         if token < 0:
             return ""
-        return self.ll.llama_token_get_text(self.vocab, token).decode("utf-8", errors="replace")
+        return self.ll.llama_vocab_get_text(self.vocab, token).decode("utf-8", errors="replace")
 
     def _piece(self, token: int) -> bytes:
         buf = ctypes.create_string_buffer(64)
