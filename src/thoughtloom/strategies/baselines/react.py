@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
-from ..base import Context, Result, Strategy, register
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from .retrieval import dedupe, retrieve
 
 _ACTION = re.compile(r"Action\s*\d*\s*:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
@@ -40,6 +40,7 @@ class ReActConfig:
     k: int = 2
     max_tokens: int = 96
     observation_chars: int = 400
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("react")
