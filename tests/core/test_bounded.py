@@ -23,7 +23,8 @@ HUGE = "1" + "0" * 5000
 
 
 @pytest.mark.parametrize("text", [HUGE, "[" * 2000 + "]" * 2000, "NaN", "[Infinity]", '{"a": 1e400}',
-                                  "[1,", "x" * 200_001])
+                                  "[1,", "x" * 200_001],
+                         ids=["huge", "deep", "nan", "inf", "overflow", "truncated", "long"])
 def test_loads_json_refuses_with_parse_error(text):
     with pytest.raises(ParseError):
         loads_json(text)
@@ -47,7 +48,8 @@ def test_number_helpers():
 
 
 @pytest.mark.parametrize("reply", ["[" * 1000, "{" * 1000, "9" * 5000, '{"score": ' + HUGE + "}",
-                                   '{"score": NaN}', "```json\n" + "[" * 3000 + "\n```"])
+                                   '{"score": NaN}', "```json\n" + "[" * 3000 + "\n```"],
+                         ids=["brackets", "braces", "digits", "huge", "nan", "fenced"])
 def test_parse_json_fails_typed(reply):
     with pytest.raises(ParseError):
         parse_json(reply)
@@ -101,7 +103,8 @@ def test_scorers_survive_nesting_and_huge_numbers():
 ])
 @pytest.mark.parametrize("line", ["Step 1" + " " * 100_000 + "x", "answer" + " " * 100_000,
                                   "1 " + "x" + " " * 100_000 + "y", "```" + " " * 100_000 + "x",
-                                  "h1" + " " * 100_000 + "x", "*" * 100_000])
+                                  "h1" + " " * 100_000 + "x", "*" * 100_000],
+                         ids=["step", "answer", "item", "fence", "word", "stars"])
 def test_long_lines_are_read_in_linear_time(parse, line):
     # the old patterns backtracked quadratically: minutes on these lines
     t0 = time.perf_counter()
@@ -127,3 +130,19 @@ def test_lone_surrogates_hash_and_arrive_replaced():
     [c] = asyncio.run(lm.generate([Request.of("q")]))
     assert c.text == "bad \ufffd reply"
     c.text.encode("utf-8")
+
+
+@pytest.mark.parametrize("parse", [
+    lambda t: get("hotpotqa").extract_answer(t), lambda t: get("fever").extract_answer(t),
+    lambda t: get("outline").extract_answer(t), lambda t: get("game24").extract_answer(t),
+    lambda t: __import__("thoughtloom.strategies.hgot.infer", fromlist=["x"])._ANSWER.match(t),
+    lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._THOUGHT.match(t),
+    lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._ACTION.search(t),
+])
+@pytest.mark.parametrize("line", ["answer" + " " * 60_000, "*" + " " * 60_000 + "x", "\n" * 60_000,
+                                  "Action" + " " * 60_000, "Thought" + " " * 60_000 + "\n" + " " * 60_000],
+                         ids=["answer", "stars", "newlines", "action", "thought"])
+def test_more_answer_readers_run_in_linear_time(parse, line):
+    t0 = time.perf_counter()
+    parse(line)
+    assert time.perf_counter() - t0 < 5

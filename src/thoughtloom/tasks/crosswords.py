@@ -26,7 +26,7 @@ from .base import Example, Task, read_json
 
 BLANK = "_"
 SLOTS = tuple(f"h{i}" for i in range(1, 6)) + tuple(f"v{i}" for i in range(1, 6))
-_CLUE_LINE = re.compile(r"^\s*([hv][1-5])\s*[.:)]\s*(.+?)\s*$", re.IGNORECASE)
+_CLUE_LINE = re.compile(r"^\s*([hv][1-5])\s*[.:)]\s*(.+)$", re.IGNORECASE)  # group stripped
 #: A word line ("h2. [clue]: WORD") is short; longer lines are read up to here, because the
 #: pattern's lazy \W*? before [^:\n]*: backtracks quadratically on a long line.
 MAX_WORD_LINE = 300
@@ -71,7 +71,7 @@ def parse_clues(question: str) -> dict[str, str]:
     for line in question.splitlines():
         m = _CLUE_LINE.match(line)
         if m:
-            clues[m.group(1).lower()] = m.group(2)
+            clues[m.group(1).lower()] = m.group(2).strip()
     missing = [s for s in SLOTS if s not in clues]
     if missing:
         raise DataError(f"crossword needs clues h1..h5 and v1..v5, one per line as 'h1. <clue>'; missing {missing}")

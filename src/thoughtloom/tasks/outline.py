@@ -116,7 +116,8 @@ class OutlineImprovement(Task):
 
     def extract_answer(self, text: str) -> str | None:
         """The items after the last "Outline:" line (a chain of thought's end), else every item."""
-        parts = re.split(r"^\s*\**outline\**\s*:\s*$", text, flags=re.IGNORECASE | re.MULTILINE)
+        # [ \t]*, not \s*: with MULTILINE, \s* runs across newlines from every line start (quadratic)
+        parts = re.split(r"^[ \t]*\**outline\**[ \t]*:[ \t]*$", clip(text), flags=re.IGNORECASE | re.MULTILINE)
         items = outline_items(parts[-1])
         return "\n".join(items) if items else None
 

@@ -21,8 +21,9 @@ from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from .retrieval import dedupe, retrieve
 
-_ACTION = re.compile(r"Action\s*\d*\s*:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
-_THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)(?:\n|$)", re.IGNORECASE)
+# no two optional runs of the same characters side by side: they backtrack quadratically
+_ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_THOUGHT = re.compile(r"^\s*(?:Thought\s*(?:\d+\s*)?:\s*)?(.*?)(?:\n|$)", re.IGNORECASE)
 
 
 def parse_step(text: str) -> tuple[str, str | None, str]:
