@@ -343,7 +343,8 @@ def plan(runs: int, seed: int, data_dir: str) -> list[tuple[str, str, object, st
     i = 0
     while len(cells) < runs and pairs:
         s, t = pairs[i % len(pairs)]
-        focus = CLASSES[(i // len(pairs) + i) % len(CLASSES)]
+        # pair p in cycle c gets class p + c: every pair meets every class within len(CLASSES) cycles
+        focus = CLASSES[(i % len(pairs) + i // len(pairs)) % len(CLASSES)]
         exs = examples(t, data_dir)
         cells.append((s, t, exs[rng.randrange(len(exs))], focus, seed * 100_003 + i))
         i += 1
