@@ -139,7 +139,7 @@ def _payload(cls: str, rng: random.Random, req: Request) -> str:
     if cls == "empty":
         return rng.choice(["", " ", "\n\n", "\x00", "\t"])
     if cls == "huge":
-        return rng.choice(["The answer is 42. ", "word ", "[1] ", "Score: 10\n"]) * rng.randint(5000, 20000)
+        return rng.choice(["The answer is 42. ", "word ", "[1] ", "Score: 10\n"]) * rng.randint(3000, 10000)
     if cls == "nested":
         opener = rng.choice(["[", "(", "{", '{"a":', "[[", "((1+", '{"score":', "\\boxed{"])
         n = rng.randint(200, 6000)

@@ -10,6 +10,7 @@ built in, so every strategy family runs regardless.
 import faulthandler
 import sys
 
+import pytest
 from conftest import data_dir
 from fuzz_harness import CLASSES, fuzz, plan, strategy_tasks
 
@@ -20,6 +21,8 @@ SEED = 11
 
 
 def test_plan_covers_every_strategy_and_every_reply_class():
+    if not data_dir().is_dir():
+        pytest.skip(f"benchmark data {data_dir()} is absent (set THOUGHTLOOM_DATA to ../shared/data)")
     cells = plan(RUNS, SEED, str(data_dir()))
     assert {s for s, *_ in cells} == set(strategies.available()) == set(strategy_tasks())
     assert {focus for *_, focus, _ in cells} == set(CLASSES)
@@ -30,7 +33,7 @@ def test_no_hostile_reply_crashes_or_hangs_a_run():
     # a hang inside C code (a regex) cannot be interrupted by the per-run alarm: dump and exit
     faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)
     try:
-        report = fuzz(RUNS, SEED, str(data_dir()), timeout_s=15)
+        report = fuzz(RUNS, SEED, str(data_dir()), timeout_s=30)  # busy CI cores: slow is not hung
     finally:
         faulthandler.cancel_dump_traceback_later()
     bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
