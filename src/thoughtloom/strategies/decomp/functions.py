@@ -16,7 +16,7 @@ from .program import Answer, parse_value
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _LIST = re.compile(r"\[[^\[\]]*\]")
-_ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d+)|\b(\d+)\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d{1,9})\b|\b(\d{1,9})\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
           "eighth": 8, "ninth": 9, "tenth": 10}
 SEPARATORS = {"semi-colon": ";", "semicolon": ";", "comma": ",", "space": " ", "hyphen": "-",
