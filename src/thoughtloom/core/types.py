@@ -174,7 +174,9 @@ def request_hash(model_id: str, request: Request) -> str:
     """sha256 over the model identity and the normalized request.
 
     Credentials never enter here: backends expose only a model identity
-    (model name and endpoint or file), not keys.
+    (model name and endpoint or file), not keys. A lone surrogate in a
+    message (a prompt built from a data file) hashes as its own code point
+    (``surrogatepass``); text without one hashes exactly as plain UTF-8.
     """
     payload = json.dumps(
         {"model": model_id, "request": request.normalized()},
@@ -182,7 +184,7 @@ def request_hash(model_id: str, request: Request) -> str:
         ensure_ascii=False,
         separators=(",", ":"),
     )
-    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+    return hashlib.sha256(payload.encode("utf-8", errors="surrogatepass")).hexdigest()
 
 
 def to_json(value: Any) -> Any:

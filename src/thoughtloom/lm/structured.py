@@ -10,13 +10,13 @@ once, quoting the parse error. A reply that still fails raises
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from typing import Any, Mapping, Sequence
 
 import jsonschema
 
+from ..core.bounded import clip, loads_json
 from ..core.errors import ParseError
 from ..core.protocols import LM
 from ..core.trace import Trace
@@ -51,15 +51,21 @@ def _balanced_spans(text: str) -> list[str]:
 
 
 def parse_json(text: str, schema: Mapping[str, Any] | None = None) -> Any:
-    """The first JSON value in ``text`` that parses (and fits ``schema``)."""
+    """The first JSON value in ``text`` that parses (and fits ``schema``).
+
+    Reads at most ``MAX_PARSE_CHARS`` of the reply; each candidate is decoded
+    by :func:`thoughtloom.core.bounded.loads_json` (bounded depth and
+    numbers, no NaN/Infinity), so any unusable reply is a :class:`ParseError`.
+    """
+    text = clip(text)
     spans = _FENCE.findall(text) + _balanced_spans(text)
     candidates = [text.strip()] + spans
     last_error = ""
     for candidate in candidates:
         try:
-            value = json.loads(candidate)
-        except json.JSONDecodeError as exc:
-            last_error = f"invalid JSON: {exc.msg} at char {exc.pos}"
+            value = loads_json(candidate)
+        except ParseError as exc:
+            last_error = str(exc)
             continue
         if schema is not None:
             try:

@@ -4,6 +4,13 @@ Strategies are stateless: all per-run state lives in local variables and in
 the :class:`Context` the caller builds for each question, so one strategy
 object serves any number of concurrent questions.
 
+Every strategy has a finite default bound on its model calls: a
+``max_calls`` option in its config (:data:`DEFAULT_MAX_CALLS` unless it says
+otherwise), shown by ``thoughtloom strategies``. ``run`` sees ``ctx.lm``
+behind a :class:`CallCap`, so a run that would pass the bound gets
+:class:`BudgetExceeded` (and returns its best answer so far) however its
+replies steer it, e.g. a decomposer that keeps calling its own program.
+
 A strategy registers itself by name so the CLI and the eval runner can
 address it::
 
@@ -16,6 +23,7 @@ address it::
 from __future__ import annotations
 
 import dataclasses
+import functools
 import types
 import typing
 from abc import ABC, abstractmethod
@@ -23,10 +31,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar, Mapping
 
-from ..core.errors import ConfigError
+from ..core.errors import BudgetExceeded, ConfigError
 from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
-from ..core.types import Demo, Problem
+from ..core.types import Completion, Demo, Problem, Request
 from .. import prompts
 
 
@@ -51,6 +59,56 @@ class Context:
         return remaining() if callable(remaining) else None
 
 
+#: A strategy's default bound on model calls per question (``max_calls``).
+DEFAULT_MAX_CALLS = 1000
+
+
+@dataclass
+class CallCap:
+    """``ctx.lm`` limited to a strategy's own ``max_calls`` (on top of any runner budget)."""
+
+    inner: LM
+    max_calls: int
+    trace: Trace
+    used: int = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def remaining_calls(self) -> int:
+        own = max(0, self.max_calls - self.used)
+        remaining = getattr(self.inner, "remaining_calls", None)
+        other = remaining() if callable(remaining) else None
+        return own if other is None else min(own, other)
+
+    async def generate(self, requests: typing.Sequence[Request]) -> list[Completion]:
+        requests = list(requests)
+        if self.used + len(requests) > self.max_calls:
+            self.trace.emit("budget_exceeded", limit="strategy_calls", cap=self.max_calls, used=self.used)
+            raise BudgetExceeded(f"the strategy's bound of {self.max_calls} calls per question is spent "
+                                 f"({self.used} used)", hint="raise it with --set max_calls=N")
+        self.used += len(requests)
+        return await self.inner.generate(requests)
+
+    async def aclose(self) -> None:  # the inner LM is closed by its owner
+        return None
+
+
+def _capped(run: typing.Callable) -> typing.Callable:
+    """``run`` with ``ctx.lm`` behind the config's ``max_calls`` (once, however deep the super() chain)."""
+
+    @functools.wraps(run)
+    async def capped_run(self: "Strategy", problem: Problem, ctx: Context) -> "Result":
+        max_calls = getattr(self.config, "max_calls", None)
+        if max_calls is not None and not isinstance(ctx.lm, CallCap):
+            ctx = dataclasses.replace(ctx, lm=CallCap(ctx.lm, max_calls, ctx.trace))
+        return await run(self, problem, ctx)
+
+    capped_run.__capped__ = True  # type: ignore[attr-defined]
+    return capped_run
+
+
 @dataclass
 class Result:
     """A strategy's answer. The runner adds usage, timing and the trace."""
@@ -72,6 +130,13 @@ class Strategy(ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        run = cls.__dict__.get("run")
+        if run is not None and not getattr(run, "__isabstractmethod__", False) \
+                and not getattr(run, "__capped__", False):
+            cls.run = _capped(run)  # type: ignore[method-assign]
 
     @abstractmethod
     async def run(self, problem: Problem, ctx: Context) -> Result: ...

@@ -4,6 +4,12 @@ Model text never reaches Python's built-in evaluator. :func:`parse_expression` r
 numbers, ``+ - * /`` (also ``x × ÷ −``) and parentheses with a small
 recursive-descent parser and returns the exact value as a ``Fraction`` and
 the numbers it used, in order. Anything else is a :class:`ExpressionError`.
+
+Bounded for model text: at most :data:`MAX_TOKENS` tokens, :data:`MAX_NUMBER_DIGITS`
+digits per number and :data:`~thoughtloom.core.bounded.MAX_DEPTH` nested
+parentheses, so no expression can exhaust the recursion limit, Python's
+4,300-digit ``int``/``str`` limit or the CPU; beyond them is an
+:class:`ExpressionError` too.
 """
 
 from __future__ import annotations
@@ -13,12 +19,20 @@ from collections import Counter
 from dataclasses import dataclass
 from fractions import Fraction
 
+from ..core.bounded import MAX_DEPTH
+from ..core.errors import ParseError
+
+#: Longest expression read, in tokens (numbers, operators, parentheses).
+MAX_TOKENS = 400
+#: Most digits in one number of an expression.
+MAX_NUMBER_DIGITS = 40
+
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|(.))")
 _SYNONYMS = {"×": "*", "x": "*", "X": "*", "÷": "/", "−": "-", "–": "-", "[": "(", "]": ")"}
 
 
-class ExpressionError(ValueError):
-    """Not a well-formed + - * / expression, or it divides by zero."""
+class ExpressionError(ParseError, ValueError):
+    """Not a well-formed + - * / expression, or it divides by zero, or beyond the bounds."""
 
 
 @dataclass(frozen=True)
@@ -30,8 +44,12 @@ class Evaluated:
 def _tokens(text: str) -> list[str | Fraction]:
     out: list[str | Fraction] = []
     for m in _TOKEN.finditer(text.strip()):
+        if len(out) >= MAX_TOKENS:
+            raise ExpressionError(f"expression longer than {MAX_TOKENS} tokens")
         num, other = m.groups()
         if num is not None:
+            if len(num) > MAX_NUMBER_DIGITS + 1:
+                raise ExpressionError(f"number with more than {MAX_NUMBER_DIGITS} digits")
             out.append(Fraction(num))
         elif other is not None:
             op = _SYNONYMS.get(other, other)
@@ -42,8 +60,10 @@ def _tokens(text: str) -> list[str | Fraction]:
 
 
 class _Parser:
-    def __init__(self, tokens: list[str | Fraction]) -> None:
+    def __init__(self, tokens: list[str | Fraction], unary_minus: bool = False) -> None:
+        self.unary_minus = unary_minus
         self.tokens, self.pos, self.numbers = tokens, 0, []  # type: ignore[var-annotated]
+        self.depth = 0
 
     def peek(self) -> str | Fraction | None:
         return self.tokens[self.pos] if self.pos < len(self.tokens) else None
@@ -80,20 +100,32 @@ class _Parser:
             self.numbers.append(tok)
             return tok
         if tok == "(":
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise ExpressionError(f"parentheses nested deeper than {MAX_DEPTH}")
             value = self.expr()
+            self.depth -= 1
             if self.take() != ")":
                 raise ExpressionError("unbalanced parentheses")
+            return value
+        if tok == "-" and self.unary_minus:
+            self.depth += 1
+            if self.depth > MAX_DEPTH:
+                raise ExpressionError(f"signs nested deeper than {MAX_DEPTH}")
+            value = -self.factor()
+            self.depth -= 1
             return value
         if tok == "-":  # unary minus is not a Game-of-24 operation; reject it clearly
             raise ExpressionError("unary minus is not allowed")
         raise ExpressionError(f"expected a number or '(' but found {tok!r}")
 
 
-def parse_expression(text: str) -> Evaluated:
+def parse_expression(text: str, *, unary_minus: bool = False) -> Evaluated:
+    """Value and numbers of ``text``; ``unary_minus`` allows ``-x`` (not in Game of 24)."""
     tokens = _tokens(text)
     if not tokens:
         raise ExpressionError("empty expression")
-    p = _Parser(tokens)
+    p = _Parser(tokens, unary_minus)
     value = p.expr()
     if p.pos != len(tokens):
         raise ExpressionError(f"unexpected {tokens[p.pos]!r} after the expression")
@@ -126,4 +158,6 @@ def check_24(expression: str | None, puzzle: list[int] | tuple[int, ...], target
 
 
 def _fmt(x: Fraction) -> str:
+    if max(abs(x.numerator), x.denominator).bit_length() > 3000:  # str() refuses > 4,300 digits
+        return "a number too large to print"
     return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"

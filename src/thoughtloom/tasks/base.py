@@ -13,13 +13,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
+from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, utf8_lines
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .metrics import exact_match, normalize_text, token_f1
 
-_ANSWER_LINE = re.compile(r"answer\s*(?:is)?\s*:\s*(.+)", re.IGNORECASE)
+_ANSWER_LINE = re.compile(r"answer\s*(?:is\s*)?:\s*(.+)", re.IGNORECASE)  # no \s*(?:is)?\s*: quadratic
 
 
 @dataclass(frozen=True)
@@ -42,6 +43,7 @@ class Task:
 
     def extract_answer(self, text: str) -> str | None:
         """The text after the last 'answer is:' marker, else the first non-empty line."""
+        text = clip(text)
         found = _ANSWER_LINE.findall(text)
         if found:
             return found[-1].strip().rstrip(".").strip() or None

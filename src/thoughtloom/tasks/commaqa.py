@@ -8,11 +8,11 @@ SQuAD normalization of each item).
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import DataError
+from ..core.bounded import loads_json
+from ..core.errors import DataError, ParseError
 from ..core.types import Demo, Problem
 from .base import Example, Task, read_json, require
 from .metrics import normalize_text
@@ -29,9 +29,9 @@ def answer_items(text: str | list | None) -> list[str]:
         raw = None
         if t.startswith("[") and t.endswith("]"):
             try:
-                value = json.loads(t)
+                value = loads_json(t)
                 raw = [str(x) for x in value] if isinstance(value, list) else None
-            except json.JSONDecodeError:
+            except ParseError:
                 t = t[1:-1]
         if raw is None:
             raw = t.replace(" and ", ",").split(",")

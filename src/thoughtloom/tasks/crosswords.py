@@ -19,13 +19,17 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.bounded import clip
 from ..core.errors import DataError
 from ..core.types import Problem
 from .base import Example, Task, read_json
 
 BLANK = "_"
 SLOTS = tuple(f"h{i}" for i in range(1, 6)) + tuple(f"v{i}" for i in range(1, 6))
-_CLUE_LINE = re.compile(r"^\s*([hv][1-5])\s*[.:)]\s*(.+?)\s*$", re.IGNORECASE)
+_CLUE_LINE = re.compile(r"^\s*([hv][1-5])\s*[.:)]\s*(.+)$", re.IGNORECASE)  # group stripped
+#: A word line ("h2. [clue]: WORD") is short; longer lines are read up to here, because the
+#: pattern's lazy \W*? before [^:\n]*: backtracks quadratically on a long line.
+MAX_WORD_LINE = 300
 _WORD_LINE = re.compile(r"^\W*([hv][1-5])\b\W*?(?:\[[^\]]*\]|[^:\n]*:)?\s*[\"'*]*([A-Za-z]{5})\b[\"'*]*", re.IGNORECASE)
 
 
@@ -67,7 +71,7 @@ def parse_clues(question: str) -> dict[str, str]:
     for line in question.splitlines():
         m = _CLUE_LINE.match(line)
         if m:
-            clues[m.group(1).lower()] = m.group(2)
+            clues[m.group(1).lower()] = m.group(2).strip()
     missing = [s for s in SLOTS if s not in clues]
     if missing:
         raise DataError(f"crossword needs clues h1..h5 and v1..v5, one per line as 'h1. <clue>'; missing {missing}")
@@ -91,13 +95,13 @@ class MiniCrosswords(Task):
 
     def extract_answer(self, text: str) -> str | None:
         """25 letters: a board written as five rows of five letters, or word lines applied to a blank board."""
-        rows = [re.sub(r"[^A-Za-z_]", "", ln) for ln in text.splitlines()]
+        rows = [re.sub(r"[^A-Za-z_]", "", ln) for ln in clip(text).splitlines()]
         rows = [r.upper() for r in rows if len(r) == 5]
         if len(rows) >= 5:
             return "".join(rows[-5:])
         board = empty_board()
-        for line in text.splitlines():
-            m = _WORD_LINE.match(line)
+        for line in clip(text).splitlines():
+            m = _WORD_LINE.match(line[:MAX_WORD_LINE])
             if m:
                 board = place(board, m.group(1).lower(), m.group(2))
         return board if board != empty_board() else None
@@ -144,8 +148,8 @@ class MiniCrosswords(Task):
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
         board = parent if parent is not None else empty_board()
-        for line in text.splitlines():
-            m = _WORD_LINE.match(line)
+        for line in clip(text).splitlines():
+            m = _WORD_LINE.match(line[:MAX_WORD_LINE])
             if m:
                 new = place(board, m.group(1).lower(), m.group(2))
                 return new if new != board else None

@@ -27,6 +27,7 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..eval.stratify import length_strata, question_length, stratified_means
@@ -177,7 +178,7 @@ class FEVER(FactTask):
 
     def extract_answer(self, text: str) -> str | None:
         """The label named last in the answer text (after 'answer:' if present)."""
-        found = re.findall(r"answer\s*(?:is)?\s*:\s*(.+)", text, re.IGNORECASE)
+        found = re.findall(r"answer\s*(?:is\s*)?:\s*(.+)", clip(text), re.IGNORECASE)
         span = (found[-1] if found else text).upper()
         hits = [(m.start(), label) for label, pat in
                 (("SUPPORTS", r"SUPPORT"), ("REFUTES", r"REFUTE"), ("NOT ENOUGH INFO", r"NOT ENOUGH|\bNEI\b"))

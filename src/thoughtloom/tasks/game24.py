@@ -22,6 +22,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.bounded import clip
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
 from .arith import ExpressionError, check_24, parse_expression
@@ -40,7 +41,7 @@ _DEMOS = (
          answer="(5 - 1 / 5) * 5"),
 )
 
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*>#]\s*)?(?:the\s+)?(?:final\s+)?(?:answer|expression|solution)\s*(?:is)?\s*[:=]?\s*",
+_LINE_PREFIX = re.compile(r"^\s*(?:[-*>#]\s*)?(?:the\s+)?(?:final\s+)?(?:answer|expression|solution)\s*(?:is\s*)?(?:[:=]\s*)?",
                           re.IGNORECASE)
 _EXPR_CHARS = re.compile(r"[0-9+\-*/×÷−xX().\s\[\]]+")
 
@@ -56,7 +57,7 @@ def find_expression(text: str) -> str | None:
     """The last arithmetic expression written in ``text`` (an 'Expression:' /
     'answer is' line first, else the last line that parses), without any
     trailing '= 24'."""
-    lines = [ln.strip().strip("`*").strip() for ln in text.splitlines() if ln.strip()]
+    lines = [ln.strip().strip("`*").strip() for ln in clip(text).splitlines() if ln.strip()]
     marked = [ln for ln in lines if _LINE_PREFIX.match(ln) and _LINE_PREFIX.sub("", ln).strip()]
     for line in reversed(marked + lines if marked else lines):
         candidate = _clean(_LINE_PREFIX.sub("", line))

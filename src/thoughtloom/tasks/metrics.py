@@ -7,6 +7,9 @@ import string
 from collections import Counter
 from fractions import Fraction
 
+from ..core.bounded import clip, to_fraction
+from ..core.errors import ParseError
+
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 _PUNCT = set(string.punctuation)
 
@@ -48,7 +51,8 @@ def token_f1(prediction: str | None, gold: str | list[str]) -> float:
 
 _NUM = r"-?\$?\s?\d[\d,]*(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
 _NUMBER = re.compile(_NUM)
-_ANSWER_IS = re.compile(r"answer\s*(?:is|:)\s*:?\s*\**\s*(" + _NUM + ")", re.IGNORECASE)
+# [\s:*]* rather than \s*:?\s*\**\s*: adjacent optional runs backtrack polynomially on long blanks
+_ANSWER_IS = re.compile(r"answer\s*(?:is|:)[\s:*]*(" + _NUM + ")", re.IGNORECASE)
 _HASHES = re.compile(r"####\s*(" + _NUM + ")")
 _BOXED = re.compile(r"\\boxed\{\s*(" + _NUM + r")\s*\}")
 
@@ -59,18 +63,21 @@ def parse_number(text: str) -> Fraction | None:
     try:
         if "/" in t:
             num, den = t.split("/", 1)
-            value = Fraction(num) / Fraction(den)
+            value = to_fraction(num) / to_fraction(den)
         else:
-            value = Fraction(t)
-    except (ValueError, ZeroDivisionError):
+            value = to_fraction(t)
+    except (ParseError, ZeroDivisionError):  # not a number, or over MAX_DIGITS digits
         return None
     return value
 
 
 def format_number(value: Fraction) -> str:
     if value.denominator == 1:
-        return str(value.numerator)
-    return f"{float(value):.6g}"
+        return str(value.numerator)  # parse_number bounds the digits, so str() is safe
+    try:
+        return f"{float(value):.6g}"
+    except OverflowError:  # beyond float range (about 1e308): keep it exact
+        return f"{value.numerator}/{value.denominator}"
 
 
 def extract_number(text: str) -> str | None:
@@ -79,6 +86,7 @@ def extract_number(text: str) -> str | None:
     Prefers an explicit marker (the last 'answer is N', '#### N' or
     '\\boxed{N}'), then falls back to the last number in the text.
     """
+    text = clip(text)
     for pattern in (_ANSWER_IS, _HASHES, _BOXED):
         found = pattern.findall(text)
         if found:
@@ -98,4 +106,4 @@ def numbers_equal(prediction: str | None, gold: str, tol: float = 1e-6) -> float
     p, g = parse_number(prediction), parse_number(gold)
     if p is None or g is None:
         return 0.0
-    return float(abs(float(p) - float(g)) <= tol * max(1.0, abs(float(g))))
+    return float(abs(p - g) <= Fraction(tol) * max(1, abs(g)))  # exact: no float overflow

@@ -26,18 +26,20 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.errors import DataError
+from ..core.bounded import clip, to_float
+from ..core.errors import DataError, ParseError
 from ..core.types import Problem
 from ..core.files import read_utf8
 from .base import Example, Task, _must_exist, read_jsonl
 
-_ITEM = re.compile(r"^\s*(?:\[?\d+[\].):]?|[-*•])\s*(.+?)\s*$")
+# greedy (.+), stripped by the caller: a lazy group before \s*$ backtracks quadratically on blanks
+_ITEM = re.compile(r"^\s*(?:\[?\d+[\].):]?|[-*•])\s*(.+)$")
 
 
 def outline_items(text: str) -> list[str]:
     """Items of an outline: one per non-empty line, list markers removed."""
     items = []
-    for line in text.splitlines():
+    for line in clip(text).splitlines():
         if not line.strip() or line.strip().endswith(":"):
             continue
         m = _ITEM.match(line)
@@ -79,18 +81,29 @@ _JUDGED = re.compile(r'"?(?:interestingness|score|rating)"?\s*:\s*"?(\d+(?:\.\d+
 
 
 def read_judgement(value: Any) -> float | None:
-    """The 1-10 score from a parsed reply, or from raw text cut off after it."""
-    if isinstance(value, str):
-        m = _JUDGED.search(value)
-        return float(min(10, max(1, float(m.group(1))))) if m else None
-    if isinstance(value, dict):
-        for key in ("interestingness", "score", "rating"):
-            v = value.get(key)
-            if isinstance(v, (int, float)) and not isinstance(v, bool):
-                return float(min(10, max(1, v)))
-            if isinstance(v, str) and re.search(r"\d+", v):
-                return float(min(10, max(1, int(re.search(r"\d+", v).group()))))
+    """The 1-10 score from a parsed reply, or from raw text cut off after it.
+
+    None when there is no finite score (``Infinity``, ``NaN``, 5,000 digits).
+    """
+    try:
+        if isinstance(value, str):
+            m = _JUDGED.search(clip(value))
+            return _scale(to_float(m.group(1))) if m else None
+        if isinstance(value, dict):
+            for key in ("interestingness", "score", "rating"):
+                v = value.get(key)
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    return _scale(to_float(v))
+                found = re.search(r"\d+", clip(v)) if isinstance(v, str) else None
+                if found:
+                    return _scale(to_float(found.group()))
+    except ParseError:
+        return None
     return None
+
+
+def _scale(x: float) -> float:
+    return float(min(10, max(1, x)))
 
 
 class OutlineImprovement(Task):
@@ -104,7 +117,8 @@ class OutlineImprovement(Task):
 
     def extract_answer(self, text: str) -> str | None:
         """The items after the last "Outline:" line (a chain of thought's end), else every item."""
-        parts = re.split(r"^\s*\**outline\**\s*:\s*$", text, flags=re.IGNORECASE | re.MULTILINE)
+        # [ \t]*, not \s*: with MULTILINE, \s* runs across newlines from every line start (quadratic)
+        parts = re.split(r"^[ \t]*\**outline\**[ \t]*:[ \t]*$", clip(text), flags=re.IGNORECASE | re.MULTILINE)
         items = outline_items(parts[-1])
         return "\n".join(items) if items else None
 

@@ -9,7 +9,9 @@
 A reply may be a string, a :class:`Completion`, or an exception instance to
 raise (to test retries and error paths). Every request is recorded in
 ``lm.requests`` and batches in ``lm.batches``. Usage is deterministic: about
-one token per four characters, never zero.
+one token per four characters, never zero. Reply text passes through
+:func:`thoughtloom.core.text.encodable` as it does in the real backends, so
+a scripted lone surrogate arrives as U+FFFD.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ import re
 from collections import deque
 from typing import Callable, Iterable, Mapping, Sequence, Union
 
+from dataclasses import replace
+
+from ..core.text import encodable
 from ..core.types import Completion, Passage, Request, ScoredPassage, Usage
 
 Reply = Union[str, Completion, BaseException]
@@ -71,7 +76,8 @@ class ScriptedLM:
         if isinstance(reply, BaseException):
             raise reply
         if isinstance(reply, Completion):
-            return reply
+            return replace(reply, text=encodable(reply.text))
+        reply = encodable(reply)
         return Completion(
             text=reply,
             usage=Usage(prompt_tokens=_tokens(request.prompt_text()), completion_tokens=_tokens(reply)),

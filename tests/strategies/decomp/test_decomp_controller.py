@@ -295,3 +295,22 @@ async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_la
     # a LaTeX box is read as its content; a reply with no box is kept as it is
     assert [o.value for o in out] == ["126", ["a", "b"], "86", "To solve this we add 3 and 4"]
     assert lm.requests[0].stop == ("\n\n", "\nQ:")
+
+
+async def test_a_decomposer_that_keeps_calling_its_own_program_ends_at_max_calls():
+    # issue 11: reverse_halving calls itself as (reverse); with max_steps=10 and max_depth=12 that
+    # is up to 10**12 calls. The strategy's own max_calls (a finite default) ends it.
+    lm = ScriptedLM(lambda req: '(reverse) "a b c d"' if NEXT_STEP in req.messages[-1].content else "a")
+    strategy = get("decomp")()
+    assert strategy.config.max_calls == 300
+    result = await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'),
+                                Context(lm=lm, task=get_task("list_reversal")))
+    assert result.details.get("budget_exceeded") is True
+    assert 250 <= lm.calls <= 300
+
+
+async def test_max_calls_is_set_per_run():
+    lm = ScriptedLM(lambda req: '(reverse) "a b c d"' if NEXT_STEP in req.messages[-1].content else "a")
+    strategy = get("decomp")(get("decomp").Config(max_calls=20))
+    await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'), Context(lm=lm, task=get_task("list_reversal")))
+    assert lm.calls <= 20

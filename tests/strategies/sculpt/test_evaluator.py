@@ -107,3 +107,21 @@ def test_truncated_holistic_reply_keeps_its_leading_score():
     r = salvage_holistic('```json\n{"score": 4, "feedback": "misses \\"dog\\" and the lad')
     assert r.score == pytest.approx(0.4) and r.feedback.startswith('misses \\"dog')
     assert salvage_holistic('{"feedback": "cut before the score') is None
+
+
+@pytest.mark.parametrize("score", ["Infinity", "1e400", "NaN", "9" * 5000, '"Infinity"'])
+async def test_non_finite_scores_are_malformed_not_perfect(score):
+    # issue 11: Infinity / 1e400 counted as a perfect 1.0 and ended the search; NaN became 0
+    def brain(req):
+        if "JSON object" in req.messages[0].content:
+            return f'{{"score": {score}, "feedback": "fine"}}'
+        if "Feedback on the current solution" in req.messages[0].content:
+            return "CAND: ab"
+        return "CAND: a"
+
+    lm = ScriptedLM(brain)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=2, malformed_score=0.25)).run(toy["problem"], ctx)
+    tree = result.details["tree"]
+    assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
+    assert len(ctx.trace.of_type("sculpt_eval_malformed")) == len(tree)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...core.errors import BudgetExceeded
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import Context, Result, Strategy, register, render_demos
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
 from ..vote import weighted_vote
 
 
@@ -29,6 +29,7 @@ def _question(problem: Problem) -> str:
 class IOConfig:
     max_tokens: int = 64
     shots: int = 3
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("io")
@@ -52,6 +53,7 @@ class Direct(Strategy):
 class CoTConfig:
     max_tokens: int = 384
     shots: int = 3
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int,
@@ -83,6 +85,7 @@ class SelfConsistencyConfig:
     temperature: float = 0.7
     max_tokens: int = 384
     shots: int = 3
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("cot-sc")

@@ -18,11 +18,12 @@ from dataclasses import dataclass
 
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
-from ..base import Context, Result, Strategy, register
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from .retrieval import dedupe, retrieve
 
-_ACTION = re.compile(r"Action\s*\d*\s*:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
-_THOUGHT = re.compile(r"^\s*(?:Thought\s*\d*\s*:)?\s*(.*?)(?:\n|$)", re.IGNORECASE)
+# no two optional runs of the same characters side by side: they backtrack quadratically
+_ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_THOUGHT = re.compile(r"^\s*(?:Thought\s*(?:\d+\s*)?:\s*)?(.*?)(?:\n|$)", re.IGNORECASE)
 
 
 def parse_step(text: str) -> tuple[str, str | None, str]:
@@ -40,6 +41,7 @@ class ReActConfig:
     k: int = 2
     max_tokens: int = 96
     observation_chars: int = 400
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("react")

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
-from ..base import Context, Result, Strategy, register, render_demos
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
 from ..vote import weighted_vote
 
 
@@ -83,6 +83,7 @@ class RetrieveReadConfig:
     max_tokens: int = 200
     shots: int = 2
     passage_words: int = 0  # clip passages in the prompt (0 = whole)
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("retrieve-then-read")
@@ -112,6 +113,7 @@ class SelfAskConfig:
     max_tokens: int = 96
     answer_tokens: int = 48
     passage_words: int = 0
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("self-ask")
@@ -170,6 +172,7 @@ class DSPConfig:
     query_tokens: int = 48
     shots: int = 2
     passage_words: int = 0
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 @register("dsp")

@@ -30,11 +30,11 @@ depth, status: ok | malformed | step_limit | depth_limit), ``retrieval``
 from __future__ import annotations
 
 import asyncio
-import json
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
-from ...core.errors import ConfigError
+from ...core.bounded import loads_json
+from ...core.errors import ConfigError, ParseError
 from ...core.types import Passage, Request
 from ..base import Context
 from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
@@ -66,9 +66,9 @@ def step_schema(handlers: set[str], can_end: bool) -> dict[str, Any]:
 def json_step_line(text: str) -> str:
     """A structured step as a QS line (so parsing and checks are shared)."""
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise StepError("unparseable", f"step is not JSON: {exc.msg}") from None
+        obj = loads_json(text)
+    except ParseError as exc:
+        raise StepError("unparseable", f"step is not JSON: {exc}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("handler"), str):
         raise StepError("unparseable", "step JSON needs a handler")
     if obj["handler"] == "EOQ":

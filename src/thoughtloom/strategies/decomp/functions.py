@@ -9,14 +9,14 @@ from __future__ import annotations
 
 import json
 import re
-from fractions import Fraction
 
+from ...tasks.arith import parse_expression
 from .handlers import symbolic
 from .program import Answer, parse_value
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _LIST = re.compile(r"\[[^\[\]]*\]")
-_ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d+)|\b(\d+)\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
+_ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d{1,9})\b|\b(\d{1,9})\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
           "eighth": 8, "ninth": 9, "tenth": 10}
 SEPARATORS = {"semi-colon": ";", "semicolon": ";", "comma": ",", "space": " ", "hyphen": "-",
@@ -149,38 +149,5 @@ def calculator(question: str) -> Answer:
     expr = expr.split(":")[-1]
     if not _ARITH.match(expr):
         raise ValueError(f"not an arithmetic expression: {expr[:60]!r}")
-    tokens = re.findall(r"\d+\.?\d*|[\+\-\*/\(\)]", expr)
-    value, rest = _sum(tokens)
-    if rest:
-        raise ValueError(f"unexpected {rest[0]!r}")
+    value = parse_expression(expr, unary_minus=True).value
     return str(value.numerator) if value.denominator == 1 else f"{float(value):.6g}"
-
-
-def _sum(t: list[str]) -> tuple[Fraction, list[str]]:
-    value, t = _product(t)
-    while t and t[0] in "+-":
-        op, (rhs, t) = t[0], _product(t[1:])
-        value = value + rhs if op == "+" else value - rhs
-    return value, t
-
-
-def _product(t: list[str]) -> tuple[Fraction, list[str]]:
-    value, t = _atom(t)
-    while t and t[0] in "*/":
-        op, (rhs, t) = t[0], _atom(t[1:])
-        value = value * rhs if op == "*" else value / rhs
-    return value, t
-
-
-def _atom(t: list[str]) -> tuple[Fraction, list[str]]:
-    if not t:
-        raise ValueError("expression ends early")
-    if t[0] == "-":
-        value, rest = _atom(t[1:])
-        return -value, rest
-    if t[0] == "(":
-        value, rest = _sum(t[1:])
-        if not rest or rest[0] != ")":
-            raise ValueError("unbalanced parentheses")
-        return value, rest[1:]
-    return Fraction(t[0]), t[1:]

@@ -31,6 +31,9 @@ import re
 from dataclasses import dataclass
 from typing import Collection, Sequence, Union
 
+from ...core.bounded import clip, loads_json
+from ...core.errors import ParseError
+
 Answer = Union[str, list]
 
 SELECT = "select"
@@ -46,12 +49,12 @@ OPERATORS = {
 EOQ = "[EOQ]"
 
 _TAG = re.compile(r"^\s*[\(\[]\s*([A-Za-z_][\w\-]*)\s*[\)\]]")
-_REF = re.compile(r"#(\d+)")
+_REF = re.compile(r"#(\d{1,9})")  # a longer number names no answer anyway; int() stays cheap
 _DECOR = re.compile(r"^[\s\*`>#-]*(?:\d+[\.\)]\s*)?")
 _END = re.compile(r"^[\(\[]?\s*EOQ\s*[\)\]]?", re.IGNORECASE)
 
 
-class StepError(ValueError):
+class StepError(ParseError, ValueError):
     """A decomposer line that cannot be run; ``kind`` says why."""
 
     def __init__(self, kind: str, message: str) -> None:
@@ -90,7 +93,7 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
     handler, or a ``#k`` that names no earlier answer.
     """
     # chat models sometimes echo the question, number or embolden lines
-    lines = [_DECOR.sub("", ln).strip().strip("*`").strip() for ln in text.strip().splitlines()]
+    lines = [_DECOR.sub("", ln).strip().strip("*`").strip() for ln in clip(text).strip().splitlines()]
     lines = [ln for ln in lines if ln and not ln.upper().startswith("QC:")]
     if not lines:
         raise StepError("unparseable", "empty step")
@@ -103,7 +106,7 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
         return End()
     tags: list[str] = []
     rest = line
-    while (m := _TAG.match(rest)) is not None:
+    while len(tags) <= 2 and (m := _TAG.match(rest)) is not None:  # more than 2 is an error below
         tags.append(m.group(1))
         rest = rest[m.end():]
     if not tags:
@@ -111,7 +114,7 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
     ops = [t for t in tags if t.lower() in OPERATORS]
     names = [t for t in tags if t.lower() not in OPERATORS]
     question = _unquote(rest)
-    if len(names) != 1 or len(ops) > 1 or not question:
+    if len(tags) > 2 or len(names) != 1 or len(ops) > 1 or not question:
         raise StepError("unparseable", f"expected one handler, at most one operator and a question: {line[:120]!r}")
     name = names[0] if names[0] in handlers else _casefold_match(names[0], handlers)
     if name is None:
@@ -138,13 +141,23 @@ def render_value(value: Answer) -> str:
     return value
 
 
-_FENCE = re.compile(r"^```[\w-]*\s*(.*?)\s*(?:```\s*)?$", re.DOTALL)
+_LANG = re.compile(r"[\w-]*")
 
 
 def strip_fence(text: str) -> str:
-    """The body of a Markdown code fence (```json ... ```), else the text."""
-    m = _FENCE.match(text.strip())
-    return m.group(1) if m else text
+    """The body of a Markdown code fence (```json ... ```), else the text.
+
+    Plain string operations: a lazy regex group before ``\\s*$`` backtracks
+    quadratically on long runs of blanks.
+    """
+    t = text.strip()
+    if not t.startswith("```"):
+        return text
+    body = t[3:]
+    body = body[_LANG.match(body).end():].strip()  # type: ignore[union-attr]
+    if body.endswith("```"):
+        body = body[:-3].rstrip()
+    return body
 
 
 _BOXED = re.compile(r"\\boxed\{([^{}]*)\}")
@@ -166,8 +179,8 @@ def parse_value(text: str) -> Answer:
     text = strip_fence(text).strip()
     if text.startswith("[") and text.endswith("]"):
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError:
+            value = loads_json(text)
+        except ParseError:  # not JSON, or too long, deep or large to read
             value = None
         if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
             return [str(v) for v in value]

@@ -37,6 +37,7 @@ class DecompConfig:
     decomposer_max_tokens: int = 96
     k: int = 0  # passages per retrieval; 0: the program's default
     structured: bool = False  # decomposer steps as schema-constrained JSON
+    max_calls: int = 300  # finite bound on model calls per question (a runaway program ends)
 
 
 class _DecompBase(Strategy):

@@ -36,8 +36,9 @@ from .quality import Statement, split_statements
 
 THOUGHT_FORMATS = ("json", "lines")
 
-_ANSWER = re.compile(r"^\s*\**\s*(?:final\s+)?answer\s*\**\s*:\s*(.*)$", re.IGNORECASE)
-_RATIONALE = re.compile(r"^\s*\**\s*rationale\s*\**\s*:\s*", re.IGNORECASE)
+# [\s*]* rather than \s*\**\s*: adjacent optional runs backtrack quadratically on long blank lines
+_ANSWER = re.compile(r"^[\s*]*(?:final\s+)?answer[\s*]*:\s*(.*)$", re.IGNORECASE)
+_RATIONALE = re.compile(r"^[\s*]*rationale[\s*]*:\s*", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

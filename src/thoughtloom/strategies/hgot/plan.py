@@ -23,18 +23,22 @@ from typing import Sequence
 
 import networkx as nx
 
+from ...core.bounded import clip
+from ...core.errors import ParseError
 from ...core.types import Request
 from ...tasks.metrics import token_f1
 from ..base import Context
 
-_STEP = re.compile(r"^\s*\**\s*step\s*(\d+)\s*\**\s*[:.)\-]\s*(.+?)\s*$", re.IGNORECASE)
-_ARROW = re.compile(r"step\s*(\d+)\s*(?:->|→|=>)\s*step\s*(\d+)", re.IGNORECASE)
-_DEPENDS = re.compile(r"step\s*(\d+)\s+depends\s+on\s+(?:the\s+answer\s+(?:from|to|of)\s+)?step\s*(\d+)",
+# [\s*]* and a greedy (.+) (stripped after): adjacent optional runs and a lazy group before
+# \s*$ backtrack quadratically on a long line of blanks (issue 11).
+_STEP = re.compile(r"^[\s*]*step\s*(\d{1,6})[\s*]*[:.)\-]\s*(.+)$", re.IGNORECASE)
+_ARROW = re.compile(r"step\s*(\d{1,6})\s*(?:->|→|=>)\s*step\s*(\d{1,6})", re.IGNORECASE)
+_DEPENDS = re.compile(r"step\s*(\d{1,6})\s+depends\s+on\s+(?:the\s+answer\s+(?:from|to|of)\s+)?step\s*(\d{1,6})",
                       re.IGNORECASE)
 _DEP_LINE = re.compile(r"^\s*dependenc(?:y|ies)\s*:", re.IGNORECASE)
 
 
-class PlanError(ValueError):
+class PlanError(ParseError, ValueError):
     """The plan text cannot be used; the message says why (for the re-ask)."""
 
 
@@ -62,12 +66,13 @@ def parse_plan(text: str, *, max_steps: int = 5) -> Plan:
 
     Steps must be numbered 1..n in order (duplicates or gaps are errors, so a
     dependency always names the step the model meant). More than
-    ``max_steps`` steps is an error too: a long list is rarely a plan.
+    ``max_steps`` steps is an error too: a long list is rarely a plan. Step
+    numbers have at most 6 digits and a reply is read up to ``MAX_PARSE_CHARS``.
     """
     steps: dict[int, str] = {}
     order: list[int] = []
     edges: list[tuple[int, int]] = []
-    for line in text.splitlines():
+    for line in clip(text).splitlines():
         if _DEP_LINE.match(line) or "->" in line or "depends on" in line.lower():
             for a, b in _ARROW.findall(line):
                 edges.append((int(a), int(b)))

@@ -18,7 +18,7 @@ from typing import Any
 
 from ...core.errors import BudgetExceeded, ConfigError
 from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from . import demos as demolib
 from .infer import THOUGHT_FORMATS
 from .probe import probe
@@ -63,6 +63,7 @@ class HGOTConfig:
     demos: str | None = None
     demo_select: str = "knn"
     n_demos: int = 2
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
         if self.max_depth < 1:

@@ -4,17 +4,21 @@ Replies are JSON (see the ``sculpt_evaluate*`` prompts) but small models
 bend the shape: scores as strings ("7/10", "8 out of 10"), scales of 0-1 or
 0-100, a bare list of items, items without scores. :func:`read_evaluation`
 accepts what it can and returns None when nothing usable is there; the
-search then records a malformed evaluation instead of failing.
+search then records a malformed evaluation instead of failing. A score that
+is not a finite number (``Infinity``, ``NaN``, ``1e400``, a 5,000-digit
+integer) is not usable: it is malformed, never a perfect 1.0 or a silent 0.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
 
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
+from ...core.bounded import clip, loads_json, to_float
+from ...core.errors import ParseError
+
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")  # "1e400" is read whole (and refused)
 _OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:/|out of)\s*(\d+(?:\.\d+)?)")
 
 
@@ -26,19 +30,27 @@ class Reading:
 
 
 def read_score(value: Any) -> float | None:
-    """A 0-10 score as a fraction in [0, 1]; None if there is no number."""
+    """A 0-10 score as a fraction in [0, 1]; None if there is no finite number."""
+    try:
+        return _read_score(value)
+    except ParseError:  # not finite, or too many digits: malformed, not a score
+        return None
+
+
+def _read_score(value: Any) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
     if isinstance(value, (int, float)):
-        raw, scale = float(value), 10.0
+        raw, scale = to_float(value), 10.0
     elif isinstance(value, str):
+        value = clip(value, 10_000)
         m = _OUT_OF.search(value)
-        if m and float(m.group(2)) > 0:
-            return _clamp(float(m.group(1)) / float(m.group(2)))
+        if m and to_float(m.group(2)) > 0:
+            return _clamp(to_float(m.group(1)) / to_float(m.group(2)))
         m = _NUMBER.search(value)
         if not m:
             return None
-        raw, scale = float(m.group()), 10.0
+        raw, scale = to_float(m.group()), 10.0
     else:
         return None
     if raw > 10:
@@ -73,24 +85,25 @@ def salvage_items(raw: str) -> list[dict] | None:
     """The complete ``{...}`` item objects of a reply cut off mid-list (the
     model ran out of tokens): better part of the verdict than none."""
     items = []
-    for m in _FLAT_OBJECT.finditer(raw or ""):
+    for m in _FLAT_OBJECT.finditer(clip(raw or "")):
         try:
-            value = json.loads(m.group())
-        except json.JSONDecodeError:
+            value = loads_json(m.group())
+        except ParseError:
             continue
         if isinstance(value, dict) and any(str(k).lower() == "score" for k in value):
             items.append(value)
     return items or None
 
 
-_SCORE_FIELD = re.compile(r'"score"\s*:\s*"?(-?\d+(?:\.\d+)?(?:\s*/\s*\d+)?)')
+_SCORE_FIELD = re.compile(r'"score"\s*:\s*"?(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:\s*/\s*\d+)?)')
 _FEEDBACK_FIELD = re.compile(r'"feedback"\s*:\s*"((?:[^"\\]|\\.)*)')
 
 
 def salvage_holistic(raw: str) -> Reading | None:
     """Score (and whatever feedback was written) from a holistic reply cut
     off before its closing brace; the prompt asks for the score first."""
-    m = _SCORE_FIELD.search(raw or "")
+    raw = clip(raw or "")
+    m = _SCORE_FIELD.search(raw)
     score = read_score(m.group(1)) if m else None
     if score is None:
         return None

@@ -27,7 +27,7 @@ from typing import Any, Callable, Iterator, Sequence
 from ...core.errors import BudgetExceeded, ParseError
 from ...core.types import Problem, Request, assistant, user
 from ...lm.structured import parse_json
-from ..base import Context, Result
+from ..base import DEFAULT_MAX_CALLS, Context, Result
 from .evaluator import Reading, read_evaluation, salvage_holistic, salvage_items
 from .tree import Node, Tree, render_tree
 from .view import search_view
@@ -53,6 +53,7 @@ class SearchConfig:
     malformed_score: float = 0.0   # score of a node whose evaluation could not be read
     goal_score: float = 1.0        # a node scoring this high ends the search early
     keep_tree: bool = True         # put the tree JSON in Result.details
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
 class Search:

@@ -1,0 +1,42 @@
+"""Fuzz every registered strategy with hostile model replies (issue 11 §6); offline, seeded, seconds.
+
+The harness (reply classes, the run path, what counts as a crash or a hang)
+is described in ``tests/fuzz_harness.py``; ``benchmarks/fuzz.py`` runs the
+same harness longer and prints figures. Tasks whose benchmark files are
+absent (``THOUGHTLOOM_DATA``) are left out; the outline task's seeds are
+built in, so every strategy family runs regardless.
+"""
+
+import faulthandler
+import sys
+
+import pytest
+from conftest import data_dir
+from fuzz_harness import CLASSES, fuzz, plan, strategy_tasks
+
+from thoughtloom import strategies
+
+RUNS = 300
+SEED = 11
+
+
+def test_plan_covers_every_strategy_and_every_reply_class():
+    if not data_dir().is_dir():
+        pytest.skip(f"benchmark data {data_dir()} is absent (set THOUGHTLOOM_DATA to ../shared/data)")
+    cells = plan(RUNS, SEED, str(data_dir()))
+    assert {s for s, *_ in cells} == set(strategies.available()) == set(strategy_tasks())
+    assert {focus for *_, focus, _ in cells} == set(CLASSES)
+    assert plan(RUNS, SEED, str(data_dir()))[-1][-1] == cells[-1][-1]  # seeded: the same plan again
+
+
+def test_no_hostile_reply_crashes_or_hangs_a_run():
+    # a hang inside C code (a regex) cannot be interrupted by the per-run alarm: dump and exit
+    faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)
+    try:
+        report = fuzz(RUNS, SEED, str(data_dir()), timeout_s=30)  # busy CI cores: slow is not hung
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
+           for o in report.outcomes if o.status in ("crash", "hang")]
+    assert len(report.outcomes) == RUNS
+    assert not bad, "\n".join(bad)
