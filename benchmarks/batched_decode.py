@@ -1,15 +1,17 @@
 """Parallel-sequence decoding in the embedded backend.
 
 Part 1: aggregate completion tokens/s when B requests for one shared
-~300-token prompt (greedy, max_tokens each) are handed to the backend at
+~400-token prompt (greedy, max_tokens each) are handed to the backend at
 once, for B = 1, 2, 4, 8, 16. The prompt is evaluated once before timing
-(it stays resident in the KV cache), so the figure is decoding speed.
+(it stays resident in the KV cache), so the figure is decoding speed. The
+sizes are run in --rounds interleaved rounds and the median is reported:
+these VMs' CPU speed drifts by tens of percent from minute to minute.
 
 Part 2: wall time of ``thoughtloom eval --strategy cot-sc --set n=8`` on the
 first GSM8K problems with no cache, decoding one sequence at a time
 (``--parallel 1``, how the backend worked before) and batched (the default).
 
-Usage: python benchmarks/batched_decode.py [--model M] [--tokens 64]
+Usage: python benchmarks/batched_decode.py [--model M] [--tokens 64] [--rounds 3]
        [--eval-n 5] [--skip-eval] [--threads T] [--json]
 With --json the last line is one JSON object: model, tok_s (B -> tokens/s),
 speedup_8, speedup_16, and the two eval wall times when part 2 ran.
@@ -21,6 +23,7 @@ import argparse
 import asyncio
 import json
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -40,23 +43,26 @@ def shared_prompt() -> str:
             "Now list every whole number from 1 to 500 in order, separated by commas, and nothing else.")
 
 
-async def decode_rates(model: str, tokens: int, threads: int | None) -> tuple[str, dict[int, float]]:
+async def decode_rates(model: str, tokens: int, threads: int | None,
+                       rounds: int) -> tuple[str, dict[int, float]]:
     lm = open_backend(model, max_parallel=max(SIZES), threads=threads)
     prompt = shared_prompt()
     try:
         [warm] = await lm.generate([Request.of(prompt, max_tokens=1)])
         print(f"model {lm.model_id}: prompt {warm.usage.prompt_tokens} tokens, "
               f"{tokens} completion tokens per sequence, greedy", flush=True)
-        rates: dict[int, float] = {}
+        seen: dict[int, list[float]] = {b: [] for b in SIZES}
+        for r in range(rounds):  # sizes interleaved, so drift in machine speed hits each alike
+            for b in SIZES:
+                reqs = [Request.of(prompt, max_tokens=tokens) for _ in range(b)]
+                t0 = time.perf_counter()
+                outs = await lm.generate(reqs)
+                seen[b].append(sum(c.usage.completion_tokens for c in outs) / (time.perf_counter() - t0))
+            print(f"  round {r + 1}: " + " ".join(f"B{b} {seen[b][-1]:.1f}" for b in SIZES), flush=True)
+        rates = {b: statistics.median(v) for b, v in seen.items()}
         for b in SIZES:
-            reqs = [Request.of(prompt, max_tokens=tokens) for _ in range(b)]
-            t0 = time.perf_counter()
-            outs = await lm.generate(reqs)
-            wall = time.perf_counter() - t0
-            made = sum(c.usage.completion_tokens for c in outs)
-            rates[b] = made / wall
-            print(f"  batch {b:>2}: {made:>5} tokens in {wall:6.2f} s = {rates[b]:6.1f} tokens/s "
-                  f"({rates[b] / rates[1]:.2f}x batch 1)", flush=True)
+            print(f"  batch {b:>2}: median {rates[b]:6.1f} tokens/s over {rounds} rounds "
+                  f"(min {min(seen[b]):.1f}, max {max(seen[b]):.1f}) = {rates[b] / rates[1]:.2f}x batch 1")
         return lm.model_id, rates
     finally:
         await lm.aclose()
@@ -90,13 +96,14 @@ def main() -> None:
     ap.add_argument("--model", default="embedded")
     ap.add_argument("--tokens", type=int, default=64)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--eval-n", type=int, default=5)
     ap.add_argument("--skip-eval", action="store_true")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     ModelSpec.parse(a.model)  # a bad --model fails before any work
     print(f"batched decode ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start)")
-    model_id, rates = asyncio.run(decode_rates(a.model, a.tokens, a.threads))
+    model_id, rates = asyncio.run(decode_rates(a.model, a.tokens, a.threads, a.rounds))
     walls = {} if a.skip_eval else eval_walls(a.model, a.eval_n, a.threads)
     if a.json:
         print(json.dumps({"model": model_id, "tok_s": {str(b): round(r, 2) for b, r in rates.items()},

@@ -1,7 +1,8 @@
 """Embedded-model speed by thread count and OpenMP wait policy, quiet and under load.
 
-For each of threads in {1, all cores} x OMP_WAIT_POLICY in {ACTIVE, PASSIVE},
-decodes B sequences (greedy, --tokens each) for one shared prompt, first on
+For each of threads in {1, all cores} x OMP_WAIT_POLICY in {unset, ACTIVE,
+PASSIVE}, and for the default (threads sized to the free cores, policy
+unset), decodes B sequences (greedy, --tokens each) for one shared prompt, first on
 a quiet machine and then while --burners busy-looping processes compete for
 the cores (as other jobs on a shared machine would). Prints tokens/s.
 
@@ -28,7 +29,7 @@ def burn(stop_at: float) -> None:
         x += 1
 
 
-async def rate(model: str, threads: int, batch: int, tokens: int) -> float:
+async def rate(model: str, threads: int | None, batch: int, tokens: int) -> float:
     lm = open_backend(model, threads=threads, max_parallel=max(batch, 1))
     try:
         prompt = shared_prompt()
@@ -50,24 +51,27 @@ def main() -> None:
     cores = os.cpu_count() or 1
     print(f"threads and wait policy: {a.model}, batch {a.batch}, {a.tokens} tokens per sequence, "
           f"{cores} cores, load {a.burners} busy process(es)")
+    settings = [(t, p) for t in sorted({1, cores}) for p in ("unset", "ACTIVE", "PASSIVE")] + [(None, "unset")]
     for loaded in (False, True):
-        for threads in sorted({1, cores}):
-            for policy in ("ACTIVE", "PASSIVE"):
+        for threads, policy in settings:
+            os.environ.pop("OMP_WAIT_POLICY", None)
+            if policy != "unset":
                 os.environ["OMP_WAIT_POLICY"] = policy  # the model worker inherits it
-                burners = []
-                if loaded:
-                    stop_at = time.time() + 600
-                    burners = [multiprocessing.Process(target=burn, args=(stop_at,)) for _ in range(a.burners)]
-                    for b in burners:
-                        b.start()
-                try:
-                    r = asyncio.run(rate(a.model, threads, a.batch, a.tokens))
-                finally:
-                    for b in burners:
-                        b.terminate()
-                        b.join()
-                print(f"  {'loaded' if loaded else 'quiet ':<6} threads {threads} {policy:<7}: {r:6.1f} tokens/s",
-                      flush=True)
+            burners = []
+            if loaded:
+                stop_at = time.time() + 600
+                burners = [multiprocessing.Process(target=burn, args=(stop_at,)) for _ in range(a.burners)]
+                for b in burners:
+                    b.start()
+            try:
+                r = asyncio.run(rate(a.model, threads, a.batch, a.tokens))
+            finally:
+                for b in burners:
+                    b.terminate()
+                    b.join()
+            label = "auto" if threads is None else threads
+            print(f"  {'loaded' if loaded else 'quiet ':<6} threads {label:<4} {policy:<7}: {r:6.1f} tokens/s",
+                  flush=True)
 
 
 if __name__ == "__main__":

@@ -12,8 +12,8 @@ import pytest
 
 from thoughtloom.core import ConfigError, LMError, ModelCrashed, PromptTooLong, Request
 from thoughtloom.lm.llamacpp import LlamaCppLM
-from thoughtloom.lm.llamacpp_engine import cpu_flags, repack_safe
-from thoughtloom.lm.llamacpp_worker import MAX_CRASHES_IN_A_ROW, worker_env
+from thoughtloom.lm.llamacpp_engine import LoadMeter, cpu_flags, repack_safe, threads_for
+from thoughtloom.lm.llamacpp_worker import MAX_CRASHES_IN_A_ROW
 
 ECHO = "thoughtloom.testing.engine:EchoEngine"
 
@@ -167,9 +167,24 @@ def test_repack_is_off_on_amx_cpus(tmp_path):
     assert repack_safe(cpu_flags(tmp_path / "absent"))
 
 
-def test_worker_waits_passively_unless_told_otherwise():
-    assert worker_env({})["OMP_WAIT_POLICY"] == "PASSIVE"
-    assert worker_env({"OMP_WAIT_POLICY": "ACTIVE"})["OMP_WAIT_POLICY"] == "ACTIVE"
+def test_threads_follow_the_free_cores():
+    assert threads_for(2, 0.0) == 2
+    assert threads_for(2, 0.1) == 2
+    assert threads_for(2, 0.8) == 1  # a core mostly taken: don't wait on it
+    assert threads_for(2, 3.0) == 1  # never zero
+    assert threads_for(16, 4.0) == 12
+
+
+def test_load_meter_counts_other_processes_only(tmp_path):
+    stat = tmp_path / "stat"
+    stat.write_text("cpu  100 0 100 1000 0 0 0 0 0 0\n")
+    meter = LoadMeter(stat)
+    tick = meter.tick
+    # one second later: 2 cores x 1 s passed, of which 1 s busy (others: we used ~0)
+    meter._last = (meter._last[0] - 1.0, meter._last[1], meter._last[2])
+    stat.write_text(f"cpu  {100 + tick} 0 100 {1000 + tick} 0 0 0 0 0 0\n")
+    assert meter.others() == pytest.approx(1.0, abs=0.1)
+    assert LoadMeter(tmp_path / "absent").others() is None
 
 
 async def test_an_eval_records_a_crash_against_its_example_and_goes_on(model_file, tmp_path):

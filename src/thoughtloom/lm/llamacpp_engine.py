@@ -50,6 +50,19 @@ integration tests pin the first two):
   attention off), 6 of 12 such replies were identical: the same near-ties,
   decided by the other attention kernel.
 
+Threads under load
+------------------
+llama.cpp's threads meet at a barrier after every operation, so a thread
+that another process has pushed off its core stalls all the others. On a
+2-core machine the embedded model made 86 tokens/s with 2 threads when
+quiet, but 24 with 2 threads against one busy process, where 1 thread still
+made 58 (benchmarks/threads_load.py). With ``threads=None`` (the default) the
+engine therefore sizes its thread pool to the cores other processes leave
+free: before each batch, and every second while it decodes, it reads how much
+CPU time the rest of the machine used since the last look (``/proc/stat``
+minus this process) and calls ``llama_set_n_threads`` with
+:func:`threads_for`. A fixed ``threads`` turns this off.
+
 Weight repacking
 ----------------
 llama.cpp repacks weights into "extra buffer types" for faster CPU kernels.
@@ -93,6 +106,39 @@ def cpu_flags(cpuinfo: str | Path = "/proc/cpuinfo") -> set[str]:
 def repack_safe(flags: set[str]) -> bool:
     """False on CPUs with AMX, where llama.cpp's AMX repack path crashes."""
     return not any(f.startswith("amx") for f in flags)
+
+
+def threads_for(cores: int, others: float) -> int:
+    """Threads to run when other processes keep ``others`` cores busy: the
+    free cores, rounding a core that is more than a quarter busy down."""
+    return max(1, min(cores, int(cores - others + 0.25)))
+
+
+class LoadMeter:
+    """CPU used by everything but this process, in cores, between two looks."""
+
+    def __init__(self, stat: str | Path = "/proc/stat") -> None:
+        self.stat = Path(stat)
+        self.tick = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+        self._last = self._sample()
+
+    def _sample(self) -> tuple[float, float, float] | None:
+        try:
+            fields = self.stat.read_text().split("\n", 1)[0].split()[1:9]
+            jiffies = [int(x) for x in fields]
+        except (OSError, ValueError):
+            return None  # not Linux: no adaptation
+        busy = sum(jiffies) - jiffies[3] - jiffies[4]  # all but idle and iowait
+        own = os.times()
+        return time.monotonic(), busy / self.tick, own.user + own.system
+
+    def others(self) -> float | None:
+        """Cores other processes used on average since the last call."""
+        now, last = self._sample(), self._last
+        self._last = now
+        if now is None or last is None or now[0] - last[0] <= 0:
+            return None
+        return max(0.0, ((now[1] - last[1]) - (now[2] - last[2])) / (now[0] - last[0]))
 
 
 class EngineError(Exception):
@@ -145,7 +191,11 @@ class Engine:
         self.n_resident = max(0, resident)
         self.logprobs = logprobs
         self.repack = repack_safe(cpu_flags()) if repack is None else repack
-        self.threads = threads or os.cpu_count() or 1
+        self.cores = os.cpu_count() or 1
+        self.auto_threads = threads is None
+        self.threads = threads or self.cores
+        self.load = LoadMeter() if self.auto_threads else None
+        self._load_checked = time.monotonic()
         ll.llama_backend_init()
         mparams = ll.llama_model_default_params()
         mparams.use_extra_bufts = self.repack
@@ -181,7 +231,8 @@ class Engine:
 
     # -- model facts ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        return {"repack": self.repack, "threads": self.threads, "max_parallel": self.max_parallel,
+        return {"repack": self.repack, "threads": "auto" if self.auto_threads else self.threads,
+                "max_parallel": self.max_parallel,
                 "n_ctx": self.n_ctx, "kv_cells": self.kv_cells,
                 "system_info": self.ll.llama_print_system_info().decode(errors="replace")}
 
@@ -370,9 +421,21 @@ class Engine:
         b.n_tokens = i + 1
 
     def _decode(self) -> None:
+        if self.load is not None and time.monotonic() - self._load_checked >= 1.0:
+            self._adapt_threads()
         rc = self.ll.llama_decode(self.ctx, self.batch)
         if rc != 0:
             raise EngineError("error", f"llama_decode failed with status {rc}")
+
+    def _adapt_threads(self) -> None:
+        self._load_checked = time.monotonic()
+        others = self.load.others() if self.load else None
+        if others is None:
+            return
+        n = threads_for(self.cores, others)
+        if n != self.threads:
+            self.ll.llama_set_n_threads(self.ctx, n, n)
+            self.threads = n
 
     def _sample(self, s: _Seq, idx: int) -> None:
         ll = self.ll
