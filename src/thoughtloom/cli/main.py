@@ -234,6 +234,11 @@ def models() -> None:
     out.print("[bold]backends[/] (choose with --model or THOUGHTLOOM_MODEL)")
     out.print(f"  embedded             SmolLM2-135M-Instruct via llama.cpp: {where}")
     out.print("  PATH.gguf            any local GGUF model via llama.cpp")
+    from ..lm.llamacpp_engine import cpu_flags, repack_safe
+
+    repack = "on" if repack_safe(cpu_flags()) else "off (this CPU has AMX, where llama.cpp's repack path crashes)"
+    out.print(f"                       .gguf models run in a worker process; weight repacking {repack}; "
+              "threads follow the free cores unless --threads is given")
     out.print("  openai:MODEL@URL     any OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI);"
               " key from THOUGHTLOOM_API_KEY or OPENAI_API_KEY")
 

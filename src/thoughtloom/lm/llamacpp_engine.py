@@ -332,8 +332,14 @@ class Engine:
                 results[s.index] = s.error or _result(s)
         return results  # type: ignore[return-value]
 
-    def _cells(self, seq: _Seq) -> int:
-        return min(len(seq.prompt) + int(seq.req.get("max_tokens", 256)), self.n_ctx)
+    def _cells(self, seq: _Seq, prev: _Seq | None) -> int:
+        """KV cells ``seq`` adds after ``prev`` (its sorted predecessor): the
+        prompt past their shared prefix, which is stored once, plus its reply."""
+        shared = _common_prefix(prev.prompt, seq.prompt) if prev else 0
+        return min(len(seq.prompt) + int(seq.req.get("max_tokens", 256)), self.n_ctx) - shared
+
+    def _group_cells(self, group: list[_Seq]) -> int:
+        return sum(self._cells(s, group[i - 1] if i else None) for i, s in enumerate(group))
 
     def _fit(self, seqs: list[_Seq]) -> list[list[_Seq]]:
         """Split sorted sequences into groups that fit the sequence slots and KV cells."""
@@ -341,10 +347,10 @@ class Engine:
         cur: list[_Seq] = []
         cells = 0
         for s in seqs:
-            need = self._cells(s)
+            need = self._cells(s, cur[-1] if cur else None)
             if cur and (len(cur) == self.max_parallel or cells + need > self.kv_cells):
                 groups.append(cur)
-                cur, cells = [], 0
+                cur, cells, need = [], 0, self._cells(s, None)
             cur.append(s)
             cells += need
         if cur:
@@ -355,7 +361,7 @@ class Engine:
         """Decode one group of sequences to the end; a request whose sampler
         cannot be built gets its own error and the others go on."""
         ll = self.ll
-        if sum(self._cells(s) for s in group) + sum(len(t) for _, t in self.resident) > self.kv_cells:
+        if self._group_cells(group) + sum(len(t) for _, t in self.resident) > self.kv_cells:
             self._drop_resident()
         t0 = time.perf_counter()
         try:
@@ -388,9 +394,18 @@ class Engine:
 
     def _prefill(self, group: list[_Seq]) -> None:
         """Evaluate each prompt after its longest already-evaluated prefix, and
-        draw each sequence's first token."""
+        draw each sequence's first token. A prompt equal to the one before it
+        (samples of one prompt: sorting puts them side by side) copies its
+        whole KV and draws from the same logits, with no decode of its own."""
         done: list[tuple[int, list[int]]] = list(self.resident)
+        prev: _Seq | None = None
         for s in group:
+            if prev is not None and prev.prompt == s.prompt:
+                self.ll.llama_memory_seq_cp(self.mem, prev.seq_id, s.seq_id, 0, len(s.prompt))
+                s.pos = len(s.prompt)
+                self._sample(s, self.batch.n_tokens - 1)
+                continue
+            prev = s
             src, shared = -1, 0
             for seq_id, toks in done:
                 n = _common_prefix(toks, s.prompt)
