@@ -199,7 +199,9 @@ class InProcessWorker:
 
 def _die_with_parent() -> None:
     """Linux: the kernel kills this worker when its parent dies, so a killed
-    eval leaves no orphan decoding on."""
+    eval leaves no orphan decoding on. (Strictly, when the parent *thread*
+    that started it ends: LlamaCppLM starts workers from its one executor
+    thread, which lives until ``aclose``.)"""
     if sys.platform.startswith("linux"):
         import ctypes
 
