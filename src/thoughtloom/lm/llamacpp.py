@@ -30,6 +30,7 @@ from typing import Any, Sequence
 from ..core.errors import ConfigError, LMError, PromptTooLong
 from ..core.text import encodable
 from ..core.types import Completion, Request, TokenLogprob, Usage
+from .llamacpp_engine import RESIDENT
 from .llamacpp_worker import ENGINE, InProcessWorker, ModelWorker
 
 log = logging.getLogger(__name__)
@@ -68,7 +69,8 @@ class _Pending:
 class LlamaCppLM:
     """A llama.cpp model. ``model_id`` is ``gguf:<file name>:<size>``.
 
-    ``threads``: CPU threads for llama.cpp (default: all cores).
+    ``threads``: CPU threads for llama.cpp (default: as many as other
+    processes leave free, rechecked while decoding; see :mod:`.llamacpp_engine`).
     ``max_parallel``: sequences decoded together in one batch.
     ``repack``: llama.cpp's weight repacking; ``None`` turns it off only on
     CPUs with AMX, where it crashes (see :mod:`.llamacpp_engine`).
@@ -86,7 +88,7 @@ class LlamaCppLM:
         max_parallel: int = DEFAULT_MAX_PARALLEL,
         repack: bool | None = None,
         logprobs: bool = False,
-        resident: int | None = None,
+        resident: int = RESIDENT,
         isolate: bool = True,
         engine: str = ENGINE,
     ) -> None:
@@ -101,9 +103,8 @@ class LlamaCppLM:
         self.supports_logprobs = logprobs
         self.model_id = f"gguf:{path.name}:{path.stat().st_size}"
         options = {"model_path": str(path), "n_ctx": n_ctx, "threads": threads,
-                   "max_parallel": max_parallel, "repack": repack, "logprobs": logprobs}
-        if resident is not None:
-            options["resident"] = resident
+                   "max_parallel": max_parallel, "repack": repack, "logprobs": logprobs,
+                   "resident": resident}
         self.worker: ModelWorker | InProcessWorker = (ModelWorker if isolate else InProcessWorker)(
             path.name, options, engine=engine)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
