@@ -120,3 +120,25 @@ def test_prompts_are_tokenized_as_llama_cpp_python_does(embedded_path):
         engine.close()
     assert tokens == capture.kwargs["prompt"]
     assert stop == capture.kwargs["stop"]
+
+
+def test_a_chat_the_template_refuses_fails_alone(embedded_path):
+    from thoughtloom.lm.llamacpp_engine import Engine
+
+    engine = Engine(str(embedded_path), n_ctx=512, max_parallel=2)
+    render = engine.formatter
+
+    def strict(messages):
+        if messages[0]["role"] != "user":
+            raise ValueError("Conversation roles must alternate user/assistant")
+        return render(messages=messages)
+
+    engine.formatter = lambda messages: strict(messages)
+    try:
+        bad, good = engine.generate([
+            {"messages": [{"role": "assistant", "content": "x"}], "max_tokens": 4},
+            {"messages": [{"role": "user", "content": "Say hi"}], "max_tokens": 4}])
+    finally:
+        engine.close()
+    assert bad["error"] == "error" and "alternate" in bad["message"]
+    assert good["text"] and good["completion_tokens"] == 4

@@ -323,6 +323,8 @@ class Engine:
                 seqs.append(_Seq(index=i, req=req, prompt=prompt))
             except EngineError as exc:
                 results[i] = {"error": exc.kind, "message": str(exc)}
+            except Exception as exc:  # the chat template refused these messages: this request only
+                results[i] = {"error": "error", "message": f"cannot render the chat: {type(exc).__name__}: {exc}"}
         seqs.sort(key=lambda s: s.prompt)
         for group in self._fit(seqs):
             try:
