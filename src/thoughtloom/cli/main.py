@@ -253,7 +253,8 @@ def list_strategies() -> None:
         opts = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls.Config))
         out.print(f"[bold]{name:<14}[/] {(cls.__doc__ or '').strip().splitlines()[0]}  [dim]{opts}[/]")
     out.print(f"[bold]tasks:[/] {', '.join(tasks.available())}")
-    out.print(f"[dim]every question is capped at {DEFAULT_MAX_CALLS} model calls by default (raise with --max-calls)[/]")
+    out.print(f"[dim]every question is capped at {DEFAULT_MAX_CALLS} model calls by default: the runner's "
+              "--max-calls and each strategy's max_calls option (raise both: --max-calls N --set max_calls=N)[/]")
 
 
 @cache_app.command("stats")

@@ -114,10 +114,6 @@ def _reject_constant(name: str) -> Any:
     raise ParseError(f"non-finite number {name} in JSON", raw=name)
 
 
-def _float(text: str) -> float:
-    return to_float(text)
-
-
 def loads_json(text: str) -> Any:
     """``json.loads`` for model text: bounded size, depth and numbers; errors are ParseError.
 
@@ -129,7 +125,7 @@ def loads_json(text: str) -> Any:
         raise ParseError(f"JSON longer than {MAX_PARSE_CHARS} characters", raw=text[:80])
     check_depth(text)
     try:
-        value = json.loads(text, parse_int=to_int, parse_float=_float, parse_constant=_reject_constant)
+        value = json.loads(text, parse_int=to_int, parse_float=to_float, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         raise ParseError(f"invalid JSON: {exc.msg} at char {exc.pos}", raw=text[:500]) from None
     return _encodable(value) if "\\u" in text else value

@@ -44,7 +44,7 @@ from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import to_json
 from ..lm.meter import Budget, Metered, UsageTotals
-from ..strategies.base import Context, Strategy
+from ..strategies.base import DEFAULT_MAX_CALLS, Context, Strategy
 from ..tasks.base import Example, Task
 from .lock import OutputLock
 from .results import ResultsFile, dump_line
@@ -59,10 +59,6 @@ FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
 #: call it was, not the eval.
 PER_EXAMPLE_LM_ERRORS = (ModelCrashed, MalformedReply, CallTimeout)
 
-#: Model calls per example when the budget does not say (``--max-calls``):
-#: far above what any strategy's defaults use, low enough that a runaway
-#: program (a decomposer calling itself) ends in seconds, not never.
-DEFAULT_MAX_CALLS = 1000
 #: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
 MAX_ERROR_CHARS = 1000
 
@@ -70,6 +66,9 @@ MAX_ERROR_CHARS = 1000
 @dataclass(frozen=True)
 class EvalSettings:
     concurrency: int = 1
+    # Model calls per example when the caller does not say (``--max-calls``):
+    # the strategies' own default bound, far above what any strategy's
+    # defaults use, low enough that a runaway program ends in seconds.
     budget: Budget = field(default_factory=lambda: Budget(max_calls=DEFAULT_MAX_CALLS))
     retry_errors: bool = False
     seed: int = 0

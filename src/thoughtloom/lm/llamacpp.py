@@ -195,17 +195,3 @@ def _to_engine(request: Request, logprobs: bool) -> dict[str, Any]:
         "json_schema": None if request.json_schema is None else dict(request.json_schema),
         "logprobs": request.logprobs if logprobs else None,
     }
-
-
-def _parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
-    """Chat-completion logprobs (``{"content": [{token, logprob, top_logprobs}]}``)."""
-    if not raw or not isinstance(raw, dict) or not raw.get("content"):
-        return None
-    return tuple(
-        TokenLogprob(
-            token=item["token"],
-            logprob=float(item["logprob"]),
-            top=tuple((t["token"], float(t["logprob"])) for t in item.get("top_logprobs") or ()),
-        )
-        for item in raw["content"]
-    )

@@ -31,7 +31,6 @@ import httpx
 from ..core.errors import CallTimeout, ConfigError, LMError, MalformedReply, PromptTooLong, RateLimitError, TransientError
 from ..core.text import encodable
 from ..core.types import Completion, Request, TokenLogprob, Usage
-from .llamacpp import _parse_logprobs
 
 _RETRYABLE_STATUS = {408, 409, 500, 502, 503, 504}
 
@@ -167,7 +166,7 @@ def completion_from_reply(resp: httpx.Response, latency: float, base_url: str, m
     try:
         prompt_tokens = _count(usage.get("prompt_tokens"))
         completion_tokens = _count(usage.get("completion_tokens"))
-        logprobs = _clean_logprobs(_parse_logprobs(choice.get("logprobs")))
+        logprobs = _parse_logprobs(choice.get("logprobs"))
     except (ValueError, TypeError, KeyError, AttributeError, OverflowError) as exc:
         raise bad(f"usage or logprobs: {exc}") from None
     return Completion(
@@ -189,11 +188,19 @@ def _count(value: Any) -> int:
     return int(value)
 
 
-def _clean_logprobs(logprobs: tuple[TokenLogprob, ...] | None) -> tuple[TokenLogprob, ...] | None:
-    if logprobs is None:
+def _parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
+    """Chat-completion logprobs (``{"content": [{token, logprob, top_logprobs}]}``),
+    tokens made encodable; a malformed entry raises (the caller's MalformedReply)."""
+    if not raw or not isinstance(raw, dict) or not raw.get("content"):
         return None
-    return tuple(TokenLogprob(encodable(str(t.token)), t.logprob,
-                              tuple((encodable(str(a)), float(b)) for a, b in t.top)) for t in logprobs)
+    return tuple(
+        TokenLogprob(
+            token=encodable(str(item["token"])),
+            logprob=float(item["logprob"]),
+            top=tuple((encodable(str(t["token"])), float(t["logprob"])) for t in item.get("top_logprobs") or ()),
+        )
+        for item in raw["content"]
+    )
 
 
 # how vLLM, llama.cpp server and OpenAI word a prompt longer than the context
