@@ -25,7 +25,7 @@ def examples(n):
 
 
 def right(req):
-    i = int(req.messages[0].content.rsplit("Question: What is ", 1)[1].split()[0])
+    i = int(req.messages[-1].content.rsplit("Question: What is ", 1)[1].split()[0])
     return f"The answer is: {i + 1}"
 
 
@@ -107,7 +107,7 @@ async def test_corrupt_middle_line_keeps_every_valid_line(tmp_path):
 async def test_rewrite_is_atomic(tmp_path, monkeypatch):
     """A crash in the middle of a rewrite (--retry-errors) leaves the old file whole."""
     def fails_q1(req):
-        if "What is 1 plus" in req.messages[0].content:
+        if "What is 1 plus" in req.messages[-1].content:
             raise RuntimeError("boom")
         return right(req)
 
@@ -129,7 +129,7 @@ async def test_rewrite_is_atomic(tmp_path, monkeypatch):
 
 async def test_resume_leaves_one_trace_per_example(tmp_path):
     def fails_q1(req):
-        if "What is 1 plus" in req.messages[0].content:
+        if "What is 1 plus" in req.messages[-1].content:
             raise RuntimeError("boom")
         return right(req)
 

@@ -20,7 +20,7 @@ def examples(n):
 
 def adder(req):
     """Answers 'What is i plus 1?' right for even i, wrong for odd i."""
-    q = req.messages[0].content.rsplit("Question: What is ", 1)[1]
+    q = req.messages[-1].content.rsplit("Question: What is ", 1)[1]
     i = int(q.split()[0])
     return f"The answer is: {i + 1 if i % 2 == 0 else i}"
 
@@ -65,7 +65,7 @@ async def test_resume_skips_done_and_drops_partial_line(tmp_path):
 
 async def test_example_errors_are_recorded_and_retryable(tmp_path):
     def flaky(req):
-        if "What is 1 plus" in req.messages[0].content:
+        if "What is 1 plus" in req.messages[-1].content:
             raise RuntimeError("strategy bug")
         return adder(req)
 
@@ -83,7 +83,7 @@ async def test_example_errors_are_recorded_and_retryable(tmp_path):
 
 async def test_model_service_failure_stops_the_run_and_keeps_results(tmp_path):
     def dies(req):
-        if "What is 2 plus" in req.messages[0].content:
+        if "What is 2 plus" in req.messages[-1].content:
             raise LMError("server gone")
         return adder(req)
 
@@ -98,7 +98,7 @@ async def test_model_service_failure_stops_the_run_and_keeps_results(tmp_path):
 
 async def test_a_prompt_too_long_fails_only_its_example(tmp_path):
     def overflow(req):
-        if "What is 2 plus" in req.messages[0].content:
+        if "What is 2 plus" in req.messages[-1].content:
             raise PromptTooLong("Requested tokens (4666) exceed context window of 4096")
         return adder(req)
 
@@ -139,3 +139,27 @@ def test_length_strata():
     assert strata.count("long") == 2 and strata.count("short") == 2
     means = stratified_means(["long", "short", "medium", "medium"], [1.0, 0.0, 1.0, 0.0])
     assert means["overall"] == {"n": 4, "mean": 0.5} and means["long"]["mean"] == 1.0
+
+
+async def test_a_truncated_reply_scores_as_no_answer_and_is_counted(tmp_path):
+    from thoughtloom.core import Completion
+
+    def cut_q1(req):  # q1's reply carries the right number but was cut off at max_tokens
+        text = adder(req) if "What is 1 plus" not in req.messages[-1].content else "1 + 1 = 2"
+        return Completion(text, finish_reason="length" if "What is 1 plus" in req.messages[-1].content else "stop")
+
+    summary = await evaluate(strategies.get("cot")(), TASK, examples(3), EvalResources(ScriptedLM(cut_q1)),
+                             tmp_path)
+    records = {r["id"]: r for r in read(tmp_path / "results.jsonl")}
+    assert records["q1"]["truncated"] is True and records["q1"]["prediction"] == "2"
+    assert records["q1"]["metrics"] == {"accuracy": 0.0} and records["q1"]["error"] is None
+    assert records["q0"]["truncated"] is False and records["q0"]["metrics"] == {"accuracy": 1.0}
+    assert summary["n_truncated"] == 1
+
+    class Lenient(type(TASK)):
+        score_truncated = True
+
+    await evaluate(strategies.get("cot")(), Lenient(), examples(3), EvalResources(ScriptedLM(cut_q1)),
+                   tmp_path / "lenient")
+    lenient = {r["id"]: r for r in read(tmp_path / "lenient" / "results.jsonl")}
+    assert lenient["q1"]["truncated"] is True and lenient["q1"]["metrics"] == {"accuracy": 1.0}

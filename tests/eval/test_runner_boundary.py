@@ -101,7 +101,7 @@ async def test_failing_task_report_still_writes_the_summary(tmp_path):
                                    CallTimeout("no reply from x within 5 s")])
 async def test_malformed_or_timed_out_call_is_per_example(tmp_path, error):
     def reply(req):
-        if "What is 1 plus" in req.messages[0].content:
+        if "What is 1 plus" in req.messages[-1].content:
             raise error
         return "The answer is: 1"
 
@@ -139,7 +139,7 @@ async def test_runaway_strategy_stops_at_the_default_call_cap(tmp_path):
 async def test_example_deadline_is_an_error_record(tmp_path):
     class Slow(ScriptedLM):
         async def generate(self, requests):
-            if "What is 0 plus" in requests[0].messages[0].content:
+            if "What is 0 plus" in requests[0].messages[-1].content:
                 await asyncio.sleep(30)
             return await super().generate(requests)
 

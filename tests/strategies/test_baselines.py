@@ -1,7 +1,7 @@
 import pytest
 
 from thoughtloom import strategies, tasks
-from thoughtloom.core import ConfigError, Problem, Trace
+from thoughtloom.core import Completion, ConfigError, Problem, Trace
 from thoughtloom.lm import Budget, Metered
 from thoughtloom.strategies import Context, make_config
 from thoughtloom.strategies.vote import weighted_vote
@@ -16,13 +16,57 @@ def ctx_for(lm, task=MATH, **kw):
     return Context(lm=Metered(lm, trace=trace, **kw), task=task, trace=trace)
 
 
-async def test_io_prompt_and_answer():
+async def test_io_sends_demos_as_chat_turns():
     lm = ScriptedLM(["5"])
     result = await strategies.get("io")().run(PROBLEM, ctx_for(lm))
-    assert result.answer == "5"
-    prompt = lm.requests[0].messages[0].content
-    assert PROBLEM.question in prompt and "Solve the math word problem" in prompt
-    assert prompt.count("Question:") == 1 + 3  # three demos, then ours
+    assert result.answer == "5" and not result.truncated
+    msgs = lm.requests[0].messages
+    assert [m.role for m in msgs] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert msgs[0].content == MATH.instruction
+    demo = MATH.demos()[0]
+    assert msgs[1].content == f"Question: {demo.question}" and msgs[2].content == f"Answer: {demo.answer}"
+    assert msgs[-1].content == f"Question: {PROBLEM.question}\nAnswer:"
+
+
+async def test_io_text_layout_is_one_message():
+    lm = ScriptedLM(["5"])
+    io = strategies.get("io")
+    await io(make_config(io, {"layout": "text"})).run(PROBLEM, ctx_for(lm))
+    (msg,) = lm.requests[0].messages
+    assert msg.role == "user" and PROBLEM.question in msg.content and MATH.instruction in msg.content
+    assert msg.content.count("Question:") == 1 + 3  # three demos, then ours
+    with pytest.raises(ConfigError, match="layout"):
+        make_config(io, {"layout": "turns"})
+
+
+async def test_cot_chat_and_text_layouts_carry_the_same_text():
+    chat_lm, text_lm = ScriptedLM(["The answer is: 5"]), ScriptedLM(["The answer is: 5"])
+    cot = strategies.get("cot")
+    await cot().run(PROBLEM, ctx_for(chat_lm))
+    await cot(make_config(cot, {"layout": "text"})).run(PROBLEM, ctx_for(text_lm))
+    chat, (text,) = chat_lm.requests[0].messages, text_lm.requests[0].messages
+    assert "step by step" in chat[0].content and chat[0].role == "system"
+    assert chat[2].role == "assistant" and chat[2].content.endswith(f"The answer is: {MATH.demos()[0].answer}")
+    # every turn's text appears, in order, in the single-message rendering
+    pos = 0
+    for m in chat:
+        pos = text.content.index(m.content, pos)
+
+
+async def test_a_truncated_reply_is_flagged_and_does_not_vote():
+    cut = Completion("2 + 3 = 5, and then 80 + 20 + 40 = 140", finish_reason="length")
+    result = await strategies.get("cot")().run(PROBLEM, ctx_for(ScriptedLM([cut])))
+    assert result.truncated and result.answer == "140"  # kept for inspection, scored as none by the runner
+    replies = iter([cut, "The answer is: 5", cut])
+    ctx = ctx_for(ScriptedLM(lambda r: next(replies)))
+    sc = strategies.get("cot-sc")
+    result = await sc(make_config(sc, {"n": "3"})).run(PROBLEM, ctx)
+    assert result.answer == "5" and result.confidence == 1.0 and not result.truncated
+    assert result.details["truncated_samples"] == 2
+    assert [e["truncated"] for e in ctx.trace.of_type("sample")] == [True, False, True]
+    replies = iter([cut, cut])
+    result = await sc(make_config(sc, {"n": "2"})).run(PROBLEM, ctx_for(ScriptedLM(lambda r: next(replies))))
+    assert result.truncated and result.answer == ""
 
 
 async def test_cot_extracts_the_marked_answer():

@@ -81,7 +81,7 @@ async def test_cot_on_outlines_ends_with_the_outline_and_only_that_is_read():
     reply = "The middle sags.\nA twist would help.\nOutline:\n[1] A storm hits.\n[2] The keeper lies.\n[3] The boy returns."
     lm = ScriptedLM([reply])
     result = await ChainOfThought().run(Problem("o", "[1] a\n[2] b\n[3] c"), Context(lm=lm, task=task, trace=Trace()))
-    assert 'write "Outline:" on a line of its own' in lm.requests[0].messages[-1].content
+    assert 'write "Outline:" on a line of its own' in lm.requests[0].prompt_text()
     assert result.answer.splitlines() == ["A storm hits.", "The keeper lies.", "The boy returns."]
     assert task.score(result.answer, {"items": ["a", "b", "c"]}) == {"well_formed": 1.0, "changed": 1.0}
     # without the marker every item line counts, as before

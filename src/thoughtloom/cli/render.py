@@ -62,7 +62,8 @@ class RichProgress:
         shown = f"{self.metric} {score:.3f}" if score is not None else f"{self.metric} -"
         u = stats.usage
         return (f"{shown} · {u.total_tokens} tok · {u.calls} calls ({u.cached_calls} cached)"
-                + (f" · [red]{stats.errors} errors" if stats.errors else ""))
+                + (f" · [red]{stats.errors} errors" if stats.errors else "")
+                + (f" · [yellow]{stats.truncated} truncated" if stats.truncated else ""))
 
 
 def print_summary(summary: dict[str, Any], out_dir: str) -> None:
@@ -70,7 +71,9 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
     run = summary["this_run"]
     out.print(f"[bold]{summary['task']} / {summary['strategy']}[/] on {summary.get('model', '?')}: "
               f"n={summary['n']}/{summary['total']} · {metrics}"
-              + (f" · [red]{summary['n_errors']} errors[/]" if summary["n_errors"] else ""))
+              + (f" · [red]{summary['n_errors']} errors[/]" if summary["n_errors"] else "")
+              + (f" · [yellow]{summary['n_truncated']} truncated replies (scored as no answer)[/]"
+                 if summary.get("n_truncated") else ""))
     out.print(f"this run: {run['examples']} examples · LLM calls: {run['calls']} "
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "

@@ -125,6 +125,11 @@ class Completion:
     logprobs: tuple[TokenLogprob, ...] | None = None
     model: str = ""
 
+    @property
+    def truncated(self) -> bool:
+        """The reply was cut off at ``max_tokens``: it is not a finished answer."""
+        return self.finish_reason == "length"
+
 
 @dataclass(frozen=True, slots=True)
 class Passage:

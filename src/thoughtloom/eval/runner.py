@@ -84,6 +84,7 @@ class RunStats:
     done: int = 0
     new: int = 0
     errors: int = 0
+    truncated: int = 0
     metric_sum: float = 0.0
     metric_n: int = 0
     usage: UsageTotals = field(default_factory=UsageTotals)
@@ -179,11 +180,17 @@ async def run_example(
                   prompt_dir=res.prompt_dir, seed=settings.seed)
     t0 = time.perf_counter()
     record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
-                              "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None}
+                              "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None,
+                              "truncated": False}
     try:
         result = await _solve(strategy, example.problem, ctx, settings.example_timeout_s)
         record["prediction"] = result.answer
-        record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
+        record["truncated"] = bool(result.truncated)
+        if result.truncated and not task.score_truncated:
+            # a reply cut off at max_tokens is not an answer: scored as none, flagged
+            record["metrics"] = fallback_metrics(task, example.gold)
+        else:
+            record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
         record["confidence"] = result.confidence
         details = to_json(result.details)
         error = None
@@ -291,6 +298,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
         stats.done += 1
         stats.new += 1
         stats.errors += bool(record["error"])
+        stats.truncated += record.get("truncated") is True
         if primary in record["metrics"]:
             stats.metric_sum += record["metrics"][primary]
             stats.metric_n += 1

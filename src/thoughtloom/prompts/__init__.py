@@ -4,16 +4,36 @@ Templates use ``string.Template`` placeholders (``$question``, ``$demos``,
 ...). Any template can be overridden on its own by putting a file of the
 same name in a directory passed as ``prompt_dir`` (the CLI's
 ``--prompts DIR`` / ``THOUGHTLOOM_PROMPTS``).
+
+A template with few-shot demos can be laid out two ways from the same file:
+
+- **text** (:func:`render`): one user message, the demos written into
+  ``$demos``. This is the completion-style layout: the model continues a
+  document whose format the demos set.
+- **chat** (:func:`render_turns`): the text before ``$demos`` becomes the
+  system message (the instruction), each demo becomes a user turn (its
+  question) and an assistant turn (its answer), and the text after
+  ``$demos`` becomes the last user message. A chat model then answers the
+  real question instead of reading the demos as tasks to solve.
+
+Which roles use which layout is decided where they are sent; see
+``docs/prompts.md``.
 """
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
+from typing import Sequence
 from string import Template
 
 from ..core.errors import ConfigError
+from ..core.types import Message, assistant, system, user
+
+# ``$demos`` or ``${demos}``, where a template's demos go
+_DEMOS = re.compile(r"\$(?:demos\b|\{demos\})")
 
 
 @lru_cache(maxsize=None)
@@ -33,9 +53,35 @@ def load(name: str, prompt_dir: str | Path | None = None) -> Template:
     return Template(_packaged(name))
 
 
-def render(name: str, prompt_dir: str | Path | None = None, **fields: object) -> str:
-    """Fill a template; unknown placeholders raise a clear error naming the template."""
+def _fill(name: str, template: Template, fields: dict[str, object]) -> str:
     try:
-        return load(name, prompt_dir).substitute(**{k: str(v) for k, v in fields.items()}).strip()
+        return template.substitute(**{k: str(v) for k, v in fields.items()}).strip()
     except (KeyError, ValueError) as exc:
         raise ConfigError(f"prompt template {name!r} has a bad placeholder: {exc}") from exc
+
+
+def render(name: str, prompt_dir: str | Path | None = None, **fields: object) -> str:
+    """Fill a template; unknown placeholders raise a clear error naming the template."""
+    return _fill(name, load(name, prompt_dir), fields)
+
+
+def render_turns(name: str, prompt_dir: str | Path | None, demos: Sequence[tuple[str, str]],
+                 **fields: object) -> list[Message]:
+    """The template as chat turns: system (text before ``$demos``), one
+    (user, assistant) pair per demo, then the user message (text after).
+
+    A template without ``$demos`` is one user message, without the demos, as
+    in the text layout.
+    """
+    parts = _DEMOS.split(load(name, prompt_dir).template, maxsplit=1)
+    if len(parts) == 1:
+        return [user(_fill(name, Template(parts[0]), fields))]
+    head, tail = parts
+    messages: list[Message] = []
+    instruction = _fill(name, Template(head), fields)
+    if instruction:
+        messages.append(system(instruction))
+    for question, answer in demos:
+        messages += [user(question), assistant(answer)]
+    messages.append(user(_fill(name, Template(tail), fields)))
+    return messages

@@ -34,7 +34,7 @@ from typing import Any, ClassVar, Mapping
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
-from ..core.types import Completion, Demo, Problem, Request
+from ..core.types import Completion, Demo, Message, Problem, Request, user
 from .. import prompts
 
 
@@ -117,6 +117,9 @@ class Result:
     text: str = ""
     confidence: float | None = None
     details: dict[str, Any] = field(default_factory=dict)
+    # the answer came from a reply cut off at max_tokens: the runner scores it
+    # as no answer unless the task allows (``Task.score_truncated``)
+    truncated: bool = False
 
 
 @dataclass(frozen=True)
@@ -217,12 +220,35 @@ def make_config(cls: type[Strategy], overrides: Mapping[str, str]) -> Any:
     return cls.Config(**values)
 
 
+#: How a few-shot prompt is sent (see :mod:`thoughtloom.prompts`): ``chat``
+#: puts each demo in its own user/assistant turns and the instruction in a
+#: system message; ``text`` writes everything into one user message.
+LAYOUTS = ("chat", "text")
+
+
+def check_layout(layout: str) -> None:
+    if layout not in LAYOUTS:
+        raise ConfigError(f"unknown prompt layout {layout!r}", hint=f"layout is one of: {', '.join(LAYOUTS)}")
+
+
+def demo_turn(demo: Demo, *, with_rationale: bool) -> tuple[str, str]:
+    """A demo as (question, answer) texts; the answer carries the rationale when asked."""
+    if with_rationale and demo.rationale:
+        return f"Question: {demo.question}", f"{demo.rationale}\nThe answer is: {demo.answer}"
+    return f"Question: {demo.question}", f"Answer: {demo.answer}"
+
+
 def render_demos(demos: typing.Sequence[Demo], *, with_rationale: bool) -> str:
     """Few-shot blocks in the same Question/answer layout the templates use."""
-    blocks = []
-    for d in demos:
-        if with_rationale and d.rationale:
-            blocks.append(f"Question: {d.question}\n{d.rationale}\nThe answer is: {d.answer}")
-        else:
-            blocks.append(f"Question: {d.question}\nAnswer: {d.answer}")
+    blocks = ("\n".join(demo_turn(d, with_rationale=with_rationale)) for d in demos)
     return "".join(f"\n{b}\n" for b in blocks)
+
+
+def few_shot(ctx: Context, name: str, demos: typing.Sequence[Demo], *, with_rationale: bool,
+             layout: str, **fields: object) -> tuple[Message, ...]:
+    """The messages of prompt ``name`` with ``demos``, laid out as ``layout``."""
+    if layout == "text":
+        return (user(ctx.prompt(name, demos=render_demos(demos, with_rationale=with_rationale), **fields)),)
+    check_layout(layout)
+    turns = [demo_turn(d, with_rationale=with_rationale) for d in demos]
+    return tuple(prompts.render_turns(name, ctx.prompt_dir, turns, **fields))

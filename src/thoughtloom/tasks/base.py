@@ -37,6 +37,9 @@ class Task:
     primary_metric: ClassVar[str] = "em"
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
+    # whether an answer read from a reply cut off at max_tokens is scored;
+    # by default it is not (scored as no answer, the record says truncated)
+    score_truncated: ClassVar[bool] = False
 
     def demos(self) -> Sequence[Demo]:
         return ()

@@ -4,8 +4,18 @@
 samples in one batch at temperature > 0 and returns the most frequent
 normalized answer; its confidence is the winner's vote share.
 
-Trace events: ``sample`` (index, answer) for each sample and ``vote``
-(tally, winner, confidence).
+Few-shot demos go out as chat turns by default (``layout=chat``): the task's
+instruction as the system message, each demo as a user question and an
+assistant answer, then the real question. ``layout=text`` sends the older
+single-message rendering (the demos written into one prompt), which a chat
+model tends to read as a list of tasks to solve.
+
+A reply cut off at ``max_tokens`` is not an answer: ``io`` and ``cot`` mark
+their result ``truncated`` (the runner scores it as no answer), and a
+truncated ``cot-sc`` sample does not vote.
+
+Trace events: ``sample`` (index, answer, truncated) for each sample and
+``vote`` (tally, winner, confidence).
 """
 
 from __future__ import annotations
@@ -15,7 +25,7 @@ from dataclasses import dataclass
 from ...core.errors import BudgetExceeded
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, check_layout, few_shot, register
 from ..vote import weighted_vote
 
 
@@ -29,7 +39,11 @@ def _question(problem: Problem) -> str:
 class IOConfig:
     max_tokens: int = 64
     shots: int = 3
+    layout: str = "chat"  # chat: demos as chat turns; text: one message
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+
+    def __post_init__(self) -> None:
+        check_layout(self.layout)
 
 
 @register("io")
@@ -39,30 +53,33 @@ class Direct(Strategy):
     Config = IOConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
-        demos = render_demos(list(ctx.task.demos())[: self.config.shots], with_rationale=False)
-        prompt = ctx.prompt("io", instruction=ctx.task.instruction, demos=demos,
-                            question=_question(problem))
-        req = Request.of(prompt, max_tokens=self.config.max_tokens, stop=("\nQuestion:",),
-                         seed=ctx.seed)
-        text = (await ctx.lm.generate([req]))[0].text
-        answer = ctx.task.extract_answer(text)
-        return Result(answer=answer if answer is not None else text.strip(), text=text)
+        cfg = self.config
+        messages = few_shot(ctx, "io", list(ctx.task.demos())[: cfg.shots], with_rationale=False,
+                            layout=cfg.layout, instruction=ctx.task.instruction, question=_question(problem))
+        req = Request.of(messages, max_tokens=cfg.max_tokens, stop=("\nQuestion:",), seed=ctx.seed)
+        reply = (await ctx.lm.generate([req]))[0]
+        answer = ctx.task.extract_answer(reply.text)
+        return Result(answer=answer if answer is not None else reply.text.strip(), text=reply.text,
+                      truncated=reply.truncated)
 
 
 @dataclass(frozen=True)
 class CoTConfig:
     max_tokens: int = 384
     shots: int = 3
+    layout: str = "chat"  # chat: demos as chat turns; text: one message
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
+    def __post_init__(self) -> None:
+        check_layout(self.layout)
 
-def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int,
+
+def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, layout: str = "chat",
                 temperature: float = 0.0, sample_index: int = 0) -> Request:
-    demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
-    prompt = ctx.prompt("cot", instruction=ctx.task.instruction, demos=demos,
-                        question=_question(problem),
+    messages = few_shot(ctx, "cot", list(ctx.task.demos())[:shots], with_rationale=True, layout=layout,
+                        instruction=ctx.task.instruction, question=_question(problem),
                         answer_format=getattr(ctx.task, "cot_answer_format", DEFAULT_COT_ANSWER_FORMAT))
-    return Request.of(prompt, max_tokens=max_tokens, temperature=temperature,
+    return Request.of(messages, max_tokens=max_tokens, temperature=temperature,
                       stop=("\nQuestion:",), seed=ctx.seed, sample_index=sample_index)
 
 
@@ -73,10 +90,11 @@ class ChainOfThought(Strategy):
     Config = CoTConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
-        req = cot_request(problem, ctx, shots=self.config.shots, max_tokens=self.config.max_tokens)
-        text = (await ctx.lm.generate([req]))[0].text
-        answer = ctx.task.extract_answer(text)
-        return Result(answer=answer or "", text=text)
+        cfg = self.config
+        req = cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens, layout=cfg.layout)
+        reply = (await ctx.lm.generate([req]))[0]
+        answer = ctx.task.extract_answer(reply.text)
+        return Result(answer=answer or "", text=reply.text, truncated=reply.truncated)
 
 
 @dataclass(frozen=True)
@@ -85,7 +103,11 @@ class SelfConsistencyConfig:
     temperature: float = 0.7
     max_tokens: int = 384
     shots: int = 3
+    layout: str = "chat"  # chat: demos as chat turns; text: one message
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+
+    def __post_init__(self) -> None:
+        check_layout(self.layout)
 
 
 @register("cot-sc")
@@ -104,7 +126,7 @@ class SelfConsistency(Strategy):
             ctx.trace.emit("budget_exceeded", limit="calls", cap=0, used=0)
             return Result(answer="", details={"budget_exceeded": True})
         requests = [
-            cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens,
+            cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens, layout=cfg.layout,
                         temperature=cfg.temperature, sample_index=i)
             for i in range(n)
         ]
@@ -112,9 +134,11 @@ class SelfConsistency(Strategy):
             completions = await ctx.lm.generate(requests)
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True})
-        answers = [ctx.task.extract_answer(c.text) for c in completions]
-        for i, a in enumerate(answers):
-            ctx.trace.emit("sample", index=i, answer=a)
+        # a sample cut off at max_tokens has no answer and does not vote
+        answers = [None if c.truncated else ctx.task.extract_answer(c.text) for c in completions]
+        for i, (a, c) in enumerate(zip(answers, completions)):
+            ctx.trace.emit("sample", index=i, answer=a, truncated=c.truncated)
+        truncated = sum(c.truncated for c in completions)
         vote = weighted_vote(answers, ctx.task.normalize)
         ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
         best = next((c.text for c, a in zip(completions, answers)
@@ -123,5 +147,6 @@ class SelfConsistency(Strategy):
             answer=vote.winner or "",
             text=best,
             confidence=vote.confidence,
-            details={"samples": answers, "tally": vote.tally},
+            details={"samples": answers, "tally": vote.tally, "truncated_samples": truncated},
+            truncated=truncated == len(completions),
         )
