@@ -15,7 +15,8 @@ from thoughtloom.strategies.hgot.plan import PlanError, parse_plan
 from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score, salvage_holistic
 from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import ExpressionError, check_24, parse_expression
-from thoughtloom.tasks.metrics import extract_number, numbers_equal
+from thoughtloom.tasks.answers import extract_number
+from thoughtloom.tasks.metrics import numbers_equal
 from thoughtloom.tasks.outline import outline_items, read_judgement
 from thoughtloom.testing import ScriptedLM
 

@@ -5,7 +5,8 @@ import pytest
 from conftest import data_file
 from thoughtloom import tasks
 from thoughtloom.core import ConfigError, DataError
-from thoughtloom.tasks.metrics import exact_match, extract_number, numbers_equal, token_f1
+from thoughtloom.tasks.answers import extract_number
+from thoughtloom.tasks.metrics import exact_match, numbers_equal, token_f1
 
 
 @pytest.mark.parametrize("text,expected", [

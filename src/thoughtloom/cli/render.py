@@ -23,8 +23,9 @@ def shown(text: object) -> str:
 
 def usage_line(usage: UsageTotals, seconds: float) -> str:
     cached = f" ({usage.cached_calls} cached)" if usage.cached_calls else ""
+    truncated = f" · {usage.truncated_calls} cut off at max_tokens" if usage.truncated_calls else ""
     return (f"LLM calls: {usage.calls}{cached} · tokens: {usage.prompt_tokens} prompt + "
-            f"{usage.completion_tokens} completion · {seconds:.2f} s")
+            f"{usage.completion_tokens} completion{truncated} · {seconds:.2f} s")
 
 
 class RichProgress:

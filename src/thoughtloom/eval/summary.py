@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable
 
 log = logging.getLogger(__name__)
 
-USAGE_KEYS = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens")
+USAGE_KEYS = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens", "truncated_calls")
 
 
 def _number(value: Any) -> float:

@@ -35,6 +35,7 @@ class UsageTotals:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    truncated_calls: int = 0  # replies cut off at max_tokens (finish_reason "length")
 
     @property
     def total_tokens(self) -> int:
@@ -47,6 +48,7 @@ class UsageTotals:
         self.prompt_tokens += u.prompt_tokens
         self.completion_tokens += u.completion_tokens
         self.latency_s += u.latency_s
+        self.truncated_calls += int(completion.truncated)
 
     def merge(self, other: "UsageTotals") -> None:
         self.calls += other.calls
@@ -54,13 +56,14 @@ class UsageTotals:
         self.prompt_tokens += other.prompt_tokens
         self.completion_tokens += other.completion_tokens
         self.latency_s += other.latency_s
+        self.truncated_calls += other.truncated_calls
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "UsageTotals":
         """Inverse of :meth:`as_dict` (``total_tokens`` is derived, so ignored)."""
         return cls(calls=d.get("calls", 0), cached_calls=d.get("cached_calls", 0),
                    prompt_tokens=d.get("prompt_tokens", 0), completion_tokens=d.get("completion_tokens", 0),
-                   latency_s=d.get("latency_s", 0.0))
+                   latency_s=d.get("latency_s", 0.0), truncated_calls=d.get("truncated_calls", 0))
 
     def as_dict(self) -> dict[str, float | int]:
         return {
@@ -70,6 +73,7 @@ class UsageTotals:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.total_tokens,
             "latency_s": round(self.latency_s, 6),
+            "truncated_calls": self.truncated_calls,
         }
 
 

@@ -8,19 +8,17 @@ add loading and scoring, which only the eval runner uses.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Iterator, Sequence
 
-from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, utf8_lines
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
+from .answers import first_line, marked_answer
 from .metrics import exact_match, normalize_text, token_f1
 
-_ANSWER_LINE = re.compile(r"answer\s*(?:is\s*)?:\s*(.+)", re.IGNORECASE)  # no \s*(?:is)?\s*: quadratic
 
 
 @dataclass(frozen=True)
@@ -45,15 +43,8 @@ class Task:
         return ()
 
     def extract_answer(self, text: str) -> str | None:
-        """The text after the last 'answer is:' marker, else the first non-empty line."""
-        text = clip(text)
-        found = _ANSWER_LINE.findall(text)
-        if found:
-            return found[-1].strip().rstrip(".").strip() or None
-        for line in text.splitlines():
-            if line.strip():
-                return line.strip()
-        return None
+        """The text after the last answer marker (:mod:`.answers`), else the first non-empty line."""
+        return marked_answer(text) or first_line(text)
 
     def normalize(self, answer: str) -> str:
         return normalize_text(answer)

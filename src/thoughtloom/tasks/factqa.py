@@ -32,6 +32,7 @@ from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..eval.stratify import length_strata, question_length, stratified_means
 from ..core.files import read_utf8
+from .answers import marked_answer
 from .base import Example, Task, read_jsonl, require
 from .metrics import exact_match, token_f1
 from .odqa import PooledCorpus
@@ -178,8 +179,7 @@ class FEVER(FactTask):
 
     def extract_answer(self, text: str) -> str | None:
         """The label named last in the answer text (after 'answer:' if present)."""
-        found = re.findall(r"answer\s*(?:is\s*)?:\s*(.+)", clip(text), re.IGNORECASE)
-        span = (found[-1] if found else text).upper()
+        span = (marked_answer(text) or clip(text)).upper()
         hits = [(m.start(), label) for label, pat in
                 (("SUPPORTS", r"SUPPORT"), ("REFUTES", r"REFUTE"), ("NOT ENOUGH INFO", r"NOT ENOUGH|\bNEI\b"))
                 for m in re.finditer(pat, span)]

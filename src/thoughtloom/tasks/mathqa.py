@@ -12,7 +12,8 @@ from typing import Any, Sequence
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
 from .base import Example, Task, read_json, read_jsonl, require
-from .metrics import extract_number, format_number, numbers_equal, parse_number
+from .answers import extract_number
+from .metrics import format_number, numbers_equal, parse_number
 
 # Our own worked examples (not taken from any benchmark).
 _DEMOS = (

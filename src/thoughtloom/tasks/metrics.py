@@ -7,7 +7,7 @@ import string
 from collections import Counter
 from fractions import Fraction
 
-from ..core.bounded import clip, to_fraction
+from ..core.bounded import to_fraction
 from ..core.errors import ParseError
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
@@ -49,14 +49,6 @@ def token_f1(prediction: str | None, gold: str | list[str]) -> float:
 
 # -- numbers -----------------------------------------------------------------
 
-_NUM = r"-?\$?\s?\d[\d,]*(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
-_NUMBER = re.compile(_NUM)
-# [\s:*]* rather than \s*:?\s*\**\s*: adjacent optional runs backtrack polynomially on long blanks
-_ANSWER_IS = re.compile(r"answer\s*(?:is|:)[\s:*]*(" + _NUM + ")", re.IGNORECASE)
-_HASHES = re.compile(r"####\s*(" + _NUM + ")")
-_BOXED = re.compile(r"\\boxed\{\s*(" + _NUM + r")\s*\}")
-
-
 def parse_number(text: str) -> Fraction | None:
     """'1,234' -> 1234, '$18.50' -> 37/2, '3/4' -> 3/4; None if not a number."""
     t = text.replace("$", "").replace(",", "").replace(" ", "").rstrip(".")
@@ -78,26 +70,6 @@ def format_number(value: Fraction) -> str:
         return f"{float(value):.6g}"
     except OverflowError:  # beyond float range (about 1e308): keep it exact
         return f"{value.numerator}/{value.denominator}"
-
-
-def extract_number(text: str) -> str | None:
-    """The final numeric answer in model output, normalized ('18', '2.5').
-
-    Prefers an explicit marker (the last 'answer is N', '#### N' or
-    '\\boxed{N}'), then falls back to the last number in the text.
-    """
-    text = clip(text)
-    for pattern in (_ANSWER_IS, _HASHES, _BOXED):
-        found = pattern.findall(text)
-        if found:
-            value = parse_number(found[-1])
-            if value is not None:
-                return format_number(value)
-    for candidate in reversed(_NUMBER.findall(text)):
-        value = parse_number(candidate)
-        if value is not None:
-            return format_number(value)
-    return None
 
 
 def numbers_equal(prediction: str | None, gold: str, tol: float = 1e-6) -> float:
