@@ -12,7 +12,7 @@ from thoughtloom.lm.structured import parse_json
 from thoughtloom.strategies.decomp.functions import calculator
 from thoughtloom.strategies.decomp.program import parse_step, parse_value, strip_fence
 from thoughtloom.strategies.hgot.plan import PlanError, parse_plan
-from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score, salvage_holistic
+from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score, salvage_holistic
 from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import ExpressionError, check_24, parse_expression
 from thoughtloom.tasks.answers import extract_number

@@ -18,7 +18,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.base import Context
-from thoughtloom.strategies.sculpt.view import prefix_change_kind
+from thoughtloom.strategies.treesearch.world import prefix_change_kind
 from thoughtloom.testing import ScriptedLM
 
 

@@ -2,7 +2,7 @@ import pytest
 
 from sculpt_toy import TOY as toy
 from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS
-from thoughtloom.strategies.sculpt.evaluator import read_evaluation, read_score
+from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.testing import ScriptedLM
 
@@ -74,7 +74,7 @@ async def test_itemized_prompt_lists_items():
 
 
 def test_truncated_itemized_reply_is_salvaged_from_its_complete_items():
-    from thoughtloom.strategies.sculpt.evaluator import salvage_items
+    from thoughtloom.strategies.treesearch.reading import salvage_items
 
     cut = '```json\n{"items": [{"item": "[1]", "feedback": "flat", "score": 2},\n{"item": "[2]", "feedback": "good", "score": 8},\n{"item": "[3]", "feedb'
     items = salvage_items(cut)
@@ -102,7 +102,7 @@ async def test_search_uses_salvaged_items():
 
 
 def test_truncated_holistic_reply_keeps_its_leading_score():
-    from thoughtloom.strategies.sculpt.evaluator import salvage_holistic
+    from thoughtloom.strategies.treesearch.reading import salvage_holistic
 
     r = salvage_holistic('```json\n{"score": 4, "feedback": "misses \\"dog\\" and the lad')
     assert r.score == pytest.approx(0.4) and r.feedback.startswith('misses \\"dog')

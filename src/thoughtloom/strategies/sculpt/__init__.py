@@ -1,6 +1,6 @@
 """ThoughtSculpt (Chi, Yang, Klein 2024): search over revisable thoughts.
 
-``tree`` (nodes, backpropagation, JSON dump), ``view`` (what the search asks
-of a task), ``evaluator`` (reading scores and feedback), ``search`` (one
-run's state: generator and evaluator batches), ``mcts`` and ``dfs``.
+``search`` (one run's state: generator and evaluator batches), ``mcts`` and
+``dfs``; the tree, the task view and the evaluator's reply reading are in
+:mod:`thoughtloom.strategies.treesearch`.
 """

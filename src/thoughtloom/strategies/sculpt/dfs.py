@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .search import Search, SearchConfig, report
-from .tree import Node
+from ..treesearch.tree import Node
 
 
 @dataclass(frozen=True)

@@ -39,7 +39,7 @@ from ...core.errors import ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .search import Search, SearchConfig, report
-from .tree import Node, Tree
+from ..treesearch.tree import Node, Tree
 
 
 @dataclass(frozen=True)

@@ -28,9 +28,9 @@ from ...core.errors import BudgetExceeded, ParseError
 from ...core.types import Problem, Request, assistant, user
 from ...lm.structured import parse_json
 from ..base import DEFAULT_MAX_CALLS, Context, Result
-from .evaluator import Reading, read_evaluation, salvage_holistic, salvage_items
-from .tree import Node, Tree, render_tree
-from .view import search_view
+from ..treesearch.reading import Reading, read_evaluation, salvage_holistic, salvage_items
+from ..treesearch.tree import Node, Tree, render_tree
+from ..treesearch.world import search_view
 
 REVISE = ("Write an improved solution that fixes the problems named in the feedback. "
           "You may change ANY part of the current solution, or add to it.")
