@@ -1,7 +1,9 @@
 from sculpt_toy import TOY as toy
 from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineConfig
 from thoughtloom.strategies.baselines.tot import BFSConfig, ToTBFS
-from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS, ToTDFS
+from thoughtloom.strategies.baselines.tot import ToTDFS
+from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.strategies import available
 
 

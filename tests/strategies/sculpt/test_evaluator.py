@@ -1,7 +1,8 @@
 import pytest
 
 from sculpt_toy import TOY as toy
-from thoughtloom.strategies.sculpt.dfs import DFSConfig, SculptDFS
+from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.testing import ScriptedLM

@@ -3,18 +3,18 @@
 The model answers, the evaluator gives feedback and a score, the generator
 rewrites the answer using that feedback (revising any part), for up to
 ``iterations`` rounds or until the score reaches ``goal_score``. Like the
-original method, the answer is the LAST version. Runs on the ThoughtSculpt
-search core (same prompts, evaluator and budget): it is the k=1, no-search
-special case.
+original method, the answer is the LAST version. Runs on the tree-search
+kernel (same prompts, evaluator and budget as ThoughtSculpt): it is the
+k=1, no-search special case.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
-from ..sculpt.search import Search, SearchConfig, report
+from ..base import register
+from ..treesearch.search import Search, SearchConfig, TreeSearch
+from ..treesearch.tree import Node
 
 
 @dataclass(frozen=True)
@@ -24,26 +24,21 @@ class SelfRefineConfig(SearchConfig):
 
 
 @register("self-refine")
-class SelfRefine(Strategy):
+class SelfRefine(TreeSearch):
     """Self-Refine: answer, self-critique, rewrite; one chain, last version wins."""
 
     Config = SelfRefineConfig
+    algorithm = "self-refine"
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def search(self, s: Search, root: Node) -> None:
         cfg: SelfRefineConfig = self.config
-        s = Search(problem, ctx, cfg)
-        with s.budgeted():
-            current = await s.make_root()
-            await s.evaluate([current])
-            for _ in range(cfg.iterations):
-                if cfg.stop_at_goal and s.solved(current):
-                    break
-                nxt = await s.expand(current, 1)
-                await s.evaluate(nxt)
-                if not nxt:
-                    continue  # an unreadable rewrite: try again from the same version
-                current = nxt[0]
-        return s.finish("self-refine", lambda: current)
+        for _ in range(cfg.iterations):
+            if cfg.stop_at_goal and s.solved(s.current):
+                break
+            rewrite = await s.generator.expand(s.current, 1)
+            await s.evaluator.evaluate(rewrite)
+            if rewrite:  # else an unreadable rewrite: try again from the same version
+                s.current = rewrite[0]
 
-    def report(self, result: Result) -> str:
-        return report(result)
+    def choose(self, s: Search) -> Node:
+        return s.current  # the last version, even if an earlier one scored higher

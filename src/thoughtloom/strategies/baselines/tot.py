@@ -1,20 +1,29 @@
-"""Tree of Thoughts with breadth-first search (``tot-bfs``).
+"""Tree of Thoughts (Yao et al. 2023): ``tot-bfs`` and ``tot-dfs``.
 
-Level by level: every node of the beam proposes ``k`` children that may
-only *extend* it (all proposals in one batch), all children are evaluated
-(one batch), and the ``beam`` best are kept. After ``max_depth`` levels the
-answer is the best-scored node seen. Runs on the ThoughtSculpt search core
-(same prompts, evaluator and budget) so comparisons differ only in the
-search. ``tot-dfs`` lives with ``sculpt-dfs``.
+Both run on the tree-search kernel (same prompts, evaluator and budget as
+ThoughtSculpt, so comparisons differ only in the search) with the
+:class:`~thoughtloom.strategies.treesearch.generator.ExtendingGenerator`:
+thoughts may only *extend* their parent, never revise it, starting from an
+empty solution unless the task gives a start.
+
+``tot-bfs``: level by level, every node of the beam proposes ``k``
+children (all proposals in one batch), all children are evaluated (one
+batch), and the ``beam`` best are kept. After ``max_depth`` levels the
+answer is the best-scored node seen.
+
+``tot-dfs``: the kernel's depth-first search with pruning and backtracking
+(:mod:`thoughtloom.strategies.treesearch.dfs`), as ``sculpt-dfs`` runs it.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
-from ..sculpt.search import Search, SearchConfig, report
+from ..base import register
+from ..treesearch.dfs import DepthFirst
+from ..treesearch.generator import ExtendingGenerator
+from ..treesearch.search import Search, SearchConfig, TreeSearch
+from ..treesearch.tree import Node
 
 
 @dataclass(frozen=True)
@@ -24,26 +33,28 @@ class BFSConfig(SearchConfig):
 
 
 @register("tot-bfs")
-class ToTBFS(Strategy):
+class ToTBFS(TreeSearch):
     """Tree of Thoughts, BFS with beam b: children only extend, never revise."""
 
     Config = BFSConfig
+    algorithm = "tot-bfs"
+    generator = ExtendingGenerator
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def search(self, s: Search, root: Node) -> None:
         cfg: BFSConfig = self.config
-        s = Search(problem, ctx, cfg, extend_only=True)
-        with s.budgeted():
-            root = await s.make_root()
-            await s.evaluate([root])
-            frontier = [root]
-            for _ in range(cfg.max_depth):
-                if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
-                    break
-                groups = await s.expand_many(frontier, cfg.k)
-                children = [c for g in groups for c in g]
-                await s.evaluate(children)
-                frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
-        return s.finish("tot-bfs", s.tree.best_by_score)
+        frontier = [root]
+        for _ in range(cfg.max_depth):
+            if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
+                break
+            groups = await s.generator.expand_many(frontier, cfg.k)
+            children = [c for g in groups for c in g]
+            await s.evaluator.evaluate(children)
+            frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
 
-    def report(self, result: Result) -> str:
-        return report(result)
+
+@register("tot-dfs")
+class ToTDFS(DepthFirst):
+    """Tree of Thoughts, DFS: like sculpt-dfs but children may only extend."""
+
+    algorithm = "tot-dfs"
+    generator = ExtendingGenerator

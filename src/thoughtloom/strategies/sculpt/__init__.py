@@ -1,6 +1,7 @@
 """ThoughtSculpt (Chi, Yang, Klein 2024): search over revisable thoughts.
 
-``search`` (one run's state: generator and evaluator batches), ``mcts`` and
-``dfs``; the tree, the task view and the evaluator's reply reading are in
-:mod:`thoughtloom.strategies.treesearch`.
+``mcts`` (``sculpt-mcts``) and ``dfs`` (``sculpt-dfs``) add their control
+loops to the tree-search kernel in :mod:`thoughtloom.strategies.treesearch`
+(tree, generator, evaluator, the ``TreeSearch`` base), which the Tree of
+Thoughts and Self-Refine baselines share.
 """

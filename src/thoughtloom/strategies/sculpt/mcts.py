@@ -36,9 +36,8 @@ import math
 from dataclasses import dataclass
 
 from ...core.errors import ConfigError
-from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
-from .search import Search, SearchConfig, report
+from ..base import register
+from ..treesearch.search import Search, SearchConfig, TreeSearch
 from ..treesearch.tree import Node, Tree
 
 
@@ -106,16 +105,16 @@ async def rollouts(s: Search, cfg: MCTSConfig, width: int) -> list[Node]:
     last = {leaf.id: leaf for leaf in leaves}
     try:
         grow = [leaf for leaf in leaves if leaf.depth < cfg.max_depth and not (cfg.stop_at_goal and s.solved(leaf))]
-        groups = await s.expand_many(grow, cfg.k)
-        await s.evaluate([c for g in groups for c in g])
+        groups = await s.generator.expand_many(grow, cfg.k)
+        await s.evaluator.evaluate([c for g in groups for c in g])
         chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
         active = dict(chains)  # a chain whose simulated step came back unreadable stops there
         for _ in range(cfg.simulation_depth):
             going = [(lid, node) for lid, node in active.items() if node.depth < cfg.max_depth]
             if not going:
                 break
-            nxt = await s.expand_many([node for _, node in going], 1, simulated=True)
-            await s.evaluate([c for g in nxt for c in g])
+            nxt = await s.generator.expand_many([node for _, node in going], 1, simulated=True)
+            await s.evaluator.evaluate([c for g in nxt for c in g])
             active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
             chains.update(active)
         last.update(chains)
@@ -128,30 +127,21 @@ async def rollouts(s: Search, cfg: MCTSConfig, width: int) -> list[Node]:
     return [last[leaf.id] for leaf in leaves]
 
 
-async def rollout(s: Search, cfg: MCTSConfig) -> Node:
-    """One select-expand-simulate-backpropagate pass; returns the rewarded node."""
-    return (await rollouts(s, cfg, 1))[0]
-
-
 @register("sculpt-mcts")
-class SculptMCTS(Strategy):
+class SculptMCTS(TreeSearch):
     """ThoughtSculpt: MCTS over revisable thoughts with evaluator feedback."""
 
     Config = MCTSConfig
+    algorithm = "mcts"
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def search(self, s: Search, root: Node) -> None:
         cfg: MCTSConfig = self.config
-        s = Search(problem, ctx, cfg)
-        with s.budgeted():
-            root = await s.make_root()
-            await s.evaluate([root])
-            done = 0
-            while done < cfg.rollouts:
-                lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done))
-                done += len(lasts)
-                if cfg.stop_at_goal and any(s.solved(n) for n in lasts):
-                    break
-        return s.finish("mcts", s.tree.best_by_mean)
+        done = 0
+        while done < cfg.rollouts:
+            lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done))
+            done += len(lasts)
+            if cfg.stop_at_goal and any(s.solved(n) for n in lasts):
+                break
 
-    def report(self, result: Result) -> str:
-        return report(result)
+    def choose(self, s: Search) -> Node:
+        return s.tree.best_by_mean()

@@ -1,5 +1,16 @@
 """The tree-search kernel shared by ThoughtSculpt, Tree of Thoughts and Self-Refine.
 
-``tree`` (nodes, backpropagation, JSON dump), ``world`` (what the search
-asks of a task), ``reading`` (reading the evaluator's scores and feedback).
+In llm-reasoners' terms: ``world`` is what is searched (one problem and the
+task's :class:`~thoughtloom.core.protocols.SearchTask` view of it);
+``generator`` and ``evaluator`` are how thoughts are proposed and judged
+(each a class a strategy picks once: revising or extending generator,
+model or symbolic evaluator; every batch is one ``lm.generate``); ``tree``
+holds the nodes; ``search`` is the :class:`~.search.TreeSearch` base that
+runs a strategy's control loop inside one run's :class:`~.search.Search`
+state, its budget stop and its result. ``dfs`` is the depth-first loop
+that ``sculpt-dfs`` and ``tot-dfs`` share; ``reading`` reads the
+evaluator's replies; ``budget`` cuts a batch to the calls left.
+
+The strategies themselves: ``sculpt/`` (``sculpt-mcts``, ``sculpt-dfs``),
+``baselines/tot.py`` (``tot-bfs``, ``tot-dfs``), ``baselines/self_refine.py``.
 """

@@ -1,9 +1,11 @@
-"""The task as the search sees it: the task itself if it implements
+"""What the search is over (llm-reasoners' *world*): one problem and the
+task as the search sees it, which is the task itself if it implements
 :class:`~thoughtloom.core.protocols.SearchTask`, else a generic stand-in
 built from its instruction and answer extraction."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 from ...core.protocols import SearchTask, TaskView
@@ -63,3 +65,17 @@ def search_view(task: TaskView) -> SearchTask:
     if all(callable(getattr(task, m, None)) for m in _SEARCH_METHODS):
         return task  # type: ignore[return-value]
     return GenericSearchView(task)
+
+
+@dataclass(frozen=True)
+class World:
+    """One problem as every part of a search reads it; the description is built once."""
+
+    problem: Problem
+    view: SearchTask
+    description: str
+
+    @classmethod
+    def of(cls, problem: Problem, task: TaskView) -> "World":
+        view = search_view(task)
+        return cls(problem, view, view.describe(problem))

@@ -1,0 +1,116 @@
+"""Thought evaluators: a score in [0, 1] and feedback for each node.
+
+:class:`ModelEvaluator` asks the model about every pending node in ONE
+batch (holistic, or itemized where the task has items), reads the replies
+with :func:`~thoughtloom.lm.structured.parse_json` (see :mod:`.reading`),
+salvages replies cut off by the token limit, and re-asks each unreadable
+one once, quoting it, as one more batch; a node whose reply still cannot
+be read gets ``malformed_score`` and the run goes on.
+:class:`SymbolicEvaluator` is the same, except that the task's exact
+checker (the 24 checker, concept coverage) sets the score wherever it has
+one. A strategy run picks one of the two once, from ``evaluator=``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Sequence
+
+from ...core.errors import ParseError
+from ...core.types import Request, assistant, user
+from ...lm.structured import parse_json
+from ..base import Context
+from .budget import affordable
+from .reading import Reading, read_evaluation, salvage_holistic, salvage_items
+from .tree import Node, Tree
+from .world import World
+
+REASK = ("That reply could not be read as the JSON object asked for. "
+         "Reply again with only the JSON object, nothing else.")
+
+
+class ModelEvaluator:
+    """The model's verdict on each node (``evaluator: model``)."""
+
+    def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
+                 temperature: float, malformed_score: float) -> None:
+        self.world, self.ctx, self.tree = world, ctx, tree
+        self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
+        self.max_tokens, self.temperature = max_tokens, temperature
+        self.malformed_score = malformed_score
+
+    def _mode(self, items: Sequence[str]) -> str:
+        if self.evaluation == "auto":
+            return "itemized" if items else "holistic"
+        return self.evaluation
+
+    async def evaluate(self, nodes: Sequence[Node]) -> None:
+        """Score and give feedback on every node in ``nodes`` not scored yet, in one batch."""
+        todo = [n for n in nodes if n.score is None]
+        if not todo:
+            return
+        w = self.world
+        requests, labels = [], []
+        for n in todo:
+            items = list(w.view.evaluation_items(w.problem, n.candidate))
+            mode = self._mode(items)
+            name = "sculpt_evaluate_items" if mode == "itemized" and items else "sculpt_evaluate"
+            prompt = self.ctx.prompt(name, description=w.description,
+                                     solution=w.view.render(w.problem, n.candidate),
+                                     guide=w.view.evaluation_guide(w.problem),
+                                     items="\n".join(items))
+            labels.append([i.split(".", 1)[0].split(":", 1)[0].strip() for i in items] if name.endswith("items") else [])
+            requests.append(Request.of(prompt, max_tokens=self.max_tokens,
+                                       temperature=self.temperature, seed=self.ctx.seed))
+        requests = affordable(self.ctx, requests)
+        todo = todo[: len(requests)]
+        completions = await self.ctx.lm.generate(requests)
+        readings = [self._read(n, c.text, lab, 1) for n, c, lab in zip(todo, completions, labels)]
+        retry = [i for i, r in enumerate(readings) if r is None]
+        try:
+            if retry:  # re-ask each unreadable reply once, quoting it, as one batch
+                again = [replace(requests[i], messages=requests[i].messages + (
+                    assistant(completions[i].text), user(REASK))) for i in retry]
+                for i, c in zip(retry, await self.ctx.lm.generate(affordable(self.ctx, again))):
+                    readings[i] = self._read(todo[i], c.text, labels[i], 2)
+        finally:  # a budget stop during the re-ask still keeps the first readings
+            for i, (n, reading) in enumerate(zip(todo, readings)):
+                self.settle(n, reading, completions[i].text)
+                self.tree.scored(n)
+
+    def _read(self, node: Node, text: str, item_labels: list[str], attempt: int) -> Reading | None:
+        """Parse (parse_json), else salvage the complete items of a reply cut off mid-list."""
+        try:
+            reading = read_evaluation(parse_json(text), item_labels)
+        except ParseError as exc:
+            self.ctx.trace.emit("parse_error", what="sculpt_evaluation", error=str(exc), raw=text[:500],
+                                attempt=attempt)
+            reading = None
+        if reading is None:
+            if item_labels:
+                salvaged = salvage_items(text)
+                reading = read_evaluation(salvaged, item_labels) if salvaged else None
+            else:
+                reading = salvage_holistic(text)
+            if reading is not None:
+                self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(reading.items))
+        return reading
+
+    def settle(self, node: Node, reading: Reading | None, raw: str) -> None:
+        """Put the verdict on ``node`` (``malformed_score`` when there is no reading)."""
+        if reading is None:
+            node.score, node.evaluator = self.malformed_score, "malformed"
+            self.ctx.trace.emit("sculpt_eval_malformed", node=node.id, raw=raw[:500])
+        else:
+            node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
+            node.evaluator = "model"
+
+
+class SymbolicEvaluator(ModelEvaluator):
+    """The model's feedback, but the task's exact score where it has one (``evaluator: symbolic``)."""
+
+    def settle(self, node: Node, reading: Reading | None, raw: str) -> None:
+        super().settle(node, reading, raw)
+        exact = self.world.view.symbolic_score(self.world.problem, node.candidate)
+        if exact is not None:
+            node.score, node.evaluator = exact, "symbolic"

@@ -1,0 +1,144 @@
+"""The base of every tree strategy (sculpt-mcts, sculpt-dfs, tot-bfs,
+tot-dfs, self-refine): one run's :class:`Search` state and the
+:class:`TreeSearch` scaffold around a strategy's control loop.
+
+``TreeSearch.run`` makes the run's state, the root and its evaluation,
+runs the subclass's :meth:`~TreeSearch.search` loop until it ends or the
+per-question budget runs out (then it flags ``budget_exhausted`` and
+answers with what the tree has), and builds the :class:`Result`. A
+subclass names its ``algorithm``, picks its ``generator`` class, writes
+``search`` and, if its answer is not the best-scored node, ``choose``.
+
+A :class:`Search` is created inside ``run`` and dropped with it; it holds
+the only mutable state of a run, so one strategy object serves any number
+of questions at once.
+
+Trace events (besides ``llm_call``): ``sculpt_node`` (a node was added),
+``sculpt_eval`` (its score and feedback), ``sculpt_eval_malformed`` (the
+evaluator's reply could not be read; the node gets ``malformed_score``),
+``sculpt_eval_salvaged`` (a reply cut off by the token limit, read from
+its complete items or its leading score), ``sculpt_unparsed`` (a generated
+child could not be read and was dropped), ``sculpt_rejected`` (a child that
+revised its parent where only extension is allowed, or a duplicate),
+``sculpt_select`` / ``sculpt_backprop`` (MCTS), ``sculpt_prune`` (DFS),
+``sculpt_budget_trim`` (a batch cut to the calls the budget has left),
+``sculpt_answer`` (the chosen node).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from abc import abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from ...core.errors import BudgetExceeded
+from ...core.types import Problem
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy
+from .evaluator import ModelEvaluator, SymbolicEvaluator
+from .generator import ThoughtGenerator
+from .tree import Node, Tree, render_tree
+from .world import World
+
+
+@dataclass(frozen=True)
+class SearchConfig:
+    """Knobs shared by every tree strategy (paper defaults: k=3, depth 3, T=0.7)."""
+
+    k: int = 3                     # children per expansion
+    max_depth: int = 3             # deepest node level (root = 0)
+    temperature: float = 0.7       # generator sampling temperature
+    eval_temperature: float = 0.0  # evaluator: greedy, so scores are reproducible
+    evaluation: str = "auto"       # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
+    evaluator: str = "model"       # 'model', or 'symbolic' (task's exact checker sets the score)
+    gen_max_tokens: int = 256
+    eval_max_tokens: int = 384
+    malformed_score: float = 0.0   # score of a node whose evaluation could not be read
+    goal_score: float = 1.0        # a node scoring this high ends the search early
+    keep_tree: bool = True         # put the tree JSON in Result.details
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+
+
+class Search:
+    """One run's state: the world, the tree, its generator and evaluator, and an rng seeded per problem."""
+
+    def __init__(self, problem: Problem, ctx: Context, cfg: SearchConfig,
+                 generator: type[ThoughtGenerator]) -> None:
+        self.ctx, self.cfg = ctx, cfg
+        self.world = World.of(problem, ctx.task)
+        self.tree = Tree(ctx.trace)
+        self.generator = generator(self.world, ctx, self.tree, max_tokens=cfg.gen_max_tokens,
+                                   temperature=cfg.temperature)
+        evaluator = SymbolicEvaluator if cfg.evaluator == "symbolic" else ModelEvaluator
+        self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
+                                   max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
+                                   malformed_score=cfg.malformed_score)
+        digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
+        self.rng = random.Random(int.from_bytes(digest[:8], "big"))
+        self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
+        self.budget_exhausted = False
+
+    def solved(self, node: Node) -> bool:
+        return node.score is not None and node.score >= self.cfg.goal_score
+
+    def result(self, best: Node, algorithm: str) -> Result:
+        w = self.world
+        answer = w.view.candidate_answer(w.problem, best.candidate)
+        details: dict[str, Any] = {
+            "algorithm": algorithm, "chosen": best.id, "nodes": len(self.tree.nodes),
+            "chosen_score": best.score, "chosen_mean": best.mean_value,
+            "budget_exhausted": self.budget_exhausted,
+            "revised": sum(n.kind == "revised" for n in self.tree.nodes),
+            "extended": sum(n.kind == "extended" for n in self.tree.nodes),
+            "evaluator": self.cfg.evaluator,
+            "chosen_rendered": w.view.render(w.problem, best.candidate),
+        }
+        if self.cfg.keep_tree:
+            details["tree"] = self.tree.to_json()
+        self.ctx.trace.emit("sculpt_answer", node=best.id, answer=answer)
+        return Result(answer=answer, text=best.candidate, confidence=best.score, details=details)
+
+
+class TreeSearch(Strategy):
+    """A search over a tree of candidate solutions; subclasses add only the control loop."""
+
+    Config: ClassVar[type] = SearchConfig
+    algorithm: ClassVar[str] = ""  # details["algorithm"]
+    generator: ClassVar[type[ThoughtGenerator]] = ThoughtGenerator
+
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        s = Search(problem, ctx, self.config, self.generator)
+        try:
+            s.current = root = await s.generator.root()
+            await s.evaluator.evaluate([root])
+            await self.search(s, root)
+        except BudgetExceeded:  # the question's budget is spent: answer from the tree so far
+            s.budget_exhausted = True
+        if not s.tree.nodes:
+            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
+        return s.result(self.choose(s), self.algorithm)
+
+    @abstractmethod
+    async def search(self, s: Search, root: Node) -> None:
+        """Grow ``s.tree`` from the evaluated ``root`` (the strategy's control loop)."""
+
+    def choose(self, s: Search) -> Node:
+        """The answer node: by default the best-scored node seen."""
+        return s.tree.best_by_score()
+
+    def report(self, result: Result) -> str:
+        return report(result)
+
+
+def report(result: Result) -> str:
+    """The tree summary ``thoughtloom run`` prints."""
+    d = result.details
+    head = (f"{d.get('algorithm', 'search')}: {d.get('nodes', 0)} nodes "
+            f"({d.get('revised', 0)} revised, {d.get('extended', 0)} extended); "
+            f"chosen #{d.get('chosen')} score={d.get('chosen_score')} evaluator={d.get('evaluator')}"
+            + ("; budget exhausted" if d.get("budget_exhausted") else ""))
+    tree = d.get("tree")
+    body = render_tree(tree, d.get("chosen")) if tree else ""
+    chosen = d.get("chosen_rendered") or result.text
+    return f"{head}\n{body}\nchosen candidate:\n{chosen}"
