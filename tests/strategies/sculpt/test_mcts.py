@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from sculpt_toy import TOY as toy
+from search_toy import TOY as toy
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
 from thoughtloom.strategies.treesearch.search import report
 from thoughtloom.strategies.treesearch.tree import Tree

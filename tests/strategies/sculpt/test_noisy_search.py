@@ -22,8 +22,8 @@ from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.sculpt.dfs import SculptDFS
-from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
+from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import check_24
 from thoughtloom.testing import ScriptedLM

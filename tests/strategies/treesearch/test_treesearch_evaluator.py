@@ -1,10 +1,10 @@
 import pytest
 
-from sculpt_toy import TOY as toy
+from search_toy import TOY as toy
 from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score
-from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.testing import ScriptedLM
 
 

@@ -1,5 +1,6 @@
-"""A toy search task and a scripted "model" for the search-core tests (a helper
-module, not a conftest: the repo keeps a single conftest.py).
+"""A toy search task and a scripted "model" for the tree-search tests
+(treesearch, sculpt, and the ToT / Self-Refine baselines); a helper module,
+not a conftest: the repo keeps a single conftest.py.
 
 Candidates are strings of letters. The toy model's first answer is "a"; a
 generation request for candidate X returns "CAND: X<letter>" with the letter

@@ -1,0 +1,19 @@
+"""self-refine: one chain of feedback and rewrite on the tree-search kernel."""
+
+from search_toy import TOY as toy
+from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineConfig
+
+
+async def test_self_refine_is_one_chain_and_returns_the_last_version():
+    lm = toy["make_lm"]({"a": 3, "ab": 9}, default=2)
+    result = await SelfRefine(SelfRefineConfig(iterations=3)).run(toy["problem"], toy["make_ctx"](lm))
+    assert all(len(b) == 1 for b in lm.batches)
+    tree = result.details["tree"]
+    assert [n["depth"] for n in tree] == [0, 1, 2, 3]
+    assert result.text == tree[-1]["candidate"]  # last, even though an earlier one scored higher
+
+
+async def test_self_refine_stops_when_the_evaluator_is_satisfied():
+    lm = toy["make_lm"]({"a": 10})
+    result = await SelfRefine().run(toy["problem"], toy["make_ctx"](lm))
+    assert len(result.details["tree"]) == 1 and lm.calls == 2

@@ -1,0 +1,90 @@
+"""The kernel itself: a strategy that adds only a control loop gets the run
+scaffold (root, budget stop, result), batched generator and evaluator
+objects, and the symbolic evaluator as a swap."""
+
+import asyncio
+import json
+
+from search_toy import TOY as toy
+from thoughtloom.strategies import available
+from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
+from thoughtloom.strategies.treesearch.generator import ExtendingGenerator, ThoughtGenerator
+from thoughtloom.strategies.treesearch.search import Search, SearchConfig, TreeSearch
+from thoughtloom.strategies.treesearch.tree import Node
+
+
+class GrowForever(TreeSearch):
+    """A control loop and nothing else: expand the newest node until something stops it."""
+
+    algorithm = "grow-forever"
+
+    async def search(self, s: Search, root: Node) -> None:
+        node = root
+        while True:
+            children = await s.generator.expand(node, 2)
+            await s.evaluator.evaluate(children)
+            node = children[0]
+
+
+def test_all_strategy_names_are_registered():
+    assert {"sculpt-mcts", "sculpt-dfs", "tot-bfs", "tot-dfs", "self-refine", "cot", "cot-sc"} <= set(available())
+
+
+async def test_a_control_loop_gets_root_budget_stop_and_result_from_the_base():
+    lm = toy["make_lm"]({"aa": 9}, default=3)
+    ctx = toy["make_ctx"](lm, max_calls=8)
+    result = await GrowForever(SearchConfig()).run(toy["problem"], ctx)
+    # root answer + its evaluation, then (2 children + 2 evaluations) per step until the budget is spent
+    assert [len(b) for b in lm.batches] == [1, 1, 2, 2, 2]
+    assert result.details["budget_exhausted"] is True and ctx.trace.of_type("budget_exceeded")
+    assert result.details["algorithm"] == "grow-forever"
+    # the loop went on from "ac"; the answer is the best-scored node the budget left
+    assert result.answer == "aa" and ctx.trace.of_type("sculpt_answer")[0]["answer"] == "aa"
+
+
+async def test_the_strategy_object_keeps_no_run_state():
+    strategy = GrowForever(SearchConfig(max_calls=6))
+    before = dict(vars(strategy))
+    runs = [(toy["make_lm"]({"ab": 9}), toy["make_lm"]({"ab": 9})) for _ in range(2)]
+    together = await asyncio.gather(*(strategy.run(toy["problem"], toy["make_ctx"](lm)) for lm, _ in runs))
+    alone = [await strategy.run(toy["problem"], toy["make_ctx"](lm)) for _, lm in runs]
+    assert [r.details for r in together] == [r.details for r in alone]
+    assert vars(strategy) == before
+
+
+async def test_the_generator_sends_every_nodes_children_in_one_batch():
+    lm = toy["make_lm"]({})
+    s = Search(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ThoughtGenerator)
+    root = await s.generator.root()
+    a, b = s.tree.add("x", root, "revised"), s.tree.add("y", root, "revised")
+    groups = await s.generator.expand_many([a, b], 3)
+    assert [len(batch) for batch in lm.batches] == [1, 6]
+    assert len({r.sample_index for r in lm.batches[1]}) == 6  # six distinct, replayable samples
+    assert [[c.candidate for c in g] for g in groups] == [["xc", "xa", "xb"], ["yc", "ya", "yb"]]
+
+
+async def test_the_extending_generator_starts_empty_and_drops_revisions():
+    lm = toy["make_lm"]({}, child=lambda cand, i: f"CAND: {cand}b" if i % 2 else "CAND: zz")
+    s = Search(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ExtendingGenerator)
+    root = await s.generator.root()
+    assert root.candidate == "" and root.evaluator == "empty" and not lm.batches
+    s.tree.add("a", root, "extended")
+    children = await s.generator.expand(s.tree.nodes[1], 2)
+    assert [c.candidate for c in children] == ["ab"]
+    assert s.ctx.trace.of_type("sculpt_rejected")[0]["reason"] == "revises its parent"
+
+
+async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
+    task = toy["Task"](symbolic={"ab": 1.0})
+    lm = toy["make_lm"]({"ab": 2, "ac": 7})
+    model = Search(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(), ThoughtGenerator)
+    symbolic = Search(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(evaluator="symbolic"),
+                      ThoughtGenerator)
+    assert type(model.evaluator) is ModelEvaluator and type(symbolic.evaluator) is SymbolicEvaluator
+    for s in (model, symbolic):
+        nodes = [s.tree.add("ab"), s.tree.add("ac")]
+        await s.evaluator.evaluate(nodes)
+        assert len(lm.batches[-1]) == 2  # both nodes judged in one batch
+    assert [(n.score, n.evaluator) for n in model.tree.nodes] == [(0.2, "model"), (0.7, "model")]
+    assert [(n.score, n.evaluator) for n in symbolic.tree.nodes] == [(1.0, "symbolic"), (0.7, "model")]
+    assert json.loads(json.dumps(symbolic.tree.to_json()))[0]["feedback"] == "feedback on ab"
