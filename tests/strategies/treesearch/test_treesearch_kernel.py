@@ -9,7 +9,7 @@ from search_toy import TOY as toy
 from thoughtloom.strategies import available
 from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
 from thoughtloom.strategies.treesearch.generator import ExtendingGenerator, ThoughtGenerator
-from thoughtloom.strategies.treesearch.search import Search, SearchConfig, TreeSearch
+from thoughtloom.strategies.treesearch.search import SearchConfig, SearchRun, TreeSearch
 from thoughtloom.strategies.treesearch.tree import Node
 
 
@@ -18,7 +18,7 @@ class GrowForever(TreeSearch):
 
     algorithm = "grow-forever"
 
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         node = root
         while True:
             children = await s.generator.expand(node, 2)
@@ -54,7 +54,7 @@ async def test_the_strategy_object_keeps_no_run_state():
 
 async def test_the_generator_sends_every_nodes_children_in_one_batch():
     lm = toy["make_lm"]({})
-    s = Search(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ThoughtGenerator)
+    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ThoughtGenerator)
     root = await s.generator.root()
     a, b = s.tree.add("x", root, "revised"), s.tree.add("y", root, "revised")
     groups = await s.generator.expand_many([a, b], 3)
@@ -65,7 +65,7 @@ async def test_the_generator_sends_every_nodes_children_in_one_batch():
 
 async def test_the_extending_generator_starts_empty_and_drops_revisions():
     lm = toy["make_lm"]({}, child=lambda cand, i: f"CAND: {cand}b" if i % 2 else "CAND: zz")
-    s = Search(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ExtendingGenerator)
+    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ExtendingGenerator)
     root = await s.generator.root()
     assert root.candidate == "" and root.evaluator == "empty" and not lm.batches
     s.tree.add("a", root, "extended")
@@ -77,8 +77,8 @@ async def test_the_extending_generator_starts_empty_and_drops_revisions():
 async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
     task = toy["Task"](symbolic={"ab": 1.0})
     lm = toy["make_lm"]({"ab": 2, "ac": 7})
-    model = Search(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(), ThoughtGenerator)
-    symbolic = Search(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(evaluator="symbolic"),
+    model = SearchRun(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(), ThoughtGenerator)
+    symbolic = SearchRun(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(evaluator="symbolic"),
                       ThoughtGenerator)
     assert type(model.evaluator) is ModelEvaluator and type(symbolic.evaluator) is SymbolicEvaluator
     for s in (model, symbolic):

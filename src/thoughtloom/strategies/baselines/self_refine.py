@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..base import register
-from ..treesearch.search import Search, SearchConfig, TreeSearch
+from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -30,7 +30,7 @@ class SelfRefine(TreeSearch):
     Config = SelfRefineConfig
     algorithm = "self-refine"
 
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         cfg: SelfRefineConfig = self.config
         for _ in range(cfg.iterations):
             if cfg.stop_at_goal and s.solved(s.current):
@@ -40,5 +40,5 @@ class SelfRefine(TreeSearch):
             if rewrite:  # else an unreadable rewrite: try again from the same version
                 s.current = rewrite[0]
 
-    def choose(self, s: Search) -> Node:
+    def choose(self, s: SearchRun) -> Node:
         return s.current  # the last version, even if an earlier one scored higher

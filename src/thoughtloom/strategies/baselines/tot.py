@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from ..base import register
 from ..treesearch.dfs import DepthFirst
 from ..treesearch.generator import ExtendingGenerator
-from ..treesearch.search import Search, SearchConfig, TreeSearch
+from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -40,7 +40,7 @@ class ToTBFS(TreeSearch):
     algorithm = "tot-bfs"
     generator = ExtendingGenerator
 
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         cfg: BFSConfig = self.config
         frontier = [root]
         for _ in range(cfg.max_depth):

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 
 from ...core.errors import ConfigError
 from ..base import register
-from ..treesearch.search import Search, SearchConfig, TreeSearch
+from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 
 
@@ -93,7 +93,7 @@ def virtual_visits(tree: Tree, leaf: Node, n: int) -> None:
         node.visits += n
 
 
-async def rollouts(s: Search, cfg: MCTSConfig, width: int) -> list[Node]:
+async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int) -> list[Node]:
     """Select ``width`` leaves, expand, simulate and backpropagate them together.
 
     With ``width`` 1 this is one plain select-expand-simulate-backpropagate
@@ -134,7 +134,7 @@ class SculptMCTS(TreeSearch):
     Config = MCTSConfig
     algorithm = "mcts"
 
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         cfg: MCTSConfig = self.config
         done = 0
         while done < cfg.rollouts:
@@ -143,5 +143,5 @@ class SculptMCTS(TreeSearch):
             if cfg.stop_at_goal and any(s.solved(n) for n in lasts):
                 break
 
-    def choose(self, s: Search) -> Node:
+    def choose(self, s: SearchRun) -> Node:
         return s.tree.best_by_mean()

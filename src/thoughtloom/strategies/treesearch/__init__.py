@@ -6,7 +6,7 @@ task's :class:`~thoughtloom.core.protocols.SearchTask` view of it);
 (each a class a strategy picks once: revising or extending generator,
 model or symbolic evaluator; every batch is one ``lm.generate``); ``tree``
 holds the nodes; ``search`` is the :class:`~.search.TreeSearch` base that
-runs a strategy's control loop inside one run's :class:`~.search.Search`
+runs a strategy's control loop inside one run's :class:`~.search.SearchRun`
 state, its budget stop and its result. ``dfs`` is the depth-first loop
 that ``sculpt-dfs`` and ``tot-dfs`` share; ``reading`` reads the
 evaluator's replies; ``budget`` cuts a batch to the calls left.

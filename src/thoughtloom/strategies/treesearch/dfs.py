@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .search import Search, SearchConfig, TreeSearch
+from .search import SearchConfig, SearchRun, TreeSearch
 from .tree import Node
 
 
@@ -29,7 +29,7 @@ class DepthFirst(TreeSearch):
 
     Config = DFSConfig
 
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         cfg: DFSConfig = self.config
         steps = 0
 

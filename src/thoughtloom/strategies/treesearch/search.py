@@ -1,5 +1,5 @@
 """The base of every tree strategy (sculpt-mcts, sculpt-dfs, tot-bfs,
-tot-dfs, self-refine): one run's :class:`Search` state and the
+tot-dfs, self-refine): one run's :class:`SearchRun` state and the
 :class:`TreeSearch` scaffold around a strategy's control loop.
 
 ``TreeSearch.run`` makes the run's state, the root and its evaluation,
@@ -9,7 +9,7 @@ answers with what the tree has), and builds the :class:`Result`. A
 subclass names its ``algorithm``, picks its ``generator`` class, writes
 ``search`` and, if its answer is not the best-scored node, ``choose``.
 
-A :class:`Search` is created inside ``run`` and dropped with it; it holds
+A :class:`SearchRun` is created inside ``run`` and dropped with it; it holds
 the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
@@ -60,7 +60,7 @@ class SearchConfig:
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
-class Search:
+class SearchRun:
     """One run's state: the world, the tree, its generator and evaluator, and an rng seeded per problem."""
 
     def __init__(self, problem: Problem, ctx: Context, cfg: SearchConfig,
@@ -103,12 +103,12 @@ class Search:
 class TreeSearch(Strategy):
     """A search over a tree of candidate solutions; subclasses add only the control loop."""
 
-    Config: ClassVar[type] = SearchConfig
+    Config = SearchConfig
     algorithm: ClassVar[str] = ""  # details["algorithm"]
     generator: ClassVar[type[ThoughtGenerator]] = ThoughtGenerator
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
-        s = Search(problem, ctx, self.config, self.generator)
+        s = SearchRun(problem, ctx, self.config, self.generator)
         try:
             s.current = root = await s.generator.root()
             await s.evaluator.evaluate([root])
@@ -120,10 +120,10 @@ class TreeSearch(Strategy):
         return s.result(self.choose(s), self.algorithm)
 
     @abstractmethod
-    async def search(self, s: Search, root: Node) -> None:
+    async def search(self, s: SearchRun, root: Node) -> None:
         """Grow ``s.tree`` from the evaluated ``root`` (the strategy's control loop)."""
 
-    def choose(self, s: Search) -> Node:
+    def choose(self, s: SearchRun) -> Node:
         """The answer node: by default the best-scored node seen."""
         return s.tree.best_by_score()
 
