@@ -220,6 +220,16 @@ def make_config(cls: type[Strategy], overrides: Mapping[str, str]) -> Any:
     return cls.Config(**values)
 
 
+def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bool:
+    """Whether ``reply`` ended on its own; a reply cut off at ``max_tokens`` is
+    not a finished plan, program step, evaluation or answer, and is traced as a
+    ``truncated`` event (``what`` names the step) for the caller to treat as unreadable."""
+    if reply.truncated:
+        ctx.trace.emit("truncated", what=what, raw=reply.text[:500], **fields)
+        return False
+    return True
+
+
 #: How a few-shot prompt is sent (see :mod:`thoughtloom.prompts`): ``chat``
 #: puts each demo in its own user/assistant turns and the instruction in a
 #: system message; ``text`` writes everything into one user message.

@@ -1,6 +1,7 @@
 import pytest
 
 from search_toy import TOY as toy
+from thoughtloom.core import Completion
 from thoughtloom.strategies.sculpt.dfs import SculptDFS
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
@@ -126,3 +127,39 @@ async def test_non_finite_scores_are_malformed_not_perfect(score):
     tree = result.details["tree"]
     assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
     assert len(ctx.trace.of_type("sculpt_eval_malformed")) == len(tree)
+
+
+async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
+    # issue 17: a truncated reply is not a verdict, not even its leading score
+    cut = Completion('{"score": 10, "feedback": "perfect, exc', finish_reason="length")
+    asked = []
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            asked.append(len(req.messages))
+            return cut if len(req.messages) == 1 else '{"score": 3, "feedback": "misses b"}'
+        return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
+
+    ctx = toy["make_ctx"](ScriptedLM(brain))
+    result = await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    root = result.details["tree"][0]
+    assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
+    assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)
+    assert [e["what"] for e in ctx.trace.of_type("truncated")] == ["sculpt_evaluation"]
+    assert not ctx.trace.of_type("sculpt_eval_salvaged")
+
+
+async def test_children_cut_off_at_max_tokens_are_dropped():
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return '{"score": 5, "feedback": "ok"}'
+        if "Feedback on the current solution" in text:
+            return Completion("CAND: ab", finish_reason="length")
+        return "CAND: a"
+
+    ctx = toy["make_ctx"](ScriptedLM(brain))
+    result = await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    assert len(result.details["tree"]) == 1  # only the root: every child was cut off
+    assert {e["what"] for e in ctx.trace.of_type("truncated")} == {"sculpt_child"}

@@ -3,9 +3,11 @@
 :class:`ModelEvaluator` asks the model about every pending node in ONE
 batch (holistic, or itemized where the task has items), reads the replies
 with :func:`~thoughtloom.lm.structured.parse_json` (see :mod:`.reading`),
-salvages replies cut off by the token limit, and re-asks each unreadable
-one once, quoting it, as one more batch; a node whose reply still cannot
-be read gets ``malformed_score`` and the run goes on.
+salvages the complete items of a reply that ended but is malformed, and
+re-asks each unreadable one once, quoting it, as one more batch; a node
+whose reply still cannot be read gets ``malformed_score`` and the run goes
+on. A reply cut off at ``max_tokens`` is unreadable: a verdict that did not
+finish is not read, not even in part (a ``truncated`` trace event).
 :class:`SymbolicEvaluator` is the same, except that the task's exact
 checker (the 24 checker, concept coverage) sets the score wherever it has
 one. A strategy run picks one of the two once, from ``evaluator=``.
@@ -17,9 +19,9 @@ from dataclasses import replace
 from typing import Sequence
 
 from ...core.errors import ParseError
-from ...core.types import Request, assistant, user
+from ...core.types import Completion, Request, assistant, user
 from ...lm.structured import parse_json
-from ..base import Context
+from ..base import Context, finished
 from .budget import affordable
 from .reading import Reading, read_evaluation, salvage_holistic, salvage_items
 from .tree import Node, Tree
@@ -65,21 +67,25 @@ class ModelEvaluator:
         requests = affordable(self.ctx, requests)
         todo = todo[: len(requests)]
         completions = await self.ctx.lm.generate(requests)
-        readings = [self._read(n, c.text, lab, 1) for n, c, lab in zip(todo, completions, labels)]
+        readings = [self._read(n, c, lab, 1) for n, c, lab in zip(todo, completions, labels)]
         retry = [i for i, r in enumerate(readings) if r is None]
         try:
             if retry:  # re-ask each unreadable reply once, quoting it, as one batch
                 again = [replace(requests[i], messages=requests[i].messages + (
                     assistant(completions[i].text), user(REASK))) for i in retry]
                 for i, c in zip(retry, await self.ctx.lm.generate(affordable(self.ctx, again))):
-                    readings[i] = self._read(todo[i], c.text, labels[i], 2)
+                    readings[i] = self._read(todo[i], c, labels[i], 2)
         finally:  # a budget stop during the re-ask still keeps the first readings
             for i, (n, reading) in enumerate(zip(todo, readings)):
                 self.settle(n, reading, completions[i].text)
                 self.tree.scored(n)
 
-    def _read(self, node: Node, text: str, item_labels: list[str], attempt: int) -> Reading | None:
-        """Parse (parse_json), else salvage the complete items of a reply cut off mid-list."""
+    def _read(self, node: Node, reply: Completion, item_labels: list[str], attempt: int) -> Reading | None:
+        """Parse (parse_json), else salvage the complete items of a malformed reply; None if
+        the reply was cut off at max_tokens or cannot be read."""
+        if not finished(self.ctx, reply, "sculpt_evaluation", node=node.id, attempt=attempt):
+            return None
+        text = reply.text
         try:
             reading = read_evaluation(parse_json(text), item_labels)
         except ParseError as exc:

@@ -3,8 +3,10 @@
 A generator makes the root of one run's tree and the children of its
 nodes; the children of any number of nodes go out as ONE ``lm.generate``
 batch. Each generated request has its own ``sample_index``, so N samples
-are N distinct, replayable cache entries. Unreadable, duplicate and (for
-the extending generator) revising children are dropped, each traced.
+are N distinct, replayable cache entries. Unreadable, truncated (cut off at
+``max_tokens``), duplicate and (for the extending generator) revising
+children are dropped, each traced. A truncated root is kept (a search needs
+a root, and revising it is the point) but traced.
 
 :class:`ThoughtGenerator` lets a child revise any part of its parent and
 starts from the model's first answer (ThoughtSculpt, Self-Refine);
@@ -16,8 +18,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ...core.types import Request
-from ..base import Context
+from ...core.types import Completion, Request
+from ..base import Context, finished
 from .budget import affordable
 from .tree import Node, Tree
 from .world import World
@@ -54,7 +56,9 @@ class ThoughtGenerator:
         w = self.world
         prompt = self.ctx.prompt("sculpt_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
-        text = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0].text
+        reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
+        finished(self.ctx, reply, "sculpt_root")
+        text = reply.text
         candidate = w.view.parse_candidate(w.problem, text, None)
         if candidate is None:
             self.ctx.trace.emit("sculpt_unparsed", parent=None, raw=text[:500])
@@ -90,14 +94,17 @@ class ThoughtGenerator:
         for j, node in enumerate(nodes):
             if not simulated:
                 node.expanded = True
-            out.append(self._children(node, [c.text for c in completions[j * k:(j + 1) * k]], simulated))
+            out.append(self._children(node, completions[j * k:(j + 1) * k], simulated))
         return out
 
-    def _children(self, node: Node, texts: list[str], simulated: bool) -> list[Node]:
+    def _children(self, node: Node, replies: Sequence[Completion], simulated: bool) -> list[Node]:
         w = self.world
         seen = {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
         children = []
-        for text in texts:
+        for reply in replies:
+            if not finished(self.ctx, reply, "sculpt_child", parent=node.id):
+                continue
+            text = reply.text
             candidate = w.view.parse_candidate(w.problem, text, node.candidate)
             if candidate is None:
                 self.ctx.trace.emit("sculpt_unparsed", parent=node.id, raw=text[:500])
