@@ -53,8 +53,8 @@ from thoughtloom.entail import LexicalJudge, LLMJudge
 from thoughtloom.eval.runner import FATAL_ERRORS, PER_EXAMPLE_LM_ERRORS, question_services
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.base import Context
-from thoughtloom.strategies.decomp.programs import DEFAULTS as DECOMP_DEFAULTS
-from thoughtloom.strategies.decomp.programs import PROGRAMS
+from thoughtloom.strategies.decomp.catalogue import DEFAULTS as DECOMP_DEFAULTS
+from thoughtloom.strategies.decomp.catalogue import PROGRAMS
 from thoughtloom.testing import ScriptedLM
 
 # -- which strategy runs on which task --------------------------------------------------------

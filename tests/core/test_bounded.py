@@ -10,7 +10,7 @@ from thoughtloom.core.errors import ParseError
 from thoughtloom.core.types import Request, request_hash
 from thoughtloom.lm.structured import parse_json
 from thoughtloom.strategies.decomp.functions import calculator
-from thoughtloom.strategies.decomp.program import parse_step, parse_value, strip_fence
+from thoughtloom.strategies.decomp.language import parse_step, parse_value, strip_fence
 from thoughtloom.strategies.hgot.plan import PlanError, parse_plan
 from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score, salvage_holistic
 from thoughtloom.tasks import get

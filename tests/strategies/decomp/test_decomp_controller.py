@@ -10,7 +10,7 @@ from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
 from thoughtloom.strategies.decomp.handlers import prompt_file_names
-from thoughtloom.strategies.decomp.programs import DEFAULTS, PROGRAMS
+from thoughtloom.strategies.decomp.catalogue import DEFAULTS, PROGRAMS
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM, StaticRetriever

@@ -1,14 +1,14 @@
 """Decomposed Prompting (Khot et al., ICLR 2023): programs of sub-task handlers.
 
-* ``program.py``: step lines, ``#k`` references, operators;
+* ``language.py``: the step language: step lines, ``#k`` references, operators;
 * ``handlers.py``: the handler interface, prompt files, ``@symbolic``;
 * ``functions.py``: built-in symbolic handlers;
-* ``programs.py``: the decomposed programs and reference programs;
+* ``catalogue.py``: the catalogue of decomposed programs and their reference programs;
 * ``controller.py``: the batched, traced controller;
 * ``strategy.py``: ``decomp`` and its baselines as strategies.
 """
 
 from .handlers import Call, Handler, Outcome, symbolic
-from .programs import Program, register_program
+from .catalogue import Program, register_program
 
 __all__ = ["Call", "Handler", "Outcome", "Program", "register_program", "symbolic"]

@@ -38,9 +38,9 @@ from ...core.errors import ConfigError, ParseError
 from ...core.types import Passage, Request
 from ..base import Context
 from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
-from .program import (PROJECT, PROJECT_FLAT, SELECT, Answer, End, Step, StepError, combine, expand,
-                      parse_step, render_value)
-from .programs import PROGRAMS, Program, get_program
+from .catalogue import PROGRAMS, Program, get_program
+from .language import (PROJECT, PROJECT_FLAT, SELECT, Answer, End, Step, StepError, combine, expand,
+                       parse_step, render_value)
 
 
 NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "

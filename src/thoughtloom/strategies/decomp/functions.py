@@ -12,7 +12,7 @@ import re
 
 from ...tasks.arith import parse_expression
 from .handlers import symbolic
-from .program import Answer, parse_value
+from .language import Answer, parse_value
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _LIST = re.compile(r"\[[^\[\]]*\]")

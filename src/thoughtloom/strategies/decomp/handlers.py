@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from ...core.errors import ConfigError
 from ...core.types import Passage, Request
-from .program import Answer, parse_value, render_value, strip_boxed, strip_fence
+from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
 
 if TYPE_CHECKING:  # pragma: no cover
     from .controller import Engine

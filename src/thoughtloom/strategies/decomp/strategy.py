@@ -21,8 +21,8 @@ from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .controller import Engine, EngineSettings, render_program
 from .handlers import Call
-from .program import render_value
-from .programs import default_program, get_program
+from .catalogue import default_program, get_program
+from .language import render_value
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from thoughtloom.strategies.decomp.program import (
+from thoughtloom.strategies.decomp.language import (
     PROJECT, PROJECT_FLAT, SELECT, End, Step, StepError, combine, expand, parse_step, parse_value)
 
 HANDLERS = {"split", "str_position", "merge", "aw_qa"}

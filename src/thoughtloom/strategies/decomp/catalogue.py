@@ -1,4 +1,4 @@
-"""Decomposed programs: a decomposer prompt, the handlers it may call, a reference.
+"""The catalogue of decomposed programs: a decomposer prompt, the handlers it may call, a reference.
 
 A :class:`Program` is data. Its decomposer is a few-shot prompt file
 (``decomp/decomposers/<name>.txt``); ``reference`` writes the task's
