@@ -1,18 +1,43 @@
-"""Built-in symbolic handlers: plain Python over the sub-question's text.
+"""Symbolic functions: the registry and the built-ins, plain Python over the sub-question's text.
 
-Each reads what it needs from the sub-question (the last quoted span, a JSON
-list, an ordinal) and raises ``ValueError`` when the text does not say it;
-the controller records that as a handler error, never a crash.
+:func:`symbolic` registers a function ``str -> str | list`` under a handler
+name; ``handlers.py`` wraps a registered function as a ``symbolic`` handler.
+Each built-in reads what it needs from the sub-question (the last quoted
+span, a JSON list, an ordinal) and raises ``ValueError`` when the text does
+not say it; the controller records that as a handler error, never a crash.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from typing import Callable
 
 from ...tasks.arith import parse_expression
-from .handlers import symbolic
 from .language import Answer, parse_value
+
+SymbolicFn = Callable[[str], Answer]
+_SYMBOLIC: dict[str, SymbolicFn] = {}
+
+
+def symbolic(name: str) -> Callable[[SymbolicFn], SymbolicFn]:
+    """Register a Python function as the symbolic handler ``name``."""
+
+    def deco(fn: SymbolicFn) -> SymbolicFn:
+        _SYMBOLIC[name] = fn
+        return fn
+
+    return deco
+
+
+def symbolic_function(name: str) -> SymbolicFn | None:
+    """The function registered as ``name``, if any."""
+    return _SYMBOLIC.get(name)
+
+
+def symbolic_names() -> list[str]:
+    return sorted(_SYMBOLIC)
+
 
 _QUOTED = re.compile(r'"([^"]*)"')
 _LIST = re.compile(r"\[[^\[\]]*\]")

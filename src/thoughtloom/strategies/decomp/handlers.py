@@ -7,7 +7,8 @@ the same handler's steps of programs run side by side) and returns one
 * ``prompt``: a few-shot prompt file with its own demonstrations
   (``decomp/handlers/<name>.txt``, package data, overridable);
 * ``symbolic``: a Python function ``str -> str | list`` registered with
-  :func:`symbolic`;
+  :func:`~.functions.symbolic` (the registry lives with the built-ins in
+  ``functions.py``);
 * ``program``: another decomposed program (hierarchical) or the running
   program itself (recursive), see ``controller.py``;
 * ``retrieval``: search over the core ``Retriever`` protocol.
@@ -29,10 +30,11 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Callable, Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from ...core.errors import ConfigError
 from ...core.types import Passage, Request
+from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -70,25 +72,6 @@ class Handler(ABC):
 
 
 # -- symbolic ------------------------------------------------------------------
-
-SymbolicFn = Callable[[str], Answer]
-_SYMBOLIC: dict[str, SymbolicFn] = {}
-
-
-def symbolic(name: str) -> Callable[[SymbolicFn], SymbolicFn]:
-    """Register a Python function as the symbolic handler ``name``."""
-
-    def deco(fn: SymbolicFn) -> SymbolicFn:
-        _SYMBOLIC[name] = fn
-        return fn
-
-    return deco
-
-
-def symbolic_names() -> list[str]:
-    from . import functions as _builtins  # noqa: F401  (registers the built-ins)
-
-    return sorted(_SYMBOLIC)
 
 
 class SymbolicHandler(Handler):
@@ -233,12 +216,12 @@ def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None) 
     With ``prefer_symbolic`` (the controller check) a symbolic function wins
     over a prompt file of the same name.
     """
-    symbolic_names()
     if name in BUILTIN_CLASSES:
         return BUILTIN_CLASSES[name]()
     text = read_prompt_file("handlers", name, prompt_dir)
-    if name in _SYMBOLIC and (prefer_symbolic or text is None):
-        return SymbolicHandler(name, _SYMBOLIC[name])
+    fn = symbolic_function(name)
+    if fn is not None and (prefer_symbolic or text is None):
+        return SymbolicHandler(name, fn)
     if text is not None:
         return PromptHandler(name, text)
     raise ConfigError(f"no handler named {name!r}",
@@ -249,4 +232,4 @@ def known_names(prompt_dir: str | Path | None) -> set[str]:
     return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompt_file_names("handlers", prompt_dir)
 
 
-__all__ = ["Call", "Handler", "Outcome", "PromptHandler", "SymbolicHandler", "render_value", "symbolic"]
+__all__ = ["Call", "Handler", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]
