@@ -9,7 +9,7 @@ from thoughtloom.core.types import Passage, Problem
 from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
-from thoughtloom.strategies.decomp.handlers import prompt_file_names
+from thoughtloom.strategies.decomp.handlers import HandlerEnv, prompt_file_names
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS, PROGRAMS
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.tasks import get as get_task
@@ -58,6 +58,19 @@ def letter_lm(bad_first: int = 0):
 
 def ctx_for(lm, task="letter_cat", **kw):
     return Context(lm=lm, task=get_task(task), **kw)
+
+
+def env_for(lm, task="letter_cat", seed=0):
+    """A handler environment with no retrieval and no other handlers (a handler alone)."""
+
+    async def no_search(queries):
+        raise AssertionError("this handler should not retrieve")
+
+    def no_resolve(name):
+        raise AssertionError("this handler should not call another")
+
+    return HandlerEnv(lm=lm, seed=seed, extract_answer=get_task(task).extract_answer,
+                      search=no_search, resolve=no_resolve)
 
 
 def decomp(**sets):
@@ -287,11 +300,7 @@ async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_la
     handler = PromptHandler("t", "Q: $question\nA:")
     lm = ScriptedLM(["A:\n 126\nmore", '["a", "b"]', "The final numeric answer is \\(\\boxed{86}\\).",
                      "To solve this we add 3 and 4"])
-
-    class _Engine:
-        ctx = ctx_for(lm)
-
-    out = await handler.answer([Call("x"), Call("y"), Call("z"), Call("w")], _Engine())
+    out = await handler.answer([Call("x"), Call("y"), Call("z"), Call("w")], env_for(lm))
     # a LaTeX box is read as its content; a reply with no box is kept as it is
     assert [o.value for o in out] == ["126", ["a", "b"], "86", "To solve this we add 3 and 4"]
     assert lm.requests[0].stop == ("\n\n", "\nQ:")
@@ -314,3 +323,24 @@ async def test_max_calls_is_set_per_run():
     strategy = get("decomp")(get("decomp").Config(max_calls=20))
     await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'), Context(lm=lm, task=get_task("list_reversal")))
     assert lm.calls <= 20
+
+
+async def test_handlers_compose_through_their_environment_alone():
+    # retrieve_odqa needs search and another handler; it gets both from the env, not the controller
+    from thoughtloom.strategies.decomp.handlers import Call, PromptHandler, resolve
+    searched = []
+
+    async def search(queries):
+        searched.append(list(queries))
+        return [[PASSAGES[1]] for _ in queries]
+
+    reader = PromptHandler("reader", "$evidence\nQ: $question\nA:")
+    lm = ScriptedLM(lambda req: "Oslo" if "Wikipedia Title: Ida Vance" in req.messages[-1].content else "?")
+    env = HandlerEnv(lm=lm, seed=7, extract_answer=lambda text: None, search=search,
+                     resolve={"singlehop_titleqa": reader}.__getitem__)
+    handler = resolve("retrieve_odqa", prefer_symbolic=False, prompt_dir=None)
+    out = await handler.answer([Call("Where was Ida Vance born?")], env)
+    assert [o.value for o in out] == ["Oslo"] and out[0].evidence == (PASSAGES[1],)
+    assert searched == [["Where was Ida Vance born?"]] and lm.requests[0].seed == 7
+    extract = resolve("extract", prefer_symbolic=False, prompt_dir=None)
+    assert [o.value for o in await extract.answer([Call("The answer is: 42")], env_for(lm, "gsm8k"))] == ["42"]

@@ -1,6 +1,6 @@
 """The controller: runs decomposed programs step by step, many side by side.
 
-``Engine.run(program, calls, depth)`` executes one program for a batch of
+``Controller.run(program, calls, depth)`` executes one program for a batch of
 questions in lockstep. Each round it
 
 1. asks the decomposer for every unfinished run's next step in ONE batch
@@ -14,6 +14,11 @@ questions in lockstep. Each round it
 A run ends at ``[EOQ]``; its last answer is its result. Nested programs
 (hierarchical and recursive handlers) go through the same ``run`` one level
 deeper, so a foreach over a nested program is still one batch per round.
+
+Handlers see a :class:`~.handlers.HandlerEnv` built here (the model, seed,
+answer extraction, :meth:`Controller.search` with the run's ``k``, and
+handler lookup), not the controller; a :class:`ProgramHandler` holds
+:meth:`Controller.run` itself.
 
 With ``structured`` the decomposer answers each turn with a JSON object
 (handler, operator, question) under a JSON schema, i.e. grammar-constrained
@@ -31,13 +36,15 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from ...core.bounded import loads_json
 from ...core.errors import ConfigError, ParseError
 from ...core.types import Passage, Request
 from ..base import Context
-from .handlers import Call, Handler, Outcome, known_names, read_prompt_file, resolve, split_header
+from .config import DecompConfig
+from .handlers import (Call, Handler, HandlerEnv, Outcome, known_names, read_prompt_file, resolve,
+                       split_header)
 from .catalogue import PROGRAMS, Program, get_program
 from .language import (PROJECT, PROJECT_FLAT, SELECT, Answer, End, Step, StepError, combine, expand,
                        parse_step, render_value)
@@ -102,51 +109,45 @@ class Run:
                 "tokens": self.tokens, "calls": self.calls, "format_errors": self.format_errors}
 
 
+RunPrograms = Callable[[Program, Sequence[Call], int], Awaitable[list[Run]]]
+
+
 class ProgramHandler(Handler):
     """A nested decomposed program as a handler (hierarchy and recursion)."""
 
     kind = "program"
 
-    def __init__(self, name: str, program: str) -> None:
-        self.name, self.program = name, program
+    def __init__(self, name: str, program: str, run_programs: RunPrograms) -> None:
+        self.name, self.program, self.run_programs = name, program, run_programs
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
         depth = calls[0].depth + 1 if calls else 1
-        runs = await engine.run(get_program(self.program), calls, depth)
+        runs = await self.run_programs(get_program(self.program), calls, depth)
         return [Outcome(r.final(), evidence=tuple(r.evidence), tokens=r.tokens, calls=r.calls,
                         error=None if r.status == "ok" else r.status, children=(r.to_json(),))
                 for r in runs]
 
 
-@dataclass(frozen=True)
-class EngineSettings:
-    decomposer: str = "lm"  # "lm" | "reference"
-    handlers: str = "lm"  # "lm" | "symbolic"
-    max_steps: int = 10
-    max_depth: int = 12
-    max_retries: int = 2
-    retry_temperature: float = 0.7
-    decomposer_max_tokens: int = 96
-    k: int = 4
-    structured: bool = False  # JSON-schema-constrained decomposer steps
+class Controller:
+    """Runs decomposed programs for one question (``k``: passages per retrieval)."""
 
-
-class Engine:
-    def __init__(self, ctx: Context, settings: EngineSettings) -> None:
-        self.ctx, self.settings = ctx, settings
-        self.k = settings.k
+    def __init__(self, ctx: Context, cfg: DecompConfig, k: int) -> None:
+        self.ctx, self.cfg = ctx, cfg
+        self.k = k
         self._known = known_names(ctx.prompt_dir)
         self._cache: dict[str, Handler] = {}
+        self.env = HandlerEnv(lm=ctx.lm, seed=ctx.seed, extract_answer=ctx.task.extract_answer,
+                              search=lambda queries: self.search(queries, self.k), resolve=self.handler)
 
     # -- handlers -------------------------------------------------------------
 
     def handler(self, name: str, program: Program | None = None) -> Handler:
         if program is not None and program.self_name and name == program.self_name:
-            return ProgramHandler(name, program.name)
+            return ProgramHandler(name, program.name, self.run)
         if name in PROGRAMS:
-            return ProgramHandler(name, name)
+            return ProgramHandler(name, name, self.run)
         if name not in self._cache:
-            self._cache[name] = resolve(name, prefer_symbolic=self.settings.handlers == "symbolic",
+            self._cache[name] = resolve(name, prefer_symbolic=self.cfg.handlers == "symbolic",
                                         prompt_dir=self.ctx.prompt_dir)
         return self._cache[name]
 
@@ -170,7 +171,7 @@ class Engine:
     # -- programs -------------------------------------------------------------
 
     async def run(self, program: Program, calls: Sequence[Call], depth: int) -> list[Run]:
-        s = self.settings
+        s = self.cfg
         runs = [Run(program.name, c.question, c.context, depth) for c in calls]
         if depth > s.max_depth:
             for r in runs:
@@ -231,14 +232,14 @@ class Engine:
         if not pending:
             return out
         demos = self._decomposer_prompt(program)
-        structured = self.settings.structured
-        for attempt in range(self.settings.max_retries + 1):
+        structured = self.cfg.structured
+        for attempt in range(self.cfg.max_retries + 1):
             greedy = attempt == 0
             requests = [Request.of(self._history(demos, runs[i], structured),
                                    stop=() if structured else ("\nA:",),
                                    json_schema=step_schema(allowed, bool(runs[i].answers)) if structured else None,
-                                   max_tokens=self.settings.decomposer_max_tokens,
-                                   temperature=0.0 if greedy else self.settings.retry_temperature,
+                                   max_tokens=self.cfg.decomposer_max_tokens,
+                                   temperature=0.0 if greedy else self.cfg.retry_temperature,
                                    sample_index=attempt, seed=self.ctx.seed)
                         for i in pending]
             completions = await self.ctx.lm.generate(requests)
@@ -283,7 +284,7 @@ class Engine:
         async def call(name: str) -> list[Outcome]:
             calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence),
                           todo[ti][0].depth) for ti, ii in groups[name]]
-            return await self.handler(name, program).answer(calls, self)
+            return await self.handler(name, program).answer(calls, self.env)
 
         results = await asyncio.gather(*(call(n) for n in names))
         per_step: list[list[Outcome | None]] = [[None] * len(inputs) for _, _, inputs in todo]

@@ -2,7 +2,9 @@
 
 Every handler answers a *batch* of :class:`Call`s (all items of a foreach, and
 the same handler's steps of programs run side by side) and returns one
-:class:`Outcome` per call, in order. Kinds:
+:class:`Outcome` per call, in order. It sees a :class:`HandlerEnv` (the
+model, the seed, the task's answer extraction, search, and the other handlers
+by name), never the controller itself. Kinds:
 
 * ``prompt``: a few-shot prompt file with its own demonstrations
   (``decomp/handlers/<name>.txt``, package data, overridable);
@@ -10,7 +12,8 @@ the same handler's steps of programs run side by side) and returns one
   :func:`~.functions.symbolic` (the registry lives with the built-ins in
   ``functions.py``);
 * ``program``: another decomposed program (hierarchical) or the running
-  program itself (recursive), see ``controller.py``;
+  program itself (recursive); ``controller.py`` defines it, as it runs
+  programs;
 * ``retrieval``: search over the core ``Retriever`` protocol.
 
 Add your own with the decorator::
@@ -24,23 +27,18 @@ or by dropping ``decomp/handlers/shout.txt`` into your ``--prompts`` folder.
 
 from __future__ import annotations
 
-import logging
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Sequence
+from typing import Awaitable, Callable, Sequence
 
 from ...core.errors import ConfigError
+from ...core.protocols import LM
 from ...core.types import Passage, Request
 from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .controller import Engine
-
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -68,7 +66,23 @@ class Handler(ABC):
     kind: str = ""
 
     @abstractmethod
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]: ...
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]: ...
+
+
+@dataclass(frozen=True)
+class HandlerEnv:
+    """What a handler may use while a program runs.
+
+    ``search`` returns the top passages for each query (the run's ``k``; the
+    controller retrieves and traces); ``resolve`` looks up another handler by
+    name, for handlers built from others (``retrieve_odqa``).
+    """
+
+    lm: LM
+    seed: int
+    extract_answer: Callable[[str], str | None]
+    search: Callable[[list[str]], Awaitable[list[list[Passage]]]]
+    resolve: Callable[[str], Handler]
 
 
 # -- symbolic ------------------------------------------------------------------
@@ -80,7 +94,7 @@ class SymbolicHandler(Handler):
     def __init__(self, name: str, fn: SymbolicFn) -> None:
         self.name, self.fn = name, fn
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
         out = []
         for call in calls:
             try:
@@ -150,11 +164,10 @@ class PromptHandler(Handler):
         return self.template.safe_substitute(
             question=call.question, context=call.context, evidence=render_evidence(call.evidence[:12]))
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
-        ctx = engine.ctx
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
         requests = [Request.of(self.render(c), max_tokens=self.max_tokens, stop=self.stop,
-                               seed=ctx.seed) for c in calls]
-        completions = await ctx.lm.generate(requests)
+                               seed=env.seed) for c in calls]
+        completions = await env.lm.generate(requests)
         out = []
         for c in completions:
             text = c.text.strip() if self.raw else strip_fence(c.text).strip()
@@ -175,8 +188,8 @@ class ExtractHandler(Handler):
 
     name, kind = "extract", "symbolic"
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
-        return [Outcome(engine.ctx.task.extract_answer(c.question) or "") for c in calls]
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
+        return [Outcome(env.extract_answer(c.question) or "") for c in calls]
 
 
 class RetrieveHandler(Handler):
@@ -184,8 +197,8 @@ class RetrieveHandler(Handler):
 
     name, kind = "retrieve", "retrieval"
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
-        hits = await engine.search([c.question for c in calls], engine.k)
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
+        hits = await env.search([c.question for c in calls])
         return [Outcome([p.title for p in ps], evidence=tuple(ps)) for ps in hits]
 
 
@@ -194,11 +207,11 @@ class RetrieveQAHandler(Handler):
 
     name, kind = "retrieve_odqa", "retrieval"
 
-    async def answer(self, calls: Sequence[Call], engine: "Engine") -> list[Outcome]:
-        hits = await engine.search([c.question for c in calls], engine.k)
-        reader = engine.handler("singlehop_titleqa")
+    async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
+        hits = await env.search([c.question for c in calls])
+        reader = env.resolve("singlehop_titleqa")
         subcalls = [Call(c.question, c.context, tuple(ps), c.depth) for c, ps in zip(calls, hits)]
-        answers = await reader.answer(subcalls, engine)
+        answers = await reader.answer(subcalls, env)
         return [Outcome(a.value, evidence=sc.evidence, tokens=a.tokens, calls=a.calls)
                 for a, sc in zip(answers, subcalls)]
 
@@ -232,4 +245,4 @@ def known_names(prompt_dir: str | Path | None) -> set[str]:
     return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompt_file_names("handlers", prompt_dir)
 
 
-__all__ = ["Call", "Handler", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]
+__all__ = ["Call", "Handler", "HandlerEnv", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]

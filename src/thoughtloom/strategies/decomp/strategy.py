@@ -14,30 +14,14 @@ check: the task's reference program with symbolic handlers.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from ...core.errors import BudgetExceeded, ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
-from .controller import Engine, EngineSettings, render_program
+from .config import DecompConfig
+from .controller import Controller, render_program
 from .handlers import Call
 from .catalogue import default_program, get_program
 from .language import render_value
-
-
-@dataclass(frozen=True)
-class DecompConfig:
-    program: str = ""  # empty: the task's default program for this strategy
-    decomposer: str = "lm"  # lm | reference
-    handlers: str = "lm"  # lm | symbolic (symbolic functions win over prompts)
-    max_steps: int = 10
-    max_depth: int = 12
-    max_retries: int = 2
-    retry_temperature: float = 0.7
-    decomposer_max_tokens: int = 96
-    k: int = 0  # passages per retrieval; 0: the program's default
-    structured: bool = False  # decomposer steps as schema-constrained JSON
-    max_calls: int = 300  # finite bound on model calls per question (a runaway program ends)
 
 
 class _DecompBase(Strategy):
@@ -48,13 +32,10 @@ class _DecompBase(Strategy):
         if cfg.decomposer not in ("lm", "reference") or cfg.handlers not in ("lm", "symbolic"):
             raise ConfigError("decomposer must be lm|reference and handlers lm|symbolic")
         program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
-        settings = EngineSettings(cfg.decomposer, cfg.handlers, cfg.max_steps, cfg.max_depth,
-                                  cfg.max_retries, cfg.retry_temperature, cfg.decomposer_max_tokens,
-                                  cfg.k or program.k, cfg.structured)
-        engine = Engine(ctx, settings)
+        controller = Controller(ctx, cfg, k=cfg.k or program.k)
         call = Call(problem.question, problem.context)
         try:
-            (run,) = await engine.run(program, [call], depth=0)
+            (run,) = await controller.run(program, [call], depth=0)
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True, "program": program.name})
         answer = run.final()

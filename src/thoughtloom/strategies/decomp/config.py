@@ -1,0 +1,24 @@
+"""``DecompConfig``: the options of ``decomp`` and its baselines (``--set key=value``).
+
+The controller reads them directly; ``k`` = 0 is resolved to the program's
+own default by the strategy before the controller starts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DecompConfig:
+    program: str = ""  # empty: the task's default program for this strategy
+    decomposer: str = "lm"  # lm | reference
+    handlers: str = "lm"  # lm | symbolic (symbolic functions win over prompts)
+    max_steps: int = 10
+    max_depth: int = 12
+    max_retries: int = 2
+    retry_temperature: float = 0.7
+    decomposer_max_tokens: int = 96
+    k: int = 0  # passages per retrieval; 0: the program's default
+    structured: bool = False  # decomposer steps as schema-constrained JSON
+    max_calls: int = 300  # finite bound on model calls per question (a runaway program ends)
