@@ -1,5 +1,6 @@
 """The controller on ScriptedLM: routing, batching, limits, malformed output."""
 
+import json
 import re
 
 import pytest
@@ -344,3 +345,24 @@ async def test_handlers_compose_through_their_environment_alone():
     assert searched == [["Where was Ida Vance born?"]] and lm.requests[0].seed == 7
     extract = resolve("extract", prefer_symbolic=False, prompt_dir=None)
     assert [o.value for o in await extract.answer([Call("The answer is: 42")], env_for(lm, "gsm8k"))] == ["42"]
+
+
+async def test_the_executed_program_keeps_its_json_format():
+    # Result.details["executed"] is read from results files: keys, order and nesting are the format
+    result = await decomp(decomposer="reference", handlers="symbolic").run(Problem("q", LETTER_Q),
+                                                                           ctx_for(ScriptedLM([])))
+    executed = result.details["executed"]
+    assert list(executed) == ["program", "question", "depth", "status", "steps", "answer", "tokens",
+                              "calls", "format_errors"]
+    split, foreach, merge = executed["steps"]
+    assert list(split) == ["line", "handler", "operator", "inputs", "answer", "tokens", "calls", "error",
+                           "children"]
+    assert split == {"line": '(split) "What are the words in "Ada Byron Lee"?"', "handler": "split",
+                     "operator": "select", "inputs": ['What are the words in "Ada Byron Lee"?'],
+                     "answer": ["Ada", "Byron", "Lee"], "tokens": 0, "calls": 0, "error": None,
+                     "children": []}
+    assert [c["question"] for c in foreach["children"]] == [
+        'What is the letter at position 2 of "Ada"?', 'What is the letter at position 2 of "Byron"?',
+        'What is the letter at position 2 of "Lee"?']
+    assert foreach["children"][0]["steps"][1]["answer"] == "d" and merge["answer"] == "d y e"
+    assert json.loads(json.dumps(executed)) == executed

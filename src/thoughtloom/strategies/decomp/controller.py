@@ -35,19 +35,18 @@ depth, status: ok | malformed | step_limit | depth_limit), ``retrieval``
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable, Sequence
 
 from ...core.bounded import loads_json
 from ...core.errors import ConfigError, ParseError
 from ...core.types import Passage, Request
 from ..base import Context
+from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
 from .handlers import (Call, Handler, HandlerEnv, Outcome, known_names, read_prompt_file, resolve,
                        split_header)
-from .catalogue import PROGRAMS, Program, get_program
-from .language import (PROJECT, PROJECT_FLAT, SELECT, Answer, End, Step, StepError, combine, expand,
-                       parse_step, render_value)
+from .language import PROJECT, PROJECT_FLAT, SELECT, End, Step, StepError, combine, expand, parse_step, render_value
+from .record import Run, StepRecord
 
 
 NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "
@@ -84,31 +83,6 @@ def json_step_line(text: str) -> str:
     return f'({obj["handler"]}) [{op}] "{obj.get("question", "")}"'
 
 
-@dataclass
-class Run:
-    program: str
-    question: str
-    context: str
-    depth: int
-    steps: list[dict[str, Any]] = field(default_factory=list)
-    answers: list[Answer] = field(default_factory=list)
-    evidence: list[Passage] = field(default_factory=list)
-    script: list[str] | None = None
-    done: bool = False
-    status: str = "ok"
-    tokens: int = 0
-    calls: int = 0
-    format_errors: int = 0
-
-    def final(self) -> Answer:
-        return self.answers[-1] if self.answers else ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"program": self.program, "question": self.question, "depth": self.depth,
-                "status": self.status, "steps": self.steps, "answer": self.final(),
-                "tokens": self.tokens, "calls": self.calls, "format_errors": self.format_errors}
-
-
 RunPrograms = Callable[[Program, Sequence[Call], int], Awaitable[list[Run]]]
 
 
@@ -124,7 +98,7 @@ class ProgramHandler(Handler):
         depth = calls[0].depth + 1 if calls else 1
         runs = await self.run_programs(get_program(self.program), calls, depth)
         return [Outcome(r.final(), evidence=tuple(r.evidence), tokens=r.tokens, calls=r.calls,
-                        error=None if r.status == "ok" else r.status, children=(r.to_json(),))
+                        error=None if r.status == "ok" else r.status, children=(r,))
                 for r in runs]
 
 
@@ -270,8 +244,8 @@ class Controller:
     def _history(demos: str, run: Run, structured: bool = False) -> str:
         lines = [demos, "", NEXT_STEP_JSON if structured else NEXT_STEP, "", f"QC: {run.question}"]
         for step in run.steps:
-            lines.append(f"QS: {step['line']}")
-            lines.append(f"A: {render_value(step['answer'])}")
+            lines.append(f"QS: {step.line}")
+            lines.append(f"A: {render_value(step.answer)}")
         return "\n".join(lines) + "\nQS:"
 
     async def _execute(self, program: Program, todo: list[tuple[Run, Step, list[str]]]) -> None:
@@ -302,29 +276,15 @@ class Controller:
             tokens, calls = sum(o.tokens for o in got), sum(o.calls for o in got)
             r.tokens += tokens
             r.calls += calls
-            r.format_errors += sum(c.get("format_errors", 0) for o in got for c in o.children)
+            r.format_errors += sum(c.format_errors for o in got for c in o.children)
             errors = [o.error for o in got if o.error]
-            record = {"line": step.render(), "handler": step.handler, "operator": step.operator,
-                      "inputs": inputs, "answer": answer, "tokens": tokens, "calls": calls,
-                      "error": errors[0] if errors else None,
-                      "children": [c for o in got for c in o.children]}
+            record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
+                                error=errors[0] if errors else None,
+                                children=[c for o in got for c in o.children])
             r.steps.append(record)
             r.answers.append(answer)
             self.ctx.trace.emit("decomp_step", program=r.program, depth=r.depth, step=len(r.steps),
                                 handler=step.handler, operator=step.operator, question=step.question,
                                 inputs=inputs, answer=answer, tokens=tokens, calls=calls,
-                                error=record["error"])
+                                error=record.error)
 
-
-def render_program(run: dict[str, Any], indent: str = "") -> str:
-    """The executed program as the paper prints it; nested programs indented."""
-    lines = [f"{indent}QC: {run['question']}"]
-    for step in run["steps"]:
-        lines.append(f"{indent}QS: {step['line']}")
-        for child in step.get("children", []):
-            lines.append(render_program(child, indent + "    "))
-        note = f"   [error: {step['error']}]" if step.get("error") else ""
-        lines.append(f"{indent}A: {render_value(step['answer'])}{note}")
-    end = "QS: [EOQ]" if run["status"] == "ok" else f"(stopped: {run['status']})"
-    lines.append(f"{indent}{end}")
-    return "\n".join(lines)

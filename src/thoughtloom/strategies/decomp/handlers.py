@@ -39,6 +39,7 @@ from ...core.protocols import LM
 from ...core.types import Passage, Request
 from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
+from .record import Run
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ class Outcome:
     tokens: int = 0
     calls: int = 0
     error: str | None = None
-    children: tuple = ()  # nested program runs (for the printed program)
+    children: tuple[Run, ...] = ()  # nested program runs (for the record and the printed program)
 
 
 class Handler(ABC):

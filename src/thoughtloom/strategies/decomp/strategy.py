@@ -18,7 +18,7 @@ from ...core.errors import BudgetExceeded, ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .config import DecompConfig
-from .controller import Controller, render_program
+from .controller import Controller
 from .handlers import Call
 from .catalogue import default_program, get_program
 from .language import render_value
@@ -42,7 +42,7 @@ class _DecompBase(Strategy):
         text = answer if isinstance(answer, str) else render_value(answer)
         return Result(
             answer=text.strip().strip('"').strip(),
-            text=render_program(run.to_json()),
+            text=run.render(),
             details={"program": program.name, "status": run.status, "steps": len(run.steps),
                      "format_errors": run.format_errors, "executed": run.to_json()},
         )
