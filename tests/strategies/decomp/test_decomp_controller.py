@@ -366,3 +366,29 @@ async def test_the_executed_program_keeps_its_json_format():
         'What is the letter at position 2 of "Lee"?']
     assert foreach["children"][0]["steps"][1]["answer"] == "d" and merge["answer"] == "d y e"
     assert json.loads(json.dumps(executed)) == executed
+
+
+@pytest.mark.parametrize("reply,line", [
+    ('{"handler": "split", "operator": "select", "question": "words of \\"a b\\""}', '(split) [select] "words of "a b""'),
+    # read with lm.structured.parse_json: a step wrapped in prose or a fence is still read
+    # (before, only a reply that was the bare object was; these were malformed)
+    ('Here is the next step: {"handler": "merge", "operator": "select", "question": "join #1"}',
+     '(merge) [select] "join #1"'),
+    ('```json\n{"handler": "EOQ", "operator": "select", "question": ""}\n```', "[EOQ]"),
+])
+def test_a_structured_step_is_the_first_json_object_in_the_reply(reply, line):
+    from thoughtloom.strategies.decomp.controller import json_step_line
+    assert json_step_line(reply) == line
+
+
+@pytest.mark.parametrize("reply,error", [
+    ("QS: (split) \"x\"", "step is not JSON: no JSON object found in the reply"),
+    ('["split"]', "step JSON needs a handler"),
+    ('{"handler": "split", "operator":', "step is not JSON: invalid JSON: Expecting value at char 32"),
+])
+def test_a_structured_reply_without_a_step_object_is_unparseable(reply, error):
+    from thoughtloom.strategies.decomp.controller import json_step_line
+    from thoughtloom.strategies.decomp.language import StepError
+    with pytest.raises(StepError) as info:
+        json_step_line(reply)
+    assert info.value.kind == "unparseable" and str(info.value) == error

@@ -68,6 +68,12 @@ def test_parse_value_reads_json_lists_only():
     assert parse_value(" plain ") == "plain"
 
 
+def test_parse_value_reads_the_whole_reply_not_the_first_list_in_it():
+    # parse_json would find "[1]" here; a handler's citation-style answer must stay text
+    assert parse_value("[1] Paris [2]") == "[1] Paris [2]"
+    assert parse_value('["a"] and ["b"]') == '["a"] and ["b"]'
+
+
 def test_lenient_reading_of_chat_model_habits():
     assert parse_step('(Split) "What are the words in "A B"?"', HANDLERS, 0).handler == "split"
     assert parse_value('```json\n["S", "e"]\n```') == ["S", "e"]

@@ -37,9 +37,9 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Sequence
 
-from ...core.bounded import loads_json
 from ...core.errors import ConfigError, ParseError
 from ...core.types import Passage, Request
+from ...lm.structured import parse_json
 from ..base import Context
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
@@ -70,9 +70,14 @@ def step_schema(handlers: set[str], can_end: bool) -> dict[str, Any]:
 
 
 def json_step_line(text: str) -> str:
-    """A structured step as a QS line (so parsing and checks are shared)."""
+    """A structured step as a QS line (so parsing and checks are shared).
+
+    The step is the first JSON value in the reply (:func:`parse_json`), so a
+    backend that ignores the schema and wraps the object in prose or a code
+    fence still yields it.
+    """
     try:
-        obj = loads_json(text)
+        obj = parse_json(text)
     except ParseError as exc:
         raise StepError("unparseable", f"step is not JSON: {exc}") from None
     if not isinstance(obj, dict) or not isinstance(obj.get("handler"), str):

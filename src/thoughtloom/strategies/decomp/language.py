@@ -175,7 +175,13 @@ def strip_boxed(text: str) -> str:
 
 
 def parse_value(text: str) -> Answer:
-    """A handler's reply as an answer: a JSON array of scalars becomes a list."""
+    """A handler's reply as an answer: a reply that is one JSON array of scalars becomes a list.
+
+    The whole reply must be the array, so it is decoded as it stands (by the
+    one bounded decoder, :func:`~thoughtloom.core.bounded.loads_json`), not
+    searched for the first array as :func:`thoughtloom.lm.structured.parse_json`
+    does: a citation-style answer such as ``[1] Paris [2]`` stays text.
+    """
     text = strip_fence(text).strip()
     if text.startswith("[") and text.endswith("]"):
         try:
