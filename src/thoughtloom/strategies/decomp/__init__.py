@@ -1,15 +1,19 @@
 """Decomposed Prompting (Khot et al., ICLR 2023): programs of sub-task handlers.
 
+Each module imports only those listed above it:
+
 * ``language.py``: the step language: step lines, ``#k`` references, operators;
-* ``handlers.py``: the handler interface, its kinds, prompt files;
 * ``functions.py``: ``@symbolic``, its registry and the built-in symbolic functions;
 * ``catalogue.py``: the catalogue of decomposed programs and their reference programs;
+* ``record.py``: what a run records (``Run``, ``StepRecord``), as JSON and as printed;
+* ``handlers.py``: the handler interface, the ``HandlerEnv`` handlers see, prompt files;
+* ``config.py``: ``DecompConfig``, the strategies' options;
 * ``controller.py``: the batched, traced controller;
 * ``strategy.py``: ``decomp`` and its baselines as strategies.
 """
 
 from .catalogue import Program, register_program
 from .functions import symbolic
-from .handlers import Call, Handler, Outcome
+from .handlers import Call, Handler, HandlerEnv, Outcome
 
-__all__ = ["Call", "Handler", "Outcome", "Program", "register_program", "symbolic"]
+__all__ = ["Call", "Handler", "HandlerEnv", "Outcome", "Program", "register_program", "symbolic"]

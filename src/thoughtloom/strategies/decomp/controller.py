@@ -22,8 +22,9 @@ handler lookup), not the controller; a :class:`ProgramHandler` holds
 
 With ``structured`` the decomposer answers each turn with a JSON object
 (handler, operator, question) under a JSON schema, i.e. grammar-constrained
-decoding on backends that support it; the object is turned back into a QS
-line and checked like any other.
+decoding on backends that support it; the first JSON object in the reply
+(``lm.structured.parse_json``) is turned back into a QS line and checked
+like any other.
 
 Trace events: ``decomp_step`` (program, depth, step, handler, operator,
 question, inputs, answer, tokens, calls, error), ``malformed_step``

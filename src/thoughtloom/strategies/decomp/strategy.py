@@ -17,10 +17,10 @@ from __future__ import annotations
 from ...core.errors import BudgetExceeded, ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
+from .catalogue import default_program, get_program
 from .config import DecompConfig
 from .controller import Controller
 from .handlers import Call
-from .catalogue import default_program, get_program
 from .language import render_value
 
 
