@@ -6,7 +6,7 @@ import re
 import pytest
 
 from thoughtloom.core.errors import ConfigError
-from thoughtloom.core.types import Passage, Problem
+from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
@@ -108,6 +108,37 @@ async def test_malformed_decomposer_output_is_traced_and_retried_with_sampling()
     retry = [r for r in lm.requests if NEXT_STEP in r.messages[-1].content][1]
     assert retry.temperature > 0 and retry.sample_index == 1
     assert result.details["format_errors"] == 1
+
+
+async def test_a_step_cut_off_at_max_tokens_is_malformed_and_asked_again():
+    inner = letter_lm()
+    cut = {"done": False}
+
+    def reply(req):
+        text = inner(req)
+        if NEXT_STEP in req.messages[-1].content and not cut["done"]:
+            cut["done"] = True  # the first decomposer step is cut off, though it reads as a step
+            return Completion(text, finish_reason="length")
+        return text
+
+    ctx = ctx_for(ScriptedLM(reply))
+    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    assert result.answer == "d y e"
+    assert [(b["kind"], b["attempt"]) for b in ctx.trace.of_type("malformed_step")] == [("truncated", 0)]
+
+
+async def test_a_handler_reply_cut_off_before_its_line_ends_is_an_error_not_an_answer():
+    from thoughtloom.strategies.decomp.handlers import Call, PromptHandler
+
+    handler = PromptHandler("qa", "Q: $question\nA:")
+    replies = iter([Completion("Paris is the capi", finish_reason="length"),
+                    Completion("Paris\nQ: and then more", finish_reason="length"), "Rome"])
+    lm = ScriptedLM(lambda req: next(replies))
+    calls = [Call(q, "") for q in ("a?", "b?", "c?")]
+    cut, whole_line, fine = await handler.answer(calls, env_for(lm))
+    assert cut.value == "" and "cut off" in cut.error
+    assert whole_line.value == "Paris" and whole_line.error is None  # its first line had ended
+    assert fine.value == "Rome"
 
 
 async def test_persistent_garbage_ends_the_program_after_bounded_retries():

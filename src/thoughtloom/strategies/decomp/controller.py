@@ -228,6 +228,10 @@ class Controller:
                 r = runs[i]
                 r.tokens += c.usage.total_tokens
                 r.calls += 1
+                if c.truncated:  # a step cut off at max_tokens is not a step: ask again
+                    self._malformed(r, "truncated", "the step was cut off at max_tokens", c.text, attempt)
+                    failed.append(i)
+                    continue
                 try:
                     line = json_step_line(c.text) if structured else c.text
                     out[i] = parse_step(line, allowed, len(r.answers))

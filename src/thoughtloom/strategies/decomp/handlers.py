@@ -171,6 +171,11 @@ class PromptHandler(Handler):
         completions = await env.lm.generate(requests)
         out = []
         for c in completions:
+            if c.truncated and (self.raw or "\n" not in c.text.strip()):
+                # cut off at max_tokens before its (first) line ended: not an answer
+                out.append(Outcome("", tokens=c.usage.total_tokens, calls=1,
+                                   error="the reply was cut off at max_tokens"))
+                continue
             text = c.text.strip() if self.raw else strip_fence(c.text).strip()
             if not self.raw:  # one line: the first non-empty one, without an echoed "A:"
                 if text[:2].upper() == "A:":
