@@ -5,8 +5,7 @@ import pytest
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core import LMError, Problem, PromptTooLong
-from thoughtloom.eval import (EvalResources, EvalSettings, evaluate, length_strata,
-                              stratified_means)
+from thoughtloom.eval import EvalResources, EvalSettings, evaluate
 from thoughtloom.lm import Budget
 from thoughtloom.tasks import Example
 from thoughtloom.testing import ScriptedLM
@@ -131,14 +130,6 @@ async def test_concurrency_overlaps_examples(tmp_path):
     await evaluate(strategies.get("cot")(), TASK, examples(8), EvalResources(Slow(adder)), tmp_path,
                    settings=EvalSettings(concurrency=4))
     assert active["peak"] == 4
-
-
-def test_length_strata():
-    lengths = list(range(1, 101))
-    strata = length_strata(lengths, long_pct=98, short_pct=2)
-    assert strata.count("long") == 2 and strata.count("short") == 2
-    means = stratified_means(["long", "short", "medium", "medium"], [1.0, 0.0, 1.0, 0.0])
-    assert means["overall"] == {"n": 4, "mean": 0.5} and means["long"]["mean"] == 1.0
 
 
 async def test_a_truncated_reply_scores_as_no_answer_and_is_counted(tmp_path):

@@ -30,12 +30,12 @@ from typing import Any, Sequence
 from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
-from ..eval.stratify import length_strata, question_length, stratified_means
 from ..core.files import read_utf8
 from .answers import marked_answer
 from .base import Example, Task, read_jsonl, require
 from .metrics import exact_match, token_f1
 from .odqa import PooledCorpus
+from .stratify import length_strata, question_length, stratified_means
 
 _STRATUM_IN_NAME = re.compile(r"_(short|medium|long)(?:_augmented)?\.csv$")
 STRATA = ("long", "medium", "short")
