@@ -1,8 +1,9 @@
 """HGOT: hierarchical graph of thoughts. One small module per idea:
 ``probe`` (retrieval), ``plan`` (DAG of sub-questions), ``infer`` (cited
 thoughts), ``quality`` (citation recall/precision, passage scores), ``vote``
-(weighted self-consistency), ``search`` (the recursion), ``demos``."""
+(weighted self-consistency), ``search`` (the recursion), ``demos``, ``config``."""
 
-from .strategy import HGOT, HGOTConfig
+from .config import HGOTConfig
+from .strategy import HGOT
 
 __all__ = ["HGOT", "HGOTConfig"]

@@ -32,6 +32,7 @@ from typing import Any, Sequence
 from ...core.errors import BudgetExceeded
 from ..base import Context
 from . import plan as planmod
+from .config import HGOTConfig
 from .infer import Thought, infer_requests, parse_thought
 from .probe import Scored, merge_pools, probe
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
@@ -73,7 +74,7 @@ class InferOutcome:
     rationale: str = ""
 
 
-async def infer(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
+async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Scored], depth: int,
                 demos: str, hints: str = "") -> InferOutcome:
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
     texts = [s.text(cfg.passage_words) for s in top]
@@ -123,7 +124,7 @@ def _cited_by(thought: Thought, scores: CitationScores | None) -> dict[int, int]
     return counts
 
 
-async def _score_thoughts(ctx: Context, cfg: Any, thoughts: Sequence[Thought],
+async def _score_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thought],
                           texts: Sequence[str]) -> list[CitationScores | None]:
     """Citation recall/precision of every thought, all entailment pairs in one call.
 
@@ -142,7 +143,7 @@ async def _score_thoughts(ctx: Context, cfg: Any, thoughts: Sequence[Thought],
             for t in thoughts]
 
 
-async def make_plan(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored], depth: int,
+async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Scored], depth: int,
                     demos: str) -> planmod.Plan:
     """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
     texts = [s.text(cfg.passage_words) for s in pool[: cfg.plan_context]]
@@ -166,7 +167,7 @@ async def make_plan(ctx: Context, cfg: Any, question: str, pool: Sequence[Scored
     return planmod.single_step(question)
 
 
-async def solve(ctx: Context, cfg: Any, question: str, pool: list[Scored], depth: int,
+async def solve(ctx: Context, cfg: HGOTConfig, question: str, pool: list[Scored], depth: int,
                 demos: dict[str, str], original: str | None = None) -> Node:
     node = Node(question, depth, original=original)
     first = await infer(ctx, cfg, question, pool, depth, demos["infer"])
@@ -199,7 +200,7 @@ def _stop(ctx: Context, node: Node, reason: str) -> Node:
     return node
 
 
-async def search_steps(ctx: Context, cfg: Any, plan: planmod.Plan, depth: int,
+async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth: int,
                        demos: dict[str, str]) -> list[Node]:
     """Visit the DAG generation by generation; one batch per kind of call."""
     solved: dict[int, Node] = {}

@@ -1,0 +1,64 @@
+"""HGOT's options: one frozen dataclass, checked when it is built.
+
+Every function of the recursion (:mod:`.search`) takes it typed, so a
+misspelt option is a type error, not an ``AttributeError`` deep in a run.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...core.errors import ConfigError
+from ..base import DEFAULT_MAX_CALLS
+from .infer import THOUGHT_FORMATS
+
+DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
+
+
+@dataclass(frozen=True)
+class HGOTConfig:
+    # hierarchy
+    max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
+    max_steps: int = 4
+    plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
+    stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
+    # retrieval and passages
+    k: int = 3  # passages probed per (sub-)question
+    top_k: int = 5  # passages shown to Infer (K)
+    clip: int = 7  # pool size after merging a level's passages
+    parent_weight: float = 0.8  # a parent's passage scores are scaled by this when merged
+    plan_context: int = 3  # passages shown to Plan
+    passage_words: int = 0  # clip each passage to this many words in prompts (0 = whole)
+    # thoughts: json (schema-constrained object) | lines (the paper's "Rationale/Answer" text)
+    thought_format: str = "json"
+    samples: int = 5  # thoughts per Infer, one batch
+    temperature: float = 0.7
+    max_tokens: int = 200  # a JSON thought of 3 statements runs to ~150 tokens
+    plan_max_tokens: int = 160
+    rewrite_max_tokens: int = 48
+    # thought quality (alpha, beta, gamma) and passage quality (w1, w2, w3)
+    alpha: float = 0.2
+    beta: float = 0.4
+    gamma: float = 0.4
+    w1: float = 0.2
+    w2: float = 0.55
+    w3: float = 0.25
+    entail_threshold: float = 0.5
+    expand_citations: bool = True  # a passage that alone entails a statement counts as cited
+    # demonstrations (authors' CSV format); selection: knn (MiniLM sentence embeddings, the
+    # packaged all-MiniLM-L6-v2) | knn-bow (bag-of-words cosine, no model) | balanced | first
+    demos: str | None = None
+    demo_select: str = "knn"
+    n_demos: int = 2
+    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+
+    def __post_init__(self) -> None:
+        if self.max_depth < 1:
+            raise ConfigError("hgot: max_depth must be >= 1")
+        if self.demo_select not in DEMO_SELECT:
+            raise ConfigError(f"hgot: demo_select={self.demo_select!r}", hint="use " + ", ".join(DEMO_SELECT))
+        if self.thought_format not in THOUGHT_FORMATS:
+            raise ConfigError(f"hgot: thought_format={self.thought_format!r}",
+                              hint="use " + " or ".join(THOUGHT_FORMATS))
+        if min(self.k, self.top_k, self.clip, self.samples) < 1:
+            raise ConfigError("hgot: k, top_k, clip and samples must be >= 1")
