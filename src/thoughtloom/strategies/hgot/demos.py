@@ -10,7 +10,8 @@ run when (1) its prediction matches the gold answer, (2) every plan step is a
 question, (3) its mean step length is not an outlier by the IQR rule
 (:func:`iqr_keep`). Selection per test question: KNN (the k annotated
 questions most similar to it) or balanced sampling over answer classes
-(FEVER's three labels).
+(FEVER's three labels), by a :class:`DemoSelector`, which renders the chosen
+rows into :class:`Demos`, one block per prompt that shows them.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...core.errors import DataError
+from .config import HGOTConfig
 from .quality import split_statements
 
 COLUMNS = ["Question", "Plan Context", "Plan", "Dependencies", "Rewrite Context", "Rewrite",
@@ -50,6 +52,15 @@ class Annotated:
 
     def plan_steps(self) -> list[str]:
         return [s.strip() for s in _STEP_SPLIT.split(self.plan) if s.strip().lower().startswith("step")]
+
+
+@dataclass(frozen=True)
+class Demos:
+    """One question's demonstrations, rendered for the Plan, Rewrite and Infer prompts."""
+
+    plan: str = ""
+    rewrite: str = ""
+    infer: str = ""
 
 
 def load_annotated(path: str | Path) -> list[Annotated]:
@@ -200,3 +211,45 @@ def write_annotated(rows: Sequence[dict[str, str]], path: str | Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
+
+
+class DemoSelector:
+    """Chooses each question's demonstrations from the config's demo file.
+
+    One selector serves every question a strategy answers, so it owns what
+    selection reuses between them: the demo file's rows (read at the first
+    question) and, for ``knn``, the vector of every question it has encoded
+    (each demo question is encoded once, not once per test question).
+    ``encode`` maps texts to unit-norm rows; only ``knn`` calls it.
+    """
+
+    def __init__(self, cfg: HGOTConfig, encode: Callable[[list[str]], np.ndarray]) -> None:
+        self.cfg = cfg
+        self._encode = encode
+        self._pool: tuple[Annotated, ...] | None = None
+        self._vectors: dict[str, np.ndarray] = {}
+
+    def select(self, question: str, seed: int) -> Demos:
+        cfg = self.cfg
+        if not cfg.demos:
+            return Demos()
+        if self._pool is None:
+            self._pool = tuple(load_annotated(cfg.demos))
+        pool = list(self._pool)
+        if cfg.demo_select == "knn":
+            chosen = knn_select(question, pool, cfg.n_demos, embed=self.embed)
+        elif cfg.demo_select == "knn-bow":
+            chosen = knn_select(question, pool, cfg.n_demos)
+        elif cfg.demo_select == "balanced":
+            chosen = balanced_select(pool, cfg.n_demos, seed)
+        else:
+            chosen = pool[: cfg.n_demos]
+        return Demos(plan=render_plan_demos(chosen), rewrite=render_rewrite_demos(chosen),
+                     infer=render_infer_demos(chosen, cfg.thought_format))
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """texts -> unit rows for :func:`knn_select`, each distinct text encoded once per selector."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            self._vectors.update(zip(missing, self._encode(missing)))
+        return np.vstack([self._vectors[t] for t in texts])

@@ -33,6 +33,7 @@ from ...core.errors import BudgetExceeded
 from ..base import Context
 from . import plan as planmod
 from .config import HGOTConfig
+from .demos import Demos
 from .infer import Thought, infer_requests, parse_thought
 from .probe import Scored, merge_pools, probe
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
@@ -168,15 +169,15 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence
 
 
 async def solve(ctx: Context, cfg: HGOTConfig, question: str, pool: list[Scored], depth: int,
-                demos: dict[str, str], original: str | None = None) -> Node:
+                demos: Demos, original: str | None = None) -> Node:
     node = Node(question, depth, original=original)
-    first = await infer(ctx, cfg, question, pool, depth, demos["infer"])
+    first = await infer(ctx, cfg, question, pool, depth, demos.infer)
     node.answer, node.confidence, node.pool = first.answer, first.confidence, first.pool
     node.rationale = first.rationale
     if depth + 1 >= cfg.max_depth:
         return _stop(ctx, node, "depth limit")
     try:
-        node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos["plan"])
+        node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos.plan)
         if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
             return _stop(ctx, node, "single step resembles question")
         node.children = await search_steps(ctx, cfg, node.plan, depth, demos)
@@ -184,7 +185,7 @@ async def solve(ctx: Context, cfg: HGOTConfig, question: str, pool: list[Scored]
                              parent_weight=cfg.parent_weight, clip=cfg.clip)
         hints = "Answers to sub-questions:\n" + "\n".join(
             f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
-        second = await infer(ctx, cfg, question, merged, depth, demos["infer"], hints)
+        second = await infer(ctx, cfg, question, merged, depth, demos.infer, hints)
     except BudgetExceeded:
         return _stop(ctx, node, "budget exceeded")
     if second.answer:
@@ -201,7 +202,7 @@ def _stop(ctx: Context, node: Node, reason: str) -> Node:
 
 
 async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth: int,
-                       demos: dict[str, str]) -> list[Node]:
+                       demos: Demos) -> list[Node]:
     """Visit the DAG generation by generation; one batch per kind of call."""
     solved: dict[int, Node] = {}
     for level in plan.levels():
@@ -214,7 +215,7 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
                      for s in dependent}
             # a step whose parents found no answer has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
-            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos["rewrite"],
+            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
                                             max_tokens=cfg.rewrite_max_tokens) for s in asks]
             outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
             for s in dependent:

@@ -24,11 +24,6 @@ from .probe import probe
 from .search import solve
 
 
-@lru_cache(maxsize=8)
-def _demo_pool(path: str) -> tuple[demolib.Annotated, ...]:
-    return tuple(demolib.load_annotated(path))
-
-
 @lru_cache(maxsize=1)
 def _minilm():
     """The packaged MiniLM sentence encoder, loaded once per process (needs the ``dense`` extra)."""
@@ -37,33 +32,9 @@ def _minilm():
     return SentenceTransformerEncoder()
 
 
-_QUESTION_VECTORS: dict[str, Any] = {}  # text -> MiniLM row; demo questions are encoded once
-
-
-def _minilm_embed(texts: list[str]):
-    """texts -> unit rows for ``knn_select``, each distinct text encoded once per process."""
-    import numpy as np
-
-    missing = [t for t in dict.fromkeys(texts) if t not in _QUESTION_VECTORS]
-    if missing:
-        _QUESTION_VECTORS.update(zip(missing, _minilm().encode(missing)))
-    return np.vstack([_QUESTION_VECTORS[t] for t in texts])
-
-
-def select_demos(cfg: HGOTConfig, question: str, seed: int) -> dict[str, str]:
-    if not cfg.demos:
-        return {"plan": "", "rewrite": "", "infer": ""}
-    pool = list(_demo_pool(cfg.demos))
-    if cfg.demo_select == "knn":
-        chosen = demolib.knn_select(question, pool, cfg.n_demos, embed=_minilm_embed)
-    elif cfg.demo_select == "knn-bow":
-        chosen = demolib.knn_select(question, pool, cfg.n_demos)
-    elif cfg.demo_select == "balanced":
-        chosen = demolib.balanced_select(pool, cfg.n_demos, seed)
-    else:
-        chosen = pool[: cfg.n_demos]
-    return {"plan": demolib.render_plan_demos(chosen), "rewrite": demolib.render_rewrite_demos(chosen),
-            "infer": demolib.render_infer_demos(chosen, cfg.thought_format)}
+def _minilm_encode(texts: list[str]):
+    """texts -> unit rows from the packaged MiniLM, for ``knn`` demo selection."""
+    return _minilm().encode(texts)
 
 
 @register("hgot")
@@ -72,10 +43,16 @@ class HGOT(Strategy):
 
     Config = HGOTConfig
 
+    def __init__(self, config: HGOTConfig | None = None) -> None:
+        super().__init__(config)
+        # one per strategy object: the questions it answers share the demo file and the
+        # vectors of demo questions already encoded, and nothing outlives the strategy
+        self.demo_selector = demolib.DemoSelector(self.config, encode=_minilm_encode)
+
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         question = problem.question
-        demos = select_demos(cfg, question, ctx.seed)
+        demos = self.demo_selector.select(question, ctx.seed)
         (pool,) = await probe(ctx, [question], cfg.k)
         try:
             root = await solve(ctx, cfg, question, pool, 0, demos)
