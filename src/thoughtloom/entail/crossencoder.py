@@ -4,13 +4,12 @@ The model reads (premise, hypothesis) together. With several labels (an NLI
 head: contradiction / entailment / neutral) the judge returns the softmax
 probability of the label whose name contains "entail" (or ``label``); with a
 single output it returns the sigmoid of the logit. Nothing is downloaded:
-``model_path`` must be a local folder (``HF_HUB_OFFLINE`` is set).
+``model_path`` must be a local folder (loaded with ``local_files_only``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
@@ -35,7 +34,6 @@ class CrossEncoderJudge:
         if not path.is_dir():
             raise ConfigError(f"cross-encoder model folder not found: {path}",
                               hint="give a local folder with a sentence-transformers CrossEncoder / NLI model")
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
         try:
             from sentence_transformers import CrossEncoder
         except ImportError as exc:  # pragma: no cover - depends on install

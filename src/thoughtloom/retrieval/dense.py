@@ -14,7 +14,6 @@ queries with the matrix block by block in float32 and keeps the top k.
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Iterable, Protocol, Sequence
@@ -80,12 +79,13 @@ class SentenceTransformerEncoder:
     def __init__(self, model: str = DEFAULT_MODEL, *, batch_size: int = 64, max_seq_length: int = 256,
                  device: str = "cpu") -> None:
         path = resolve_model(model)
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # never reach for the hub
         try:
             from sentence_transformers import SentenceTransformer
         except ImportError as exc:  # pragma: no cover - depends on install
             raise ConfigError("dense retrieval needs sentence-transformers",
                               hint='pip install "thoughtloom[dense]"') from exc
+        # local_files_only: never reach for the hub (an argument, not HF_HUB_OFFLINE: library code leaves
+        # the process environment to its owner)
         self.model = SentenceTransformer(str(path), device=device, local_files_only=True)
         self.model.max_seq_length = max_seq_length
         self.batch_size = batch_size
