@@ -42,9 +42,9 @@ from ..core.text import encodable
 from ..core.options import check_options
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
-from ..core.types import to_json
+from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
-from ..strategies.base import DEFAULT_MAX_CALLS, Context, Strategy
+from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from .lock import OutputLock
 from .results import ResultsFile, dump_line
@@ -165,51 +165,87 @@ async def _solve(strategy: Strategy, problem: Any, ctx: Context, deadline_s: flo
         raise
 
 
+@dataclass
+class ProblemRun:
+    """One problem through a strategy, inside the per-example boundary."""
+
+    result: Result | None  # None when the run failed; ``error`` says why
+    error: str | None
+    usage: UsageTotals
+    seconds: float
+    trace: Trace
+
+
+async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
+                      settings: EvalSettings) -> ProblemRun:
+    """Run one problem on a fresh per-question context (metered LM, trace, traced services).
+
+    Raises only a fatal (service or set-up) error; any other failure of the
+    strategy becomes the run's ``error``. The eval (:func:`run_example`) and
+    ``thoughtloom run`` both answer through here.
+    """
+    trace = Trace(example=problem.id)
+    lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
+    retriever, entail = question_services(res.retriever, res.entail, lm, trace)
+    ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
+                  prompt_dir=res.prompt_dir, seed=settings.seed)
+    t0 = time.perf_counter()
+    try:
+        result, error = await _solve(strategy, problem, ctx, settings.example_timeout_s), None
+    except Exception as exc:  # one problem's failure is its error, not fatal
+        result, error = None, _failed(problem, trace, exc)
+    return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace)
+
+
+def _failed(problem: Problem, trace: Trace, exc: Exception) -> str:
+    """``exc`` as an error text, traced and logged; a fatal error is raised instead."""
+    if is_fatal(exc):
+        raise exc
+    error = describe_error(exc)
+    trace.emit("error", error=error)
+    log.warning("example %s failed: %s", problem.id, error)
+    return error
+
+
 async def run_example(
     strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run and score one example; returns its record and its trace events.
 
     Raises only a fatal (service or set-up) error; anything else that goes
-    wrong becomes the record's ``error``.
+    wrong, scoring and serializing included, becomes the record's ``error``.
     """
-    trace = Trace(example=example.problem.id)
-    lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
-    retriever, entail = question_services(res.retriever, res.entail, lm, trace)
-    ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
-                  prompt_dir=res.prompt_dir, seed=settings.seed)
     t0 = time.perf_counter()
+    run = await run_problem(strategy, task, example.problem, res, settings)
     record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
                               "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None,
                               "truncated": False}
-    try:
-        result = await _solve(strategy, example.problem, ctx, settings.example_timeout_s)
-        record["prediction"] = result.answer
-        record["truncated"] = bool(result.truncated)
-        if result.truncated and not task.score_truncated:
-            # a reply cut off at max_tokens is not an answer: scored as none, flagged
-            record["metrics"] = fallback_metrics(task, example.gold)
-        else:
-            record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
-        record["confidence"] = result.confidence
-        details = to_json(result.details)
-        error = None
-    except Exception as exc:  # one example's failure is recorded, not fatal
-        if is_fatal(exc):
-            raise
-        error = describe_error(exc)
-        trace.emit("error", error=error)
-        log.warning("example %s failed: %s", example.problem.id, error)
+    error, details = run.error, {}
+    if run.result is not None:
+        result = run.result
+        try:
+            record["prediction"] = result.answer
+            record["truncated"] = bool(result.truncated)
+            if result.truncated and not task.score_truncated:
+                # a reply cut off at max_tokens is not an answer: scored as none, flagged
+                record["metrics"] = fallback_metrics(task, example.gold)
+            else:
+                record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
+            record["confidence"] = result.confidence
+            details = to_json(result.details)
+        except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
+            error = _failed(example.problem, run.trace, exc)
+    if error is not None:
         record["metrics"] = fallback_metrics(task, example.gold)
         details = {}
     record.update({
-        "usage": lm.totals.as_dict(),
+        "usage": run.usage.as_dict(),
         "latency_s": round(time.perf_counter() - t0, 6),
         "error": error,
         "meta": to_json(dict(example.problem.meta)),
         "details": details,
     })
-    return writable(record, trace.events)
+    return writable(record, run.trace.events)
 
 
 def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
