@@ -72,3 +72,21 @@ def test_eval_offset_skips_examples_and_checks_range(tmp_path):
     assert [rec["id"] for rec in records] == last_two
     r = run_main("eval", "-S", "io", "-t", "letter_cat", "-d", str(data), "--offset", "100", "--no-cache")
     assert r.returncode == 2 and "--offset 100" in r.stderr and "only 100 examples" in r.stderr
+
+
+def test_run_and_eval_share_one_option_group():
+    import dataclasses
+
+    import typer
+
+    from thoughtloom.cli.options import RUN_OPTIONS_PANEL, RunOptions
+
+    commands = typer.main.get_command(app).commands
+    shared = {f.name for f in dataclasses.fields(RunOptions)}
+
+    def spec(name):
+        return {p.name: (tuple(p.opts), p.default, p.envvar, p.rich_help_panel)
+                for p in commands[name].params if p.name in shared}
+
+    assert set(spec("run")) == shared and spec("run") == spec("eval")
+    assert {panel for *_, panel in spec("run").values()} == {RUN_OPTIONS_PANEL}

@@ -142,3 +142,13 @@ def test_run_prints_hostile_answer_safely(tmp_path, server):
     assert code == 0, err
     assert "[/bold] \ufffd [red]x" in out
     assert "\ufffd" in (tmp_path / "t.jsonl").read_text(encoding="utf-8")
+
+
+def test_run_with_a_malformed_reply_is_one_error_line_and_keeps_its_trace(tmp_path, server):
+    server.replies = {"": b"<html>502 bad gateway</html>"}
+    trace = tmp_path / "t.jsonl"
+    code, out, err = finish(cli("run", "cot", "q", "--model", server.model, "--no-cache", "--trace", str(trace)))
+    assert code == 1 and out == "", (out, err)
+    assert "error: MalformedReply: malformed reply from" in err and "Traceback" not in err
+    events = [json.loads(line) for line in trace.read_text().splitlines()]
+    assert events[-1]["type"] == "error" and events[-1]["error"].startswith("MalformedReply")

@@ -6,7 +6,6 @@ import asyncio
 import json
 import logging
 import sys
-import time
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -16,16 +15,16 @@ from rich.markup import escape
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.text import encodable
-from ..core.trace import Trace
 from ..core.types import Problem
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
-from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, evaluate
-from ..lm import Budget, CompletionStore, Metered
-from ..strategies.base import Context
+from ..core.protocols import LM
+from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
+from ..lm import CompletionStore
+from ..strategies.base import Result
 from . import options as o
 from .render import RichProgress, err, out, print_summary, shown, usage_line
-from .index import EntailSpec, IndexDir, index_app, open_entail, open_retriever
+from .index import index_app, open_entail, open_retriever
 
 app = typer.Typer(
     name="thoughtloom",
@@ -50,20 +49,20 @@ def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log pro
                         handlers=[RichHandler(console=err, show_path=False)])
 
 
-async def _solve(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: Any,
-                 trace: Trace, prompt_dir: Path | None, budget: Budget, retriever: Any = None,
-                 entail: Any = None) -> tuple[Any, Metered, float]:
-    from ..eval.runner import question_services
+def _resources(opts: o.RunOptions, lm: LM) -> EvalResources:
+    """The services every question shares; the judge may ask the model, so it comes after it."""
+    return EvalResources(lm, open_retriever(opts.index), open_entail(opts.entail, lm, opts.prompts),
+                         prompt_dir=opts.prompts)
 
-    metered = Metered(lm, budget=budget, trace=trace)
-    retriever, entail = question_services(retriever, entail, metered, trace)
-    ctx = Context(lm=metered, task=task, trace=trace, prompt_dir=prompt_dir, retriever=retriever, entail=entail)
-    t0 = time.perf_counter()
+
+async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: LM,
+                  settings: EvalSettings, opts: o.RunOptions | None = None) -> ProblemRun:
+    """One question through the eval runner's per-example path; the model is closed after."""
     try:
-        result = await strategy.run(problem, ctx)
+        resources = EvalResources(lm) if opts is None else _resources(opts, lm)
+        return await run_problem(strategy, task, problem, resources, settings)
     finally:
         await lm.aclose()
-    return result, metered, time.perf_counter() - t0
 
 
 @app.command()
@@ -80,61 +79,42 @@ def demo(
     task = tasks.get("gsm8k")
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
                     threads=threads, parallel=parallel)
-    trace = Trace()
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
     err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
-    result, metered, seconds = asyncio.run(
-        _solve(strategy, task, Problem("demo", DEMO_QUESTION), lm, trace, None, Budget(DEFAULT_MAX_CALLS)))
+    answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings()))
+    result = _result_or_exit(answered)
     samples = ", ".join(str(a) for a in result.details.get("samples", []))
     out.print(f"[bold]samples:[/] {shown(samples)}")
     conf = f" (vote share {result.confidence:.0%})" if result.confidence is not None else ""
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{conf}")
-    out.print(usage_line(metered.totals, seconds))
+    out.print(usage_line(answered.usage, answered.seconds))
 
 
 @app.command()
+@o.with_run_options
 def run(
     strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).")],
     question: Annotated[str, typer.Argument(help="The question or task input.")],
+    opts: o.RunOptions,
     task: Annotated[str, typer.Option("--task", "-t", help="Task whose prompts and answer format to use.")] = "freeform",
-    sets: o.Sets = None,
-    model: o.Model = "embedded",
-    cache: o.CachePath = o.DEFAULT_CACHE,
-    no_cache: o.NoCache = False,
-    replay: o.Replay = False,
-    refresh: o.Refresh = False,
-    prompts: o.PromptDir = None,
     show_program: Annotated[bool, typer.Option(
         "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
-    n_ctx: o.NCtx = 4096,
-    threads: o.Threads = None,
-    parallel: o.Parallel = None,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
-    max_calls: Annotated[int, typer.Option(min=1, help="Budget: LLM calls for this question.")] = DEFAULT_MAX_CALLS,
-    max_tokens: o.MaxTokens = None,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-    index: IndexDir = None,
-    entail: EntailSpec = "llm",
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
-    strat = o.build_strategy(strategy, sets)
+    strat = opts.strategy(strategy)
     task_obj = tasks.get(task)
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, replay, refresh), 1, n_ctx, timeout,
-                    threads, parallel)
-    trace = Trace(example="cli")
-    retriever = open_retriever(index)
-    judge = open_entail(entail, lm, prompts)
-    result, metered, seconds = asyncio.run(
-        _solve(strat, task_obj, Problem("cli", question), lm, trace, prompts,
-               Budget(max_calls=max_calls, max_tokens=max_tokens), retriever, judge))
+    answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
+                                   EvalSettings(budget=opts.budget()), opts))
     if trace_out is not None:
         with trace_out.open("a", encoding="utf-8") as fh:
-            fh.writelines(dump_line(e) for e in trace.events)
+            fh.writelines(dump_line(e) for e in answered.trace.events)
+    result = _result_or_exit(answered)
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
                                   "text": result.text, "details": result.details,
-                                  "usage": metered.totals.as_dict(), "seconds": seconds,
+                                  "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
         return
     report = strat.report(result)
@@ -145,11 +125,22 @@ def run(
         out.print(encodable(result.text.strip()), highlight=False, markup=False)
         out.rule()
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}")
-    out.print(usage_line(metered.totals, seconds))
+    out.print(usage_line(answered.usage, answered.seconds))
+
+
+def _result_or_exit(answered: ProblemRun) -> Result:
+    """The strategy's result; a question that failed is one line on stderr and exit status 1."""
+    if answered.result is None:
+        err.print(f"[red]error:[/] {shown(_one_line(answered.error or ''))}", highlight=False, soft_wrap=True)
+        err.print(usage_line(answered.usage, answered.seconds), highlight=False)
+        raise typer.Exit(1)
+    return answered.result
 
 
 @app.command("eval")
+@o.with_run_options
 def eval_(
+    opts: o.RunOptions,
     strategy: Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.")],
     data: Annotated[Path, typer.Option("--data", "-d", help="Dataset file.")],
@@ -158,29 +149,14 @@ def eval_(
                                         min=0)] = 0,
     concurrency: o.Concurrency = 1,
     out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (resumes if it exists).")] = None,
-    sets: o.Sets = None,
-    model: o.Model = "embedded",
-    cache: o.CachePath = o.DEFAULT_CACHE,
-    no_cache: o.NoCache = False,
-    replay: o.Replay = False,
-    refresh: o.Refresh = False,
-    prompts: o.PromptDir = None,
-    n_ctx: o.NCtx = 4096,
-    threads: o.Threads = None,
-    parallel: o.Parallel = None,
-    timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
     example_timeout: Annotated[Optional[float], typer.Option(
         "--example-timeout", min=0.001,
         help="Seconds one example may take in all; past it the example gets an error record.")] = None,
-    max_calls: Annotated[int, typer.Option(min=1, help="Budget: LLM calls per question.")] = DEFAULT_MAX_CALLS,
-    max_tokens: o.MaxTokens = None,
     retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
-    index: IndexDir = None,
-    entail: EntailSpec = "llm",
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl and OUT/summary.json."""
-    strat = o.build_strategy(strategy, sets)
+    strat = opts.strategy(strategy)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
     task_obj = tasks.get(task)
@@ -191,21 +167,20 @@ def eval_(
     if limit is not None:
         examples = examples[:limit]
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
-    mode = o.cache_mode(no_cache, replay, refresh)
-    settings = EvalSettings(concurrency=concurrency, budget=Budget(max_calls, max_tokens),
+    mode = opts.cache_mode()
+    settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
     meta = {"data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
-            "max_calls": max_calls, "timeout_s": timeout, "example_timeout_s": example_timeout,
-            "index": str(index) if index else None, "entail": entail}
+            "max_calls": opts.max_calls, "timeout_s": opts.timeout, "example_timeout_s": example_timeout,
+            "index": str(opts.index) if opts.index else None, "entail": opts.entail}
     # Lock first: a folder in use is refused in one line, before the model loads.
     with OutputLock(out_dir):
-        lm = o.build_lm(model, cache, mode, concurrency, n_ctx, timeout, threads, parallel)
+        lm = opts.lm(concurrency)
         meta = {"model": lm.model_id, **meta}
 
         async def go() -> dict[str, Any]:
             try:
-                resources = EvalResources(lm, open_retriever(index), None, prompt_dir=prompts)
-                resources.entail = open_entail(entail, lm, prompts)
+                resources = _resources(opts, lm)
                 with RichProgress(task_obj.primary_metric) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
                                           progress=progress, meta=meta, lock=False)

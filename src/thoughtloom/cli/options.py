@@ -1,11 +1,22 @@
-"""Shared CLI options and the one place that reads THOUGHTLOOM_* variables."""
+"""Shared CLI options and the one place that reads THOUGHTLOOM_* variables.
+
+``run`` and ``eval`` take the same options for the strategy, model, cache,
+budget and services: :class:`RunOptions`, added to both commands by
+:func:`with_run_options`.
+"""
 
 from __future__ import annotations
 
+import copy
+import dataclasses
+import functools
+import inspect
 import math
 import os
+import typing
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
@@ -13,7 +24,9 @@ from .. import strategies
 from ..core.errors import ConfigError
 from ..core.options import check_options
 from ..core.protocols import LM
-from ..lm import open_lm
+from ..lm import Budget, open_lm
+from ..strategies.base import DEFAULT_MAX_CALLS
+from .index import EntailSpec, IndexDir
 
 DEFAULT_CACHE = Path("~/.cache/thoughtloom/cache.sqlite")
 
@@ -37,6 +50,7 @@ NCtx = Annotated[int, typer.Option("--n-ctx", envvar="THOUGHTLOOM_N_CTX", min=1,
 Timeout = Annotated[float, typer.Option(
     "--timeout", min=0.001, envvar="THOUGHTLOOM_TIMEOUT",
     help="Seconds one call to an OpenAI-compatible server may take (each retry gets as long).")]
+MaxCalls = Annotated[int, typer.Option(min=1, help="Budget: LLM calls per question.")]
 MaxTokens = Annotated[Optional[int], typer.Option(min=1, help="Budget: tokens per question.")]
 Threads = Annotated[Optional[int], typer.Option(
     "--threads", min=1, envvar="THOUGHTLOOM_THREADS",
@@ -46,6 +60,7 @@ Parallel = Annotated[Optional[int], typer.Option(
     help="Sequences a .gguf model decodes together in one batch (default 16; 1 = one at a time).")]
 
 DEFAULT_TIMEOUT_S = 300.0
+DEFAULT_N_CTX = 4096
 
 
 def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
@@ -56,7 +71,7 @@ def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
         chosen[0] if chosen else "", "use")
 
 
-def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 4096,
+def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = DEFAULT_N_CTX,
              timeout_s: float = DEFAULT_TIMEOUT_S, threads: int | None = None,
              parallel: int | None = None) -> LM:
     if not math.isfinite(timeout_s):
@@ -94,3 +109,76 @@ def build_strategy(name: str, sets: list[str] | None) -> strategies.Strategy:
         raise ConfigError(f"bad --set for {name}: {exc}") from None
     check_options(config, owner=name)
     return cls(config)
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """What ``run`` and ``eval`` both let the user choose: strategy options, model, cache, budget, services."""
+
+    sets: Sets = None
+    model: Model = "embedded"
+    cache: CachePath = DEFAULT_CACHE
+    no_cache: NoCache = False
+    replay: Replay = False
+    refresh: Refresh = False
+    prompts: PromptDir = None
+    n_ctx: NCtx = DEFAULT_N_CTX
+    threads: Threads = None
+    parallel: Parallel = None
+    timeout: Timeout = DEFAULT_TIMEOUT_S
+    max_calls: MaxCalls = DEFAULT_MAX_CALLS
+    max_tokens: MaxTokens = None
+    index: IndexDir = None
+    entail: EntailSpec = "llm"
+
+    def strategy(self, name: str) -> strategies.Strategy:
+        return build_strategy(name, self.sets)
+
+    def cache_mode(self) -> str:
+        return cache_mode(self.no_cache, self.replay, self.refresh)
+
+    def lm(self, concurrency: int = 1) -> LM:
+        return build_lm(self.model, self.cache, self.cache_mode(), concurrency, self.n_ctx, self.timeout,
+                        self.threads, self.parallel)
+
+    def budget(self) -> Budget:
+        return Budget(max_calls=self.max_calls, max_tokens=self.max_tokens)
+
+
+RUN_OPTIONS_PANEL = "Strategy, model, cache, budget and services (run and eval)"
+
+
+def _in_panel(annotation: Any) -> Any:
+    """``annotation`` (``Annotated[type, typer.Option(...)]``) with its option shown under RUN_OPTIONS_PANEL."""
+    base, *extras = typing.get_args(annotation)
+    info = [copy.copy(x) for x in extras]
+    for x in info:
+        x.rich_help_panel = RUN_OPTIONS_PANEL
+    return Annotated[(base, *info)]  # type: ignore[return-value]
+
+
+_RUN_OPTION_ANNOTATIONS = [(f, _in_panel(typing.get_type_hints(RunOptions, include_extras=True)[f.name]))
+                           for f in dataclasses.fields(RunOptions)]
+
+
+def with_run_options(command: Callable[..., Any]) -> Callable[..., Any]:
+    """``command`` with :class:`RunOptions`' fields added to its typer options; it gets them as ``opts``.
+
+    typer reads a command's options from its signature, so the wrapper's
+    signature is the command's own parameters (less ``opts``) followed by one
+    keyword parameter per field.
+    """
+    hints = typing.get_type_hints(command, include_extras=True)
+    own = [p.replace(annotation=hints.get(name, p.annotation))
+           for name, p in inspect.signature(command).parameters.items() if name != "opts"]
+    shared = [inspect.Parameter(f.name, inspect.Parameter.KEYWORD_ONLY, default=f.default, annotation=annotation)
+              for f, annotation in _RUN_OPTION_ANNOTATIONS]
+
+    @functools.wraps(command)
+    def with_opts(**kwargs: Any) -> Any:
+        opts = RunOptions(**{f.name: kwargs.pop(f.name) for f in dataclasses.fields(RunOptions)})
+        return command(**kwargs, opts=opts)
+
+    with_opts.__signature__ = inspect.Signature(own + shared)  # type: ignore[attr-defined]
+    with_opts.__annotations__ = {p.name: p.annotation for p in own + shared}
+    return with_opts

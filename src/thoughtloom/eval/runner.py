@@ -193,17 +193,16 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     try:
         result, error = await _solve(strategy, problem, ctx, settings.example_timeout_s), None
     except Exception as exc:  # one problem's failure is its error, not fatal
-        result, error = None, _failed(problem, trace, exc)
+        result, error = None, _failed(trace, exc)
     return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace)
 
 
-def _failed(problem: Problem, trace: Trace, exc: Exception) -> str:
-    """``exc`` as an error text, traced and logged; a fatal error is raised instead."""
+def _failed(trace: Trace, exc: Exception) -> str:
+    """``exc`` as an error text, traced; a fatal error is raised instead."""
     if is_fatal(exc):
         raise exc
     error = describe_error(exc)
     trace.emit("error", error=error)
-    log.warning("example %s failed: %s", problem.id, error)
     return error
 
 
@@ -234,8 +233,9 @@ async def run_example(
             record["confidence"] = result.confidence
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
-            error = _failed(example.problem, run.trace, exc)
+            error = _failed(run.trace, exc)
     if error is not None:
+        log.warning("example %s failed: %s", example.problem.id, error)
         record["metrics"] = fallback_metrics(task, example.gold)
         details = {}
     record.update({
