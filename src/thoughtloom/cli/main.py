@@ -14,11 +14,11 @@ from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.protocols import LM
 from ..core.text import encodable
 from ..core.types import Problem
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
-from ..core.protocols import LM
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
 from ..lm import CompletionStore
 from ..strategies.base import Result
