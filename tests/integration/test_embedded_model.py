@@ -39,3 +39,28 @@ def test_structured_output_on_embedded(embedded_path, tmp_path):
         [value] = s._runner.run(generate_json(lm, [Request.of("What is 2+2? Reply as JSON.", max_tokens=20)],
                                               schema=schema))
     assert isinstance(value["answer"], int)
+
+
+def test_a_reply_cut_off_at_max_tokens_is_flagged_by_run_and_eval(embedded_path, tmp_path):
+    """issue 17: the real engine reports finish_reason 'length'; run says so and eval counts it."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from thoughtloom.cli.main import app
+
+    cache = str(tmp_path / "c.sqlite")
+    shown = CliRunner().invoke(app, ["run", "cot", "What is 2 plus 3?", "--task", "gsm8k",
+                                     "--set", "max_tokens=2", "--cache", cache, "--n-ctx", "1024"])
+    assert shown.exit_code == 0, shown.output
+    assert "cut off at max_tokens" in shown.output and "1 cut off" in shown.output
+    data = tmp_path / "q.jsonl"
+    data.write_text(json.dumps({"question": "What is 2 plus 3?", "answer": "2 + 3 = 5\n#### 5"}) + "\n")
+    out = tmp_path / "out"
+    evaluated = CliRunner().invoke(app, ["eval", "--strategy", "cot", "--task", "gsm8k", "--data", str(data),
+                                         "--set", "max_tokens=2", "--cache", cache, "--n-ctx", "1024",
+                                         "--out", str(out)])
+    assert evaluated.exit_code == 0, evaluated.output
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["n_truncated"] == 1 and summary["usage"]["truncated_calls"] == 1
+    assert summary["metrics"]["accuracy"] == 0.0

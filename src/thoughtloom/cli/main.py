@@ -113,7 +113,7 @@ def run(
     result = _result_or_exit(answered)
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
-                                  "text": result.text, "details": result.details,
+                                  "truncated": result.truncated, "text": result.text, "details": result.details,
                                   "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
         return
@@ -124,7 +124,9 @@ def run(
     elif result.text and result.text.strip() != result.answer:
         out.print(encodable(result.text.strip()), highlight=False, markup=False)
         out.rule()
-    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}")
+    cut = (" [yellow](the reply was cut off at max_tokens: not a finished answer; raise the strategy's "
+           "max_tokens with --set)[/]" if result.truncated else "")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}")
     out.print(usage_line(answered.usage, answered.seconds))
 
 
