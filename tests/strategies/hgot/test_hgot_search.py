@@ -7,7 +7,7 @@ import re
 import pytest
 
 from thoughtloom.core.trace import Trace
-from thoughtloom.core.types import Passage, Problem
+from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
@@ -196,3 +196,30 @@ def test_no_rewrite_when_the_parent_found_no_answer():
     assert not [r for r in lm.requests if r.messages[-1].content.startswith("Rewrite")]
     assert trace.of_type("rewrite_skipped")[0]["step"] == 2
     assert result.details["tree"]["children"][1]["question"] == "In what year was the director from Step 1 born?"
+
+
+def test_replies_cut_off_at_max_tokens_are_not_read():
+    """issue 17: a truncated plan is re-asked, a truncated thought does not vote."""
+    inner = reply()
+    plans = {"n": 0}
+
+    def fn(req):
+        text = inner(req)
+        prompt = req.messages[-1].content
+        if prompt.startswith("List the essential steps") and "director of Jaws" in prompt:
+            plans["n"] += 1
+            if plans["n"] == 1:  # the first plan is cut off, though it reads as a plan
+                return Completion(text, finish_reason="length")
+        if req.sample_index == 1 and not prompt.startswith(("List", "Rewrite")):
+            return Completion("It was 1946 [1].\nAnswer: 1946", finish_reason="length")
+        return text
+
+    result, trace = run(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(fn),
+                        SubstringJudge())
+    assert result.answer == "1946"
+    assert plans["n"] == 2 and trace.of_type("plan_invalid")[0]["error"].startswith("it was cut off")
+    cut = trace.of_type("truncated")
+    assert {e["what"] for e in cut} == {"hgot_plan", "hgot_thought"}
+    top = [e for e in trace.of_type("hgot_infer") if e["depth"] == 0][-1]
+    assert [t["answer"] for t in top["thoughts"]] == ["1946", None, "1946"]  # the cut-off one has no answer
+    assert set(top["tally"]) == {"1946"}

@@ -20,6 +20,8 @@ Trace events (all carry ``depth`` and ``question``): ``hgot_infer``
 confidence), ``passage_scores`` (id, old, citation frequency, new),
 ``plan`` / ``plan_invalid`` / ``plan_fallback``, ``rewrite`` /
 ``rewrite_fallback``, ``hgot_stop`` (reason), ``malformed_thought``,
+``truncated`` (what: hgot_plan | hgot_thought | hgot_rewrite; a reply cut
+off at max_tokens is not read),
 plus ``retrieval`` and ``entailment`` from probe and quality.
 """
 
@@ -30,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ...core.errors import BudgetExceeded
-from ..base import Context
+from ..base import Context, finished
 from . import plan as planmod
 from .config import HGOTConfig
 from .demos import Demos
@@ -83,9 +85,11 @@ async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Sco
                           temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                           thought_format=cfg.thought_format)
     completions = await ctx.lm.generate(reqs)
-    thoughts = [parse_thought(c.text, len(texts), i) for i, c in enumerate(completions)]
-    for t in thoughts:
-        if t.answer is None:
+    # a thought cut off at max_tokens is read as no thought: it does not vote (traced as truncated)
+    thoughts = [parse_thought(c.text if finished(ctx, c, "hgot_thought", depth=depth, index=i) else "",
+                              len(texts), i) for i, c in enumerate(completions)]
+    for t, c in zip(thoughts, completions):
+        if t.answer is None and not c.truncated:
             ctx.trace.emit("malformed_thought", depth=depth, question=question, index=t.index,
                            raw=t.text[:500])
     scores = await _score_thoughts(ctx, cfg, thoughts, texts)
@@ -152,8 +156,11 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence
     for attempt in range(cfg.plan_retries + 1):
         req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
                                    max_steps=cfg.max_steps, feedback=feedback)
-        raw = (await ctx.lm.generate([req]))[0].text
+        reply = (await ctx.lm.generate([req]))[0]
+        raw = reply.text
         try:
+            if not finished(ctx, reply, "hgot_plan", depth=depth, attempt=attempt):
+                raise planmod.PlanError("it was cut off at the token limit; write a shorter plan")
             plan = planmod.parse_plan(raw, max_steps=cfg.max_steps)
         except planmod.PlanError as exc:
             ctx.trace.emit("plan_invalid", depth=depth, question=question, attempt=attempt,
@@ -223,7 +230,8 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
                     ctx.trace.emit("rewrite_skipped", depth=depth + 1, step=s, reason="no parent answer")
                     continue
                 out = outs[s]
-                rewritten = planmod.parse_rewrite(out.text)
+                cut = not finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s)
+                rewritten = None if cut else planmod.parse_rewrite(out.text)
                 if rewritten is None:
                     rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
                     ctx.trace.emit("rewrite_fallback", depth=depth + 1, step=s, raw=out.text[:400])
