@@ -9,7 +9,8 @@ import pytest
 from conftest import data_file
 from thoughtloom.core.errors import ConfigError, DataError
 from thoughtloom.retrieval import read_corpus, read_questions
-from thoughtloom.retrieval.corpus import chunk_paragraphs, detect_format
+from thoughtloom.retrieval.corpus import chunk_paragraphs
+from thoughtloom.retrieval.sources import detect_format
 
 
 def write_jsonl(path, records):

@@ -13,9 +13,10 @@ imported only when an index of that kind is built or opened.
 """
 
 from .cache import CachedRetriever, TracedRetriever
-from .corpus import FORMATS, Corpus, read_corpus
+from .corpus import FORMATS, read_corpus
 from .formats import GoldQuestion, read_questions
 from .index import KINDS, Index, build_index, disk_size, open_index
+from .sources import Corpus
 from .store import IndexMismatch
 
 __all__ = [

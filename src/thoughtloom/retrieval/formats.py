@@ -1,8 +1,9 @@
-"""Converters for the multi-hop QA and fact-checking formats in ``../shared/data``.
+"""Corpus readers for the multi-hop QA and fact-checking formats in ``../shared/data``.
 
-Each corpus reader pools the paragraphs of every question into the corpus;
+Each QA corpus reader pools the paragraphs of every question into the corpus;
 :func:`read_questions` reads the same files as (question, supporting titles)
-pairs for retrieval evaluation.
+pairs for retrieval evaluation. The record schemas themselves are read by
+:mod:`.qa_records`, which the tasks use too.
 
 ==========  ===============================================================
 hotpotqa    ``context: [[title, [sentence, ...]], ...]`` (also 2WikiMultihopQA)
@@ -21,48 +22,23 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator
 
 from ..core.errors import ConfigError, DataError
-from .corpus import CorpusBuilder, detect_format, iter_records
+from . import qa_records
+from .sources import CorpusBuilder, detect_format, iter_records
 
 
-def _paragraphs_hotpot(where: str, record: dict, builder: CorpusBuilder) -> Iterator[tuple[str, str]]:
-    context = record.get("context")
-    if not isinstance(context, list):
-        builder.corpus.read += 1
-        builder.bad(where, "missing or non-list field 'context' (expected [[title, [sentences]], ...])")
-        return
-    for i, item in enumerate(context):
-        if (not isinstance(item, (list, tuple)) or len(item) != 2 or not isinstance(item[1], list)
-                or not all(isinstance(s, str) for s in item[1])):
-            builder.corpus.read += 1
-            builder.bad(where, f"context[{i}] is not [title, [sentences]]")
-            continue
-        yield item[0], " ".join(s.strip() for s in item[1])
-
-
-def _paragraphs_list(key: str):
-    def paragraphs(where: str, record: dict, builder: CorpusBuilder) -> Iterator[tuple[str, str]]:
-        items = record.get(key)
-        if not isinstance(items, list):
-            builder.corpus.read += 1
-            builder.bad(where, f"missing or non-list field {key!r}")
-            return
-        for i, item in enumerate(items):
-            if not isinstance(item, dict) or "paragraph_text" not in item:
-                builder.corpus.read += 1
-                builder.bad(where, f"{key}[{i}] has no 'paragraph_text'")
-                continue
-            yield item.get("title", ""), item["paragraph_text"]
-    return paragraphs
-
-
-def _pooled_reader(paragraphs):
+def _pooled_reader(schema: str):
     def read(path: Path, builder: CorpusBuilder) -> None:
         for where, record in iter_records(path, builder):
             if not isinstance(record, dict):
                 builder.corpus.read += 1
                 builder.bad(where, "expected a JSON object")
                 continue
-            for title, text in paragraphs(where, record, builder):
+
+            def bad(why: str, where: str = where) -> None:
+                builder.corpus.read += 1
+                builder.bad(where, why)
+
+            for title, text in qa_records.paragraphs(record, schema, bad):
                 builder.add(where, title, text)
     return read
 
@@ -77,13 +53,7 @@ def read_fever(path: Path, builder: CorpusBuilder) -> None:
         builder.add(where, "", record["evidence"], None, {"claim_id": str(record.get("id", ""))})
 
 
-READERS = {
-    "hotpotqa": _pooled_reader(_paragraphs_hotpot),
-    "2wiki": _pooled_reader(_paragraphs_hotpot),
-    "ircot": _pooled_reader(_paragraphs_list("contexts")),
-    "musique": _pooled_reader(_paragraphs_list("paragraphs")),
-    "fever": read_fever,
-}
+READERS = {**{schema: _pooled_reader(schema) for schema in qa_records.SCHEMAS}, "fever": read_fever}
 
 
 # -- questions with gold supporting titles, for retrieval evaluation ----------
@@ -103,25 +73,15 @@ def _titles(values: Any) -> tuple[str, ...]:
 
 
 def _gold(where: str, record: dict, kind: str) -> GoldQuestion:
-    def need(key: str) -> Any:
-        if key not in record:
-            raise DataError(f"{where}: missing field {key!r} (read as {kind})")
-        return record[key]
-
-    if kind in ("hotpotqa", "2wiki"):
-        facts = need("supporting_facts")
-        titles = _titles(f[0] if isinstance(f, (list, tuple)) else f for f in facts)
-        qid = record.get("_id", record.get("id", where))
-        return GoldQuestion(str(qid), need("question"), titles)
-    if kind in ("ircot", "musique"):
-        key = "contexts" if kind == "ircot" else "paragraphs"
-        titles = _titles(p.get("title", "") for p in need(key) if p.get("is_supporting"))
-        question = record.get("question_text", record.get("question"))
-        if not isinstance(question, str):
-            raise DataError(f"{where}: missing field 'question_text' or 'question'")
-        return GoldQuestion(str(record.get("question_id", record.get("id", where))), question, titles)
-    raise ConfigError(f"no supporting titles in format {kind!r}",
-                      hint="index eval reads hotpotqa, 2wiki, ircot, musique or HippoRAG question files")
+    if kind not in qa_records.SCHEMAS:
+        raise ConfigError(f"no supporting titles in format {kind!r}",
+                          hint="index eval reads hotpotqa, 2wiki, ircot, musique or HippoRAG question files")
+    titles = qa_records.supporting_titles(record, kind)
+    if titles is None:
+        raise DataError(f"{where}: missing field {qa_records.SUPPORT_FIELD[kind]!r} (read as {kind})")
+    qid = qa_records.record_id(record)
+    return GoldQuestion(where if qid is None else qid, qa_records.question_of(record, kind, where),
+                        _titles(titles))
 
 
 def read_questions(paths: str | Path | Iterable[str | Path], fmt: str = "auto") -> list[GoldQuestion]:

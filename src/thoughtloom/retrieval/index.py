@@ -24,7 +24,7 @@ from typing import Any, Sequence
 from ..core.errors import ConfigError
 from ..core.types import ScoredPassage
 from .bm25 import BM25Searcher, BM25Settings
-from .corpus import Corpus
+from .sources import Corpus
 from .dense import DenseSearcher, DenseSettings, Encoder
 from .hybrid import FusionSettings, rrf
 from .store import PassageStore, check_corpus, damaged, index_text, read_manifest, write_manifest

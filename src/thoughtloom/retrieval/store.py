@@ -27,7 +27,7 @@ import numpy as np
 
 from ..core.errors import ConfigError
 from ..core.types import Passage, to_json
-from .corpus import Corpus
+from .sources import Corpus
 
 log = logging.getLogger(__name__)
 
