@@ -2,7 +2,9 @@
 
 Tasks never import strategies. They implement the ``TaskView`` protocol that
 strategies see (instruction, demos, answer extraction and normalization) and
-add loading and scoring, which only the eval runner uses.
+add loading and scoring, which only the eval runner uses. A task whose data
+files carry paragraphs names the loaded file in :meth:`Task.pooled_corpus`;
+the layer that builds strategy contexts decides whether to index it.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, Sequence
+from typing import Any, ClassVar, Iterator, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, utf8_lines
@@ -25,6 +27,13 @@ from .metrics import exact_match, normalize_text, token_f1
 class Example:
     problem: Problem
     gold: Any
+
+
+class CorpusFile(NamedTuple):
+    """A data file whose records carry paragraphs, and its format for ``retrieval.read_corpus``."""
+
+    path: Path
+    format: str
 
 
 class Task:
@@ -59,6 +68,12 @@ class Task:
 
     def load(self, path: str | Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")
+
+    def pooled_corpus(self) -> CorpusFile | None:
+        """The last loaded data file, when its paragraphs pooled form an
+        open-domain corpus (DecomP §4.4); None for tasks without one. The eval
+        runner indexes it with BM25 when it is given no retriever."""
+        return None
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:

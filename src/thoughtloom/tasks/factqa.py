@@ -31,6 +31,7 @@ from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..core.files import read_utf8
+from ..retrieval.qa_records import read_qa_record
 from .answers import marked_answer
 from .base import Example, Task, read_jsonl, require
 from .metrics import exact_match, token_f1
@@ -126,12 +127,12 @@ class FactTask(Task):
 class HotpotQA(PooledCorpus, FactTask):
     """HotpotQA: the paper's CSVs (questions only) or dev JSONL with paragraphs.
 
-    From a JSONL file the paragraphs of all questions are pooled, so a
-    strategy run without ``--index`` retrieves from them (see PooledCorpus).
+    From a JSONL file (HotpotQA's or IRCoT's schema) the paragraphs of all
+    questions are pooled, so an eval without ``--index`` retrieves from them
+    (see :class:`~.odqa.PooledCorpus`).
     """
 
     name = "hotpotqa"
-    corpus_format = "hotpotqa"
     instruction = "Answer the question with a short factoid answer."
 
     def demos(self) -> Sequence[Demo]:
@@ -143,21 +144,11 @@ class HotpotQA(PooledCorpus, FactTask):
     def load_jsonl(self, path: Path) -> list[Example]:
         out, first = [], None
         for lineno, rec in read_jsonl(path):
-            where = f"{path}:{lineno}"
             first = first or rec
-            if "question_text" in rec:  # IRCoT processed format
-                q = require(rec, "question_text", where)
-                answers = [s for obj in require(rec, "answers_objects", where, list) for s in obj.get("spans", [])]
-                support = sorted({c["title"] for c in rec.get("contexts", []) if c.get("is_supporting")})
-                qid = rec.get("question_id", lineno)
-            else:
-                q = require(rec, "question", where)
-                answers = [require(rec, "answer", where)]
-                support = sorted({t for t, _ in rec.get("supporting_facts", [])})
-                qid = rec.get("_id", lineno)
-            if not answers:
-                raise DataError(f"{where}: no gold answer")
-            out.append(Example(Problem(f"hotpotqa-{qid}", q), {"answers": answers, "support": support}))
+            qa = read_qa_record(rec, f"{path}:{lineno}")
+            qid = lineno if qa.id is None else qa.id
+            out.append(Example(Problem(f"hotpotqa-{qid}", qa.question),
+                               {"answers": list(qa.answers), "support": sorted(set(qa.supporting or ()))}))
         self.remember_source(path, first)
         return out
 
