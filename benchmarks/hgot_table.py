@@ -36,14 +36,14 @@ from thoughtloom.lm import Budget
 
 def open_retriever(index: str | None):
     """The same retriever ``--index DIR`` gives the CLI (cached, traced per question)."""
-    from thoughtloom.cli.index import open_retriever as _open
+    from thoughtloom.eval.services import open_retriever as _open
 
     return _open(Path(index) if index else None)
 
 
 def open_judge(spec: str, lm):
     """The same judge ``--entail SPEC`` gives the CLI: lexical, llm[:opts], cross:PATH or none."""
-    from thoughtloom.cli.index import open_entail
+    from thoughtloom.eval.services import open_entail
 
     return open_entail(spec, lm)
 

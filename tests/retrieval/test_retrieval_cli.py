@@ -117,7 +117,7 @@ def test_importing_thoughtloom_loads_no_heavy_libraries():
 def test_entail_and_index_options(tmp_path):
     import pytest
 
-    from thoughtloom.cli.index import open_entail, open_retriever
+    from thoughtloom.eval.services import open_entail, open_retriever
     from thoughtloom.core.errors import ConfigError
     from thoughtloom.entail import LLMJudge
 

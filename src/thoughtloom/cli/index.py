@@ -1,4 +1,7 @@
-"""``thoughtloom index build|search|eval`` and the ``--index`` / ``--entail`` options of run and eval."""
+"""``thoughtloom index build|search|eval`` and the ``--index`` / ``--entail`` options of run and eval.
+
+The services those options open are built by :mod:`thoughtloom.eval.services`.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +14,6 @@ import typer
 from rich.table import Table
 
 from ..core.errors import ConfigError
-from ..core.protocols import LM
 from .render import err, out
 
 index_app = typer.Typer(help="Build, search and evaluate local passage indexes.", no_args_is_help=True)
@@ -153,33 +155,3 @@ def evaluate(
         table.add_row(str(k), f"{report[f'recall_all@{k}']:.3f}", f"{report[f'recall_any@{k}']:.3f}")
     out.print(table)
     out.print(f"{report['queries_per_s']} queries/s")
-
-
-def open_retriever(index_dir: Path | None) -> Any:
-    """The retriever for ``--index``: the opened index behind a retrieval cache."""
-    if index_dir is None:
-        return None
-    from ..retrieval import CachedRetriever, open_index
-
-    index = open_index(index_dir)
-    return CachedRetriever(index, fingerprint=index.fingerprint)
-
-
-def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Any:
-    """The judge for ``--entail``, behind a judgement cache."""
-    from ..entail import CachedJudge, LexicalJudge, LLMJudge
-
-    if spec == "none":
-        return None
-    if spec == "llm" or spec.startswith("llm:"):
-        from ..entail import LLMJudgeConfig
-
-        return CachedJudge(LLMJudge(lm, LLMJudgeConfig.from_spec(spec[4:]), prompt_dir=prompt_dir))
-    if spec == "lexical":
-        return CachedJudge(LexicalJudge())
-    if spec.startswith("cross:"):
-        from ..entail.crossencoder import CrossEncoderJudge
-
-        return CachedJudge(CrossEncoderJudge(spec[len("cross:"):]))
-    raise ConfigError(f"unknown --entail {spec!r}", hint="use llm, llm:KEY=V,..., lexical, cross:PATH or none")
-

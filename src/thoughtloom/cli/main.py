@@ -20,11 +20,12 @@ from ..core.types import Problem
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
+from ..eval.services import open_entail, open_retriever
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from . import options as o
 from .render import RichProgress, err, out, print_summary, shown, usage_line
-from .index import index_app, open_entail, open_retriever
+from .index import index_app
 
 app = typer.Typer(
     name="thoughtloom",

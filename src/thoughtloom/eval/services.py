@@ -1,0 +1,43 @@
+"""The shared services a run hands to every question's context: retriever and entailment judge.
+
+``thoughtloom run`` and ``thoughtloom eval`` build them from ``--index`` and
+``--entail`` with these factories (and so can scripts and benchmarks: the
+same cache wrappers, the same errors). They live in the eval layer, which
+may import retrieval and entail and is imported by the CLI.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..core.errors import ConfigError
+from ..core.protocols import LM, Entailment, Retriever
+
+
+def open_retriever(index_dir: Path | None) -> Retriever | None:
+    """The retriever for ``--index``: the opened index behind a retrieval cache."""
+    if index_dir is None:
+        return None
+    from ..retrieval import CachedRetriever, open_index
+
+    index = open_index(index_dir)
+    return CachedRetriever(index, fingerprint=index.fingerprint)
+
+
+def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Entailment | None:
+    """The judge for ``--entail``, behind a judgement cache."""
+    from ..entail import CachedJudge, LexicalJudge, LLMJudge
+
+    if spec == "none":
+        return None
+    if spec == "llm" or spec.startswith("llm:"):
+        from ..entail import LLMJudgeConfig
+
+        return CachedJudge(LLMJudge(lm, LLMJudgeConfig.from_spec(spec[4:]), prompt_dir=prompt_dir))
+    if spec == "lexical":
+        return CachedJudge(LexicalJudge())
+    if spec.startswith("cross:"):
+        from ..entail.crossencoder import CrossEncoderJudge
+
+        return CachedJudge(CrossEncoderJudge(spec[len("cross:"):]))
+    raise ConfigError(f"unknown --entail {spec!r}", hint="use llm, llm:KEY=V,..., lexical, cross:PATH or none")
