@@ -4,6 +4,7 @@ import json
 
 from conftest import data_file
 from thoughtloom.core.types import Passage
+from thoughtloom.eval.services import pooled_retriever
 from thoughtloom.tasks import get
 from thoughtloom.tasks.commaqa import answer_items
 
@@ -51,7 +52,8 @@ async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path
     ex = task.load(path)
     assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
-    retriever = task.default_retriever()
+    assert task.pooled_corpus() == (path, "hotpotqa")
+    retriever = pooled_retriever(task)
     assert len(retriever) == 2  # the same paragraphs pool once
     hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]
     assert hits[0].passage.title == "Moon Garden"
@@ -63,4 +65,4 @@ def test_real_odqa_files_load():
         task = get(name)
         ex = task.load(data_file(*parts))
         assert ex and all(e.gold for e in ex)
-        assert len(task.default_retriever()) > len(ex)
+        assert len(pooled_retriever(task)) > len(ex)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import math
 import time
@@ -48,6 +49,7 @@ from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from .lock import OutputLock
 from .results import ResultsFile, dump_line
+from .services import pooled_retriever
 from .summary import SummaryWriter, summarize
 
 log = logging.getLogger(__name__)
@@ -288,6 +290,10 @@ async def evaluate(
 ) -> dict[str, Any]:
     """Run every example not already in ``out_dir``; return the summary.
 
+    Without ``res.retriever``, a task with a pooled corpus (its data file's
+    paragraphs, :meth:`Task.pooled_corpus`) is searched with BM25 over it,
+    by every strategy alike (:func:`.services.pooled_retriever`).
+
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
     holds ``out_dir``. ``lock=False``: the caller already holds the
     :class:`OutputLock` (the CLI takes it before loading the model).
@@ -296,6 +302,11 @@ async def evaluate(
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
+    pooled = task.pooled_corpus() if res.retriever is None else None
+    if pooled is not None:  # the same fallback for every strategy on the task
+        log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.path)
+        res = dataclasses.replace(res, retriever=pooled_retriever(task))
+        meta = {**(meta or {}), "pooled_corpus": str(pooled.path)}
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
         store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
         try:

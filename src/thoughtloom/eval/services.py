@@ -4,6 +4,12 @@
 ``--entail`` with these factories (and so can scripts and benchmarks: the
 same cache wrappers, the same errors). They live in the eval layer, which
 may import retrieval and entail and is imported by the CLI.
+
+Without ``--index``, an eval on a task whose data file carries paragraphs
+(HotpotQA / 2Wiki / MuSiQue / IRCoT JSONL) retrieves from those paragraphs,
+pooled and indexed with BM25 (:func:`pooled_retriever`): the decision is
+taken here, once per eval, so every strategy on the task sees the same
+retriever.
 """
 
 from __future__ import annotations
@@ -12,6 +18,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigError
 from ..core.protocols import LM, Entailment, Retriever
+from ..tasks.base import Task
 
 
 def open_retriever(index_dir: Path | None) -> Retriever | None:
@@ -22,6 +29,17 @@ def open_retriever(index_dir: Path | None) -> Retriever | None:
 
     index = open_index(index_dir)
     return CachedRetriever(index, fingerprint=index.fingerprint)
+
+
+def pooled_retriever(task: Task) -> Retriever | None:
+    """BM25 over the paragraphs of the task's loaded data file, built on first search; None
+    when the task has no such corpus (see :meth:`Task.pooled_corpus`)."""
+    source = task.pooled_corpus()
+    if source is None:
+        return None
+    from ..retrieval import TemporaryIndex
+
+    return TemporaryIndex([source.path], source.format)
 
 
 def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Entailment | None:

@@ -15,11 +15,11 @@ imported only when an index of that kind is built or opened.
 from .cache import CachedRetriever, TracedRetriever
 from .corpus import FORMATS, read_corpus
 from .formats import GoldQuestion, read_questions
-from .index import KINDS, Index, build_index, disk_size, open_index
+from .index import KINDS, Index, TemporaryIndex, build_index, disk_size, open_index
 from .sources import Corpus
 from .store import IndexMismatch
 
 __all__ = [
     "FORMATS", "KINDS", "CachedRetriever", "Corpus", "GoldQuestion", "Index", "IndexMismatch",
-    "TracedRetriever", "build_index", "disk_size", "open_index", "read_corpus", "read_questions",
+    "TemporaryIndex", "TracedRetriever", "build_index", "disk_size", "open_index", "read_corpus", "read_questions",
 ]

@@ -8,6 +8,8 @@
     hits = await index.search(["who wrote ..."], k=5)
 
 ``open_index`` refuses an index whose corpus changed (see ``store.check_corpus``).
+A :class:`TemporaryIndex` builds itself in a temporary folder on its first
+search (the eval runner's index over a task's own paragraphs).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import hashlib
 import json
 import logging
 import shutil
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Sequence
@@ -24,9 +27,10 @@ from typing import Any, Sequence
 from ..core.errors import ConfigError
 from ..core.types import ScoredPassage
 from .bm25 import BM25Searcher, BM25Settings
-from .sources import Corpus
+from .corpus import read_corpus
 from .dense import DenseSearcher, DenseSettings, Encoder
 from .hybrid import FusionSettings, rrf
+from .sources import Corpus
 from .store import PassageStore, check_corpus, damaged, index_text, read_manifest, write_manifest
 
 log = logging.getLogger(__name__)
@@ -80,6 +84,42 @@ class Index:
 
     def close(self) -> None:
         self.passages.close()
+
+
+class TemporaryIndex:
+    """An index over corpus files, built in a temporary folder on its first search.
+
+    Costs nothing until a strategy searches; concurrent first searches build
+    it once. The folder is removed with this object.
+    """
+
+    def __init__(self, paths: Sequence[str | Path], fmt: str = "auto", kind: str = "bm25") -> None:
+        self.paths = [Path(p) for p in paths]
+        self.fmt, self.kind = fmt, kind
+        self._index: Index | None = None
+        self._folder: tempfile.TemporaryDirectory[str] | None = None
+        self._lock: asyncio.Lock | None = None
+
+    def open(self) -> Index:
+        """The index, built now if it is not built yet."""
+        if self._index is None:
+            corpus = read_corpus(self.paths, self.fmt)
+            folder = tempfile.TemporaryDirectory(prefix=f"thoughtloom-{self.paths[0].stem}-",
+                                                 ignore_cleanup_errors=True)
+            build_index(corpus, self.kind, folder.name)
+            self._folder, self._index = folder, open_index(folder.name)
+        return self._index
+
+    def __len__(self) -> int:
+        return len(self.open())
+
+    async def search(self, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
+        if self._index is None:
+            self._lock = self._lock or asyncio.Lock()
+            async with self._lock:
+                if self._index is None:
+                    await asyncio.to_thread(self.open)
+        return await self.open().search(queries, k)
 
 
 def _settings(kind: str, settings: dict[str, Any]) -> tuple[BM25Settings | None, DenseSettings | None,

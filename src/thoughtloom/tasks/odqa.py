@@ -24,12 +24,10 @@ aliases.
 
 from __future__ import annotations
 
-import tempfile
 from pathlib import Path
 from typing import Any
 
 from ..core.errors import DataError
-from ..core.protocols import Retriever
 from ..core.types import Problem
 from ..retrieval.qa_records import read_qa_record, schema_of
 from .base import CorpusFile, Example, Task, read_jsonl
@@ -44,23 +42,10 @@ class PooledCorpus:
 
     def remember_source(self, path: str | Path, first_record: dict | None) -> None:
         """``first_record`` tells the file's schema (IRCoT's layout or the dataset's own)."""
-        self._retriever = None
         self._pooled = None if first_record is None else CorpusFile(Path(path), schema_of(first_record))
 
     def pooled_corpus(self) -> CorpusFile | None:
         return self._pooled
-
-    _retriever: Retriever | None = None
-
-    def default_retriever(self) -> Retriever | None:
-        if self._retriever is None and self._pooled is not None:
-            from ..retrieval import build_index, open_index, read_corpus
-
-            corpus = read_corpus([self._pooled.path], self._pooled.format)
-            folder = Path(tempfile.mkdtemp(prefix=f"thoughtloom-{self._pooled.path.stem}-"))
-            build_index(corpus, "bm25", folder)
-            self._retriever = open_index(folder)
-        return self._retriever
 
 
 class OpenDomainQA(PooledCorpus, Task):

@@ -291,24 +291,6 @@ def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
     assert {p for d in DEFAULTS.values() for p in d.values()} <= set(PROGRAMS)
 
 
-async def test_without_a_retriever_the_task_offers_its_pooled_bm25(tmp_path):
-    import json as _json
-    rec = {"_id": "x", "question": "Where was Ida Vance born?", "answer": "Oslo",
-           "context": [["Ida Vance", ["Ida Vance was born in Oslo in 1950."]],
-                       ["The Tower", ["The Tower is a film."]]]}
-    path = tmp_path / "q.jsonl"
-    path.write_text(_json.dumps(rec) + "\n", encoding="utf-8")
-    task = get_task("hotpotqa")
-    task.load(path)
-    lm = ScriptedLM(_odqa_lm)
-    ctx = Context(lm=lm, task=task)
-    cls = get("decomp-nodecomp-ctxt")
-    result = await cls(cls.Config(k=1)).run(Problem("q", "Where was Ida Vance born?"), ctx)
-    assert result.answer == "Oslo"
-    (event,) = ctx.trace.of_type("retrieval")
-    assert event["source"] == "task" and len(event["ids"][0]) == 1
-
-
 async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
     from thoughtloom.strategies.decomp.controller import NEXT_STEP_JSON
     replies = iter(['{"handler": "split_letters", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',

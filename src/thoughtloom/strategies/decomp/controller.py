@@ -136,15 +136,12 @@ class Controller:
         return names | ({program.self_name} if program.self_name else set())
 
     async def search(self, queries: list[str], k: int) -> list[list[Passage]]:
-        retriever, source = self.ctx.retriever, "context"
-        if retriever is None:
-            fallback = getattr(self.ctx.task, "default_retriever", None)
-            retriever, source = (fallback() if callable(fallback) else None), "task"
+        retriever = self.ctx.retriever
         if retriever is None:
             raise ConfigError("this decomposed program retrieves, but no retriever is configured",
                               hint="pass --index DIR (see `thoughtloom index build`)")
         hits = await retriever.search(queries, k)
-        self.ctx.trace.emit("retrieval", queries=queries, k=k, source=source,
+        self.ctx.trace.emit("retrieval", queries=queries, k=k, source="context",
                             ids=[[h.passage.id for h in hs] for hs in hits])
         return [[h.passage for h in hs] for hs in hits]
 
