@@ -85,12 +85,12 @@ class RetrieveAndJudge(Strategy):
     name = "test-retrieve-judge"
 
     async def run(self, problem: Problem, ctx) -> Result:
-        (hits,) = await ctx.retriever.search([problem.question], 2)
+        (hits,) = await ctx.search([problem.question], 2)
         (prob,) = await ctx.entail.judge([(hits[0].passage.text, problem.question)])
         return Result(answer=hits[0].passage.title, confidence=prob)
 
 
-async def test_eval_gives_strategies_a_traced_retriever_and_judge(tmp_path):
+async def test_eval_gives_strategies_a_retriever_and_judge_and_traces_each_search_once(tmp_path):
     data = tmp_path / "hot.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in HOTPOT))
     build_index(read_corpus(data), "bm25", tmp_path / "idx")

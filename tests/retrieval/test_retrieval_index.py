@@ -10,8 +10,7 @@ import pytest
 from retrieval_fakes import HashEncoder
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.core.protocols import Retriever
-from thoughtloom.core.trace import Trace
-from thoughtloom.retrieval import (CachedRetriever, IndexMismatch, TracedRetriever, build_index, open_index,
+from thoughtloom.retrieval import (CachedRetriever, IndexMismatch, build_index, open_index,
                                    read_corpus)
 from thoughtloom.retrieval.dense import top_k
 from thoughtloom.retrieval.hybrid import FusionSettings, rrf
@@ -181,11 +180,3 @@ async def test_retrieval_cache_keys_on_query_and_k():
     assert inner.batches[-1] == ["c"]
     await cached.search(["a"], 3)  # another k is another entry
     assert inner.batches[-1] == ["a"] and (cached.hits, cached.misses) == (2, 4)
-
-
-async def test_traced_retriever_emits_events():
-    trace = Trace()
-    hits = await TracedRetriever(CountingRetriever(), trace).search(["q"], 2)
-    (event,) = trace.of_type("retrieval")
-    assert event["queries"] == ["q"] and event["k"] == 2
-    assert [r["id"] for r in event["results"][0]] == ids(hits[0])

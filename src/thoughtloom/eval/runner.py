@@ -114,12 +114,9 @@ class EvalResources:
 
 def question_services(retriever: Retriever | None, entail: Entailment | None, lm: LM,
                       trace: Trace) -> tuple[Retriever | None, Entailment | None]:
-    """Per-question views of the shared services: retrievals traced, and a judge
-    that can (``bind``) asks through the question's metered LM and trace."""
-    if retriever is not None:
-        from ..retrieval.cache import TracedRetriever
-
-        retriever = TracedRetriever(retriever, trace)
+    """Per-question views of the shared services: a judge that can (``bind``)
+    asks through the question's metered LM and trace. The retriever is shared
+    as it is: ``Context.search`` traces every search."""
     bind = getattr(entail, "bind", None)
     if callable(bind):
         entail = bind(lm, trace)

@@ -12,7 +12,7 @@ imported only when an index of that kind is built or opened.
     hits = await index.search(["question one", "question two"], k=5)
 """
 
-from .cache import CachedRetriever, TracedRetriever
+from .cache import CachedRetriever
 from .corpus import FORMATS, read_corpus
 from .formats import GoldQuestion, read_questions
 from .index import KINDS, Index, TemporaryIndex, build_index, disk_size, open_index
@@ -21,5 +21,5 @@ from .store import IndexMismatch
 
 __all__ = [
     "FORMATS", "KINDS", "CachedRetriever", "Corpus", "GoldQuestion", "Index", "IndexMismatch",
-    "TemporaryIndex", "TracedRetriever", "build_index", "disk_size", "open_index", "read_corpus", "read_questions",
+    "TemporaryIndex", "build_index", "disk_size", "open_index", "read_corpus", "read_questions",
 ]

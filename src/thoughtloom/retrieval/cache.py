@@ -1,19 +1,17 @@
-"""Retrieval cache and trace wrapper around any ``Retriever``.
+"""Retrieval cache around any ``Retriever``.
 
 ``CachedRetriever`` keys results by (index fingerprint, query, k): a query
 seen before with the same k is answered from memory, and only the misses of
-a batch go to the wrapped retriever, together in one call. ``TracedRetriever``
-emits one ``retrieval`` trace event per batch.
+a batch go to the wrapped retriever, together in one call. (Searches are
+traced by the strategies' ``Context.search``, not here.)
 """
 
 from __future__ import annotations
 
-import time
 from collections import OrderedDict
 from typing import Sequence
 
 from ..core.protocols import Retriever
-from ..core.trace import Trace
 from ..core.types import ScoredPassage
 
 
@@ -46,20 +44,3 @@ class CachedRetriever:
                 self._store.move_to_end(key)
             out.append(hits)
         return out
-
-
-class TracedRetriever:
-    """Emits ``retrieval`` events: queries, k, returned passage ids and scores, seconds."""
-
-    def __init__(self, inner: Retriever, trace: Trace) -> None:
-        self.inner = inner
-        self.trace = trace
-
-    async def search(self, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
-        t0 = time.perf_counter()
-        results = await self.inner.search(queries, k)
-        self.trace.emit("retrieval", queries=list(queries), k=k,
-                        results=[[{"id": h.passage.id, "title": h.passage.title, "score": round(h.score, 6)}
-                                  for h in hits] for hits in results],
-                        seconds=round(time.perf_counter() - t0, 6))
-        return results

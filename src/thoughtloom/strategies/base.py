@@ -11,6 +11,9 @@ behind a :class:`CallCap`, so a run that would pass the bound gets
 :class:`BudgetExceeded` (and returns its best answer so far) however its
 replies steer it, e.g. a decomposer that keeps calling its own program.
 
+A strategy retrieves only through :meth:`Context.search`, which handles
+the closed-book case and traces every search as one ``retrieval`` event.
+
 A strategy registers itself by name so the CLI and the eval runner can
 address it::
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import time
 import types
 import typing
 from abc import ABC, abstractmethod
@@ -34,7 +38,7 @@ from typing import Any, ClassVar, Mapping
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
-from ..core.types import Completion, Demo, Message, Problem, Request, user
+from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
 
 
@@ -57,6 +61,35 @@ class Context:
         """Calls left in this question's budget, if the LM is metered."""
         remaining = getattr(self.lm, "remaining_calls", None)
         return remaining() if callable(remaining) else None
+
+    async def search(self, queries: typing.Sequence[str], k: int, *,
+                     required: bool = False) -> list[list[ScoredPassage]]:
+        """The top ``k`` passages for each query, in one batched call to ``retriever``.
+
+        The one way a strategy retrieves, and the one place a ``retrieval``
+        trace event is emitted, one per call: ``queries``, ``k``, ``results``
+        (per query, a list of ``{id, title, score, rank}``) and ``seconds``.
+        Without a retriever (closed book) every list is empty and the event
+        says ``note: "no retriever"``; a strategy that cannot work closed
+        book passes ``required=True`` and gets a ConfigError naming --index.
+        """
+        queries = list(queries)
+        if not queries:
+            return []
+        if self.retriever is None:
+            if required:
+                raise ConfigError("this strategy retrieves, but no retriever is configured",
+                                  hint="pass --index DIR (see `thoughtloom index build`)")
+            self.trace.emit("retrieval", queries=queries, k=k, results=[[] for _ in queries],
+                            note="no retriever")
+            return [[] for _ in queries]
+        t0 = time.perf_counter()
+        results = await self.retriever.search(queries, k)
+        self.trace.emit("retrieval", queries=queries, k=k,
+                        results=[[{"id": h.passage.id, "title": h.passage.title, "score": round(h.score, 6),
+                                   "rank": h.rank} for h in hits] for hits in results],
+                        seconds=round(time.perf_counter() - t0, 6))
+        return results
 
 
 #: A strategy's default bound on model calls per question (``max_calls``).

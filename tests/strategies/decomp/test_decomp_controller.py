@@ -252,7 +252,8 @@ async def test_decomp_ctxt_retrieves_in_batches_and_reads_the_collected_titles()
     final = [r for r in lm.requests if r.messages[-1].content.endswith(
         "Q: Where was the director of Moon Garden born?\nA:")][0].messages[-1].content
     assert "Wikipedia Title: Moon Garden" in final and "Wikipedia Title: Ida Vance" in final
-    assert [e["source"] for e in ctx.trace.of_type("retrieval")] == ["context", "context"]
+    assert [e["queries"] for e in ctx.trace.of_type("retrieval")] == [["Who directed Moon Garden?"],
+                                                                      ["Where was Ida Vance born?"]]
 
 
 async def test_nodecomp_ctxt_is_one_retrieval_then_one_answer():

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
-from .retrieval import dedupe, retrieve
+from .retrieval import dedupe
 
 # no two optional runs of the same characters side by side: they backtrack quadratically
 _ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
@@ -72,7 +72,7 @@ class ReAct(Strategy):
                     answer = arg
                     obs = ""
                 elif kind == "search" and arg:
-                    (found,) = await retrieve(ctx, [arg], c.k)
+                    found = [h.passage for h in (await ctx.search([arg], c.k))[0]]
                     gathered.extend(found)
                     obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
                 else:

@@ -8,10 +8,11 @@
   model writes a search query per hop from the question and what was found
   so far; then retrieve-then-read's voting over everything gathered.
 
-``react`` lives in :mod:`.react`. Without a retriever each of them sees no
-passages (a ``retrieval`` event with ``note: no retriever`` says so).
+``react`` lives in :mod:`.react`. They search through ``ctx.search``:
+without a retriever each of them sees no passages (its ``retrieval`` event
+says ``note: no retriever``).
 
-Trace events: ``retrieval`` (query, passage ids, scores), ``sample`` and
+Trace events: ``retrieval`` (from ``Context.search``), ``sample`` and
 ``vote`` for voted answers, ``self_ask_step`` / ``dsp_hop`` per hop,
 ``parse_error`` for output that does not follow the format.
 """
@@ -26,17 +27,6 @@ from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
 from ..vote import weighted_vote
-
-
-async def retrieve(ctx: Context, queries: Sequence[str], k: int) -> list[list[Passage]]:
-    if ctx.retriever is None:
-        ctx.trace.emit("retrieval", queries=list(queries), passages=[], note="no retriever")
-        return [[] for _ in queries]
-    hits = await ctx.retriever.search(list(queries), k)
-    for q, hs in zip(queries, hits):
-        ctx.trace.emit("retrieval", query=q, k=k,
-                       passages=[{"id": h.passage.id, "score": h.score, "rank": h.rank} for h in hs])
-    return [[h.passage for h in hs] for hs in hits]
 
 
 def passage_block(passages: Sequence[Passage], words: int = 0) -> str:
@@ -94,7 +84,7 @@ class RetrieveThenRead(Strategy):
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
-        (passages,) = await retrieve(ctx, [problem.question], c.k)
+        passages = [h.passage for h in (await ctx.search([problem.question], c.k))[0]]
         try:
             return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
                                        max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
@@ -139,7 +129,7 @@ class SelfAsk(Strategy):
                     scratch += text
                     break
                 sub_q = follow[-1].strip()
-                (passages,) = await retrieve(ctx, [sub_q], c.k)
+                passages = [h.passage for h in (await ctx.search([sub_q], c.k))[0]]
                 gathered.extend(passages)
                 ans_prompt = ctx.prompt("self_ask_answer", context=passage_block(passages, c.passage_words),
                                         question=sub_q)
@@ -194,7 +184,7 @@ class DSP(Strategy):
                 if not query:
                     ctx.trace.emit("parse_error", what="dsp query", error="empty", raw=text[:300])
                     query = problem.question
-                (found,) = await retrieve(ctx, [query], c.k)
+                found = [h.passage for h in (await ctx.search([query], c.k))[0]]
                 context = dedupe(context + found)
                 ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
             result = await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,

@@ -29,8 +29,8 @@ like any other.
 Trace events: ``decomp_step`` (program, depth, step, handler, operator,
 question, inputs, answer, tokens, calls, error), ``malformed_step``
 (program, depth, kind, error, raw, attempt), ``program_end`` (program,
-depth, status: ok | malformed | step_limit | depth_limit), ``retrieval``
-(queries, k, ids, source).
+depth, status: ok | malformed | step_limit | depth_limit), and
+``retrieval`` from ``Context.search``.
 """
 
 from __future__ import annotations
@@ -136,13 +136,7 @@ class Controller:
         return names | ({program.self_name} if program.self_name else set())
 
     async def search(self, queries: list[str], k: int) -> list[list[Passage]]:
-        retriever = self.ctx.retriever
-        if retriever is None:
-            raise ConfigError("this decomposed program retrieves, but no retriever is configured",
-                              hint="pass --index DIR (see `thoughtloom index build`)")
-        hits = await retriever.search(queries, k)
-        self.ctx.trace.emit("retrieval", queries=queries, k=k, source="context",
-                            ids=[[h.passage.id for h in hs] for hs in hits])
+        hits = await self.ctx.search(queries, k, required=True)
         return [[h.passage for h in hs] for hs in hits]
 
     # -- programs -------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""Probe: batched retrieval for the questions of one level, traced."""
+"""Probe: one batched search for the questions of one level; passage pools with quality scores."""
 
 from __future__ import annotations
 
@@ -26,24 +26,11 @@ class Scored:
 
 
 async def probe(ctx: Context, queries: Sequence[str], k: int) -> list[list[Scored]]:
-    """One ``Retriever.search`` call for all queries; scores normalized per set.
-
-    Without a retriever (closed book) every pool is empty and the trace says so.
-    """
-    if not queries:
-        return []
-    if ctx.retriever is None:
-        ctx.trace.emit("retrieval", queries=list(queries), passages=[], note="no retriever")
-        return [[] for _ in queries]
-    results = await ctx.retriever.search(list(queries), k)
+    """One search for all queries (closed book: empty pools); scores normalized per set."""
     pools = []
-    for query, hits in zip(queries, results):
+    for hits in await ctx.search(queries, k):
         norm = normalize_retriever_scores([h.score for h in hits])
-        pool = [Scored(h.passage, s) for h, s in zip(hits, norm)]
-        ctx.trace.emit("retrieval", query=query, k=k,
-                       passages=[{"id": h.passage.id, "title": h.passage.title, "score": h.score,
-                                  "rank": h.rank, "quality": round(s, 4)} for h, s in zip(hits, norm)])
-        pools.append(pool)
+        pools.append([Scored(h.passage, s) for h, s in zip(hits, norm)])
     return pools
 
 
