@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
-from .retrieval import dedupe
+from ..passages import dedupe
 
 # no two optional runs of the same characters side by side: they backtrack quadratically
 _ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)

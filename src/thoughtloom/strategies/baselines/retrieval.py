@@ -26,21 +26,8 @@ from typing import Sequence
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
+from ..passages import dedupe, format_passages
 from ..vote import weighted_vote
-
-
-def passage_block(passages: Sequence[Passage], words: int = 0) -> str:
-    """Numbered passages; each clipped to ``words`` words when words > 0."""
-    def body(text: str) -> str:
-        w = text.split()
-        return text if words <= 0 or len(w) <= words else " ".join(w[:words]) + " ..."
-    return "\n".join(f"[{i + 1}] {p.title + ' | ' if p.title else ''}{body(p.text)}"
-                     for i, p in enumerate(passages)) or "(no passages)"
-
-
-def dedupe(passages: Sequence[Passage]) -> list[Passage]:
-    seen: set[str] = set()
-    return [p for p in passages if not (p.id in seen or seen.add(p.id))]
 
 
 async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage], *, n: int,
@@ -48,7 +35,7 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
     """n reader samples over the passages in one batch; plain majority vote."""
     demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
     prompt = ctx.prompt("retrieve_read", instruction=ctx.task.instruction, demos=demos,
-                        context=passage_block(passages, words), question=question)
+                        context=format_passages(passages, words), question=question)
     temp = temperature if n > 1 else 0.0
     reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
                        stop=("\nQuestion:",)) for i in range(n)]
@@ -131,7 +118,7 @@ class SelfAsk(Strategy):
                 sub_q = follow[-1].strip()
                 passages = [h.passage for h in (await ctx.search([sub_q], c.k))[0]]
                 gathered.extend(passages)
-                ans_prompt = ctx.prompt("self_ask_answer", context=passage_block(passages, c.passage_words),
+                ans_prompt = ctx.prompt("self_ask_answer", context=format_passages(passages, c.passage_words),
                                         question=sub_q)
                 ans = (await ctx.lm.generate([Request.of(ans_prompt, max_tokens=c.answer_tokens, seed=ctx.seed,
                                                          stop=("\n",))]))[0].text.strip()
@@ -176,7 +163,7 @@ class DSP(Strategy):
         context: list[Passage] = []
         try:
             for hop in range(c.hops):
-                block = "" if not context else "Context:\n" + passage_block(context, c.passage_words) + "\n"
+                block = "" if not context else "Context:\n" + format_passages(context, c.passage_words) + "\n"
                 prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
                 text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
                                                           stop=("\n\n",))]))[0].text

@@ -32,6 +32,7 @@ from ...core.errors import ParseError
 from ...core.types import Request
 from ...lm.structured import parse_json
 from ..base import Context
+from ..passages import numbered
 from .quality import Statement, split_statements
 
 THOUGHT_FORMATS = ("json", "lines")
@@ -118,22 +119,12 @@ def parse_thought(text: str, n_passages: int, index: int = 0) -> Thought:
     return Thought(index, answer, rationale, tuple(split_statements(rationale, n_passages)), text)
 
 
-def format_passages(passages: Sequence[str]) -> str:
-    return "\n".join(f"[{i + 1}] {p}" for i, p in enumerate(passages))
-
-
-def clip_words(text: str, n: int) -> str:
-    """The first n words (all when n <= 0), to keep prompts small on slow models."""
-    words = text.split()
-    return text if n <= 0 or len(words) <= n else " ".join(words[:n]) + " ..."
-
-
 def infer_requests(ctx: Context, question: str, passages: Sequence[str], demos: str, hints: str, *,
                    n: int, temperature: float, max_tokens: int, thought_format: str = "json") -> list[Request]:
     """n samples of one prompt, distinct sample indices (one cache entry each)."""
     as_json = thought_format == "json"
     prompt = ctx.prompt("hgot_infer_json" if as_json else "hgot_infer", instruction=ctx.task.instruction,
-                        demos=demos, context=format_passages(passages) or "(no passages)",
+                        demos=demos, context=numbered(passages),
                         hints=hints, question=question)
     temp = temperature if n > 1 else 0.0
     schema = thought_schema(len(passages)) if as_json else None

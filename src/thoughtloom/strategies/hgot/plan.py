@@ -28,6 +28,7 @@ from ...core.errors import ParseError
 from ...core.types import Request
 from ...tasks.metrics import token_f1
 from ..base import Context
+from ..passages import numbered
 
 # [\s*]* and a greedy (.+) (stripped after): adjacent optional runs and a lazy group before
 # \s*$ backtrack quadratically on a long line of blanks (issue 11).
@@ -138,7 +139,7 @@ def closely_resembles(question: str, plan: Plan, threshold: float) -> bool:
 
 def plan_request(ctx: Context, question: str, passages: Sequence[str], demos: str, *,
                  max_tokens: int, max_steps: int, feedback: str = "") -> Request:
-    context = "\n".join(f"[{i + 1}] {p}" for i, p in enumerate(passages)) or "(none)"
+    context = numbered(passages, empty="(none)")
     prompt = ctx.prompt("hgot_plan", demos=demos, context=context, question=question,
                         max_steps=max_steps, feedback=feedback)
     return Request.of(prompt, max_tokens=max_tokens, seed=ctx.seed, stop=("\nQuestion:",))

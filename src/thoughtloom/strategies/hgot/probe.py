@@ -7,6 +7,7 @@ from typing import Sequence
 
 from ...core.types import Passage
 from ..base import Context
+from ..passages import passage_text
 from .quality import normalize_retriever_scores
 
 
@@ -18,11 +19,8 @@ class Scored:
     score: float
 
     def text(self, words: int = 0) -> str:
-        p = self.passage
-        body = p.text
-        if words > 0 and len(body.split()) > words:
-            body = " ".join(body.split()[:words]) + " ..."
-        return f"{p.title} | {body}" if p.title else body
+        """The passage as prompts show it (see :mod:`..passages`)."""
+        return passage_text(self.passage, words)
 
 
 async def probe(ctx: Context, queries: Sequence[str], k: int) -> list[list[Scored]]:
