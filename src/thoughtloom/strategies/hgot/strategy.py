@@ -27,9 +27,9 @@ from .search import solve
 @lru_cache(maxsize=1)
 def _minilm():
     """The packaged MiniLM sentence encoder, loaded once per process (needs the ``dense`` extra)."""
-    from ...retrieval.dense import SentenceTransformerEncoder
+    from ...retrieval import sentence_encoder
 
-    return SentenceTransformerEncoder()
+    return sentence_encoder()
 
 
 def _minilm_encode(texts: list[str]):
