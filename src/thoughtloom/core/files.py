@@ -2,13 +2,14 @@
 
 A data file or corpus with a byte that is not UTF-8 used to surface as a
 bare ``UnicodeDecodeError`` traceback. These helpers raise
-:class:`DataError` instead, naming the file, the line and the byte.
+:class:`DataError` instead, naming the file, the line and the byte;
+:func:`require` does the same for a record's missing or mistyped field.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Mapping
 
 from .errors import DataError
 
@@ -43,3 +44,13 @@ def utf8_lines(path: str | Path) -> Iterator[tuple[int, bytes]]:
     """(line number, raw bytes) of each line; decode each with :func:`decode_line`."""
     with Path(path).open("rb") as fh:
         yield from enumerate(fh, 1)
+
+
+def require(record: Mapping[str, Any], key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
+    """``record[key]`` of the expected type, or a DataError naming ``where`` (file:line)."""
+    if key not in record:
+        raise DataError(f"{where}: missing field {key!r}")
+    value = record[key]
+    if not isinstance(value, kind):
+        raise DataError(f"{where}: field {key!r} should be {getattr(kind, '__name__', kind)}")
+    return value

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Mapping
 
 from ..core.errors import DataError
+from ..core.files import require
 
 SCHEMAS = ("hotpotqa", "2wiki", "musique", "ircot")
 #: where each schema keeps its paragraphs (and, but for hotpotqa/2wiki, its supporting flags)
@@ -110,27 +111,18 @@ def record_id(record: Mapping[str, Any]) -> str | None:
 
 def question_of(record: Mapping[str, Any], schema: str, where: str) -> str:
     """The question text (IRCoT's ``question_text``; ``question`` elsewhere)."""
-    key = "question_text" if schema == "ircot" and "question_text" in record else "question"
-    if key not in record:
-        raise DataError(f"{where}: missing field {key!r} (read as {schema})")
-    value = record[key]
-    if not isinstance(value, str):
-        raise DataError(f"{where}: field {key!r} should be a string")
-    return value
+    return require(record, "question_text" if schema == "ircot" and "question_text" in record else "question",
+                   where)
 
 
 def answers_of(record: Mapping[str, Any], schema: str, where: str) -> list[str]:
     """Gold answers: IRCoT's answer spans, or ``answer`` followed by ``answer_aliases``."""
     if schema == "ircot":
-        objects = record.get("answers_objects")
-        if not isinstance(objects, list) or not all(isinstance(o, dict) for o in objects):
+        objects = require(record, "answers_objects", where, list)
+        if not all(isinstance(o, dict) for o in objects):
             raise DataError(f"{where}: field 'answers_objects' should be a list of objects")
         return [str(s) for o in objects for s in o.get("spans", []) or []]
-    if "answer" not in record:
-        raise DataError(f"{where}: missing field 'answer'")
-    answer = record["answer"]
-    if not isinstance(answer, (str, int, float)):
-        raise DataError(f"{where}: field 'answer' should be a string")
+    answer = require(record, "answer", where, (str, int, float))
     return [str(answer)] + [str(a) for a in record.get("answer_aliases", []) or []]
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
-from ..core.files import decode_line, read_utf8, utf8_lines
+from ..core.files import decode_line, read_utf8, require, utf8_lines
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .answers import first_line, marked_answer
@@ -107,11 +107,4 @@ def _must_exist(path: Path) -> None:
         raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
 
 
-def require(record: dict, key: str, where: str, kind: type | tuple[type, ...] = str) -> Any:
-    """``record[key]`` of the expected type, or a DataError naming ``where`` (file:line)."""
-    if key not in record:
-        raise DataError(f"{where}: missing field {key!r}")
-    value = record[key]
-    if not isinstance(value, kind):
-        raise DataError(f"{where}: field {key!r} should be {getattr(kind, '__name__', kind)}")
-    return value
+__all__ = ["CorpusFile", "Example", "Task", "read_json", "read_jsonl", "require"]
