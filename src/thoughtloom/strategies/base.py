@@ -263,6 +263,15 @@ def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bo
     return True
 
 
+def sample_answers(ctx: Context, replies: typing.Sequence[Completion]) -> list[str | None]:
+    """Each sampled reply's answer, traced as ``sample`` events (index, answer,
+    truncated); a sample cut off at ``max_tokens`` has no answer, so it does not vote."""
+    answers = [None if c.truncated else ctx.task.extract_answer(c.text) for c in replies]
+    for i, (answer, reply) in enumerate(zip(answers, replies)):
+        ctx.trace.emit("sample", index=i, answer=answer, truncated=reply.truncated)
+    return answers
+
+
 #: How a few-shot prompt is sent (see :mod:`thoughtloom.prompts`): ``chat``
 #: puts each demo in its own user/assistant turns and the instruction in a
 #: system message; ``text`` writes everything into one user message.

@@ -1,7 +1,7 @@
 import asyncio
 
 from thoughtloom.core.trace import Trace
-from thoughtloom.core.types import Passage, Problem
+from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.baselines.react import parse_step
@@ -63,3 +63,14 @@ def test_dsp_hops_then_reads():
     assert "Context:" in lm.requests[1].messages[-1].content
     assert result.answer == "1946"
     assert [e["hop"] for e in trace.of_type("dsp_hop")] == [0, 1]
+
+
+def test_truncated_replies_do_not_vote_or_finish():
+    """issue 17: a reader sample cut off at max_tokens does not vote; a self-ask
+    final answer cut off is flagged."""
+    cut = Completion("Born 1975 [1] and so on\nAnswer: 1975", finish_reason="length")
+    result, trace, _ = run("retrieve-then-read", ScriptedLM([cut, "Answer: 1946", cut]), n=3)
+    assert result.answer == "1946" and result.confidence == 1.0 and not result.truncated
+    assert [e["truncated"] for e in trace.of_type("sample")] == [True, False, True]
+    result, _, _ = run("self-ask", ScriptedLM([Completion("So the final answer is: 19", finish_reason="length")]))
+    assert result.truncated and result.answer == "19"  # kept for reading; the runner scores it as none

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 from ...core.errors import BudgetExceeded
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, check_layout, few_shot, register
+from ..base import (DEFAULT_MAX_CALLS, Context, Result, Strategy, check_layout, few_shot, register,
+                    sample_answers)
 from ..vote import weighted_vote
 
 
@@ -134,10 +135,7 @@ class SelfConsistency(Strategy):
             completions = await ctx.lm.generate(requests)
         except BudgetExceeded:
             return Result(answer="", details={"budget_exceeded": True})
-        # a sample cut off at max_tokens has no answer and does not vote
-        answers = [None if c.truncated else ctx.task.extract_answer(c.text) for c in completions]
-        for i, (a, c) in enumerate(zip(answers, completions)):
-            ctx.trace.emit("sample", index=i, answer=a, truncated=c.truncated)
+        answers = sample_answers(ctx, completions)
         truncated = sum(c.truncated for c in completions)
         vote = weighted_vote(answers, ctx.task.normalize)
         ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)

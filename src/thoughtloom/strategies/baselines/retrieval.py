@@ -25,7 +25,7 @@ from typing import Sequence
 
 from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, sample_answers
 from ..passages import dedupe, format_passages
 from ..vote import weighted_vote
 
@@ -40,13 +40,12 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
     reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
                        stop=("\nQuestion:",)) for i in range(n)]
     outs = await ctx.lm.generate(reqs)
-    answers = [ctx.task.extract_answer(o.text) for o in outs]
-    for i, a in enumerate(answers):
-        ctx.trace.emit("sample", index=i, answer=a)
+    answers = sample_answers(ctx, outs)
     vote = weighted_vote(answers, ctx.task.normalize)
     ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
     best = next((o.text for o, a in zip(outs, answers) if a and ctx.task.normalize(a) == vote.key), "")
     return Result(answer=vote.winner or "", text=best, confidence=vote.confidence,
+                  truncated=all(o.truncated for o in outs),
                   details={"samples": answers, "passages": [p.id for p in passages],
                            "gathered": [p.id for p in passages],
                            "gathered_titles": [p.title for p in passages]})
@@ -101,7 +100,7 @@ class SelfAsk(Strategy):
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
-        scratch = ""
+        scratch, cut = "", False
         gathered: list[Passage] = []
         try:
             for hop in range(c.max_hops + 1):
@@ -109,7 +108,8 @@ class SelfAsk(Strategy):
                                     question=problem.question, scratchpad=scratch)
                 req = Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
                                  stop=("\nIntermediate answer:", "\nQuestion:"))
-                text = (await ctx.lm.generate([req]))[0].text
+                reply = (await ctx.lm.generate([req]))[0]
+                text, cut = reply.text, reply.truncated
                 final = _FINAL.search(text)
                 follow = _FOLLOW.findall(text)
                 if final or not follow or hop == c.max_hops:
@@ -135,7 +135,8 @@ class SelfAsk(Strategy):
         if answer is not None:
             answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
         gathered = dedupe(gathered)
-        return Result(answer=answer or "", text=scratch,
+        # the last reply, where the answer is read, was cut off at max_tokens: not a finished answer
+        return Result(answer=answer or "", text=scratch, truncated=cut,
                       details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
 
 
