@@ -21,7 +21,7 @@ DSPy is not a dependency of thoughtloom; install it for this script only
 Usage:
   python benchmarks/peers/dspy_gsm8k.py --base-url http://127.0.0.1:8765/v1 --n 50 \
       [--systems tl-io,tl-cot,dspy-predict,dspy-cot] [--layout chat|text] [--sc-n 5] \
-      [--out DIR] [--json]
+      [--set shots=0] [--out DIR] [--json]
 """
 
 from __future__ import annotations
@@ -60,8 +60,9 @@ def load_questions(n: int) -> list[tuple[str, str]]:
     return [(ex.problem.question, ex.gold) for ex in task.load(DATA / "gsm8k" / "test.jsonl")[:n]]
 
 
-def run_thoughtloom(strategy: str, base_url: str, n: int, out: Path, layout: str, sc_n: int) -> dict:
-    sets = ["--set", f"layout={layout}"]
+def run_thoughtloom(strategy: str, base_url: str, n: int, out: Path, layout: str, sc_n: int,
+                    extra: list[str]) -> dict:
+    sets = ["--set", f"layout={layout}"] + [arg for kv in extra for arg in ("--set", kv)]
     if strategy == "cot-sc":
         sets += ["--set", f"n={sc_n}"]
     t0 = time.perf_counter()
@@ -124,6 +125,8 @@ def main() -> None:
                     help=f"comma-separated, from: {','.join(SYSTEMS)}")
     ap.add_argument("--layout", default="chat", choices=("chat", "text"), help="thoughtloom's few-shot layout")
     ap.add_argument("--sc-n", type=int, default=5, help="samples for the self-consistency systems")
+    ap.add_argument("--set", dest="sets", action="append", default=[], metavar="KEY=VALUE",
+                    help="an option for the thoughtloom strategies, repeatable (e.g. --set shots=0)")
     ap.add_argument("--out", type=Path, default=None, help="keep thoughtloom runs and DSPy answers here")
     ap.add_argument("--json", action="store_true", help="print the rows as JSON lines too")
     a = ap.parse_args()
@@ -140,8 +143,12 @@ def main() -> None:
     for system in systems:
         owner, kind = system.split("-", 1)
         if owner == "tl":
-            row = run_thoughtloom(kind, a.base_url, len(questions), out / f"{system}-{a.layout}", a.layout, a.sc_n)
-            label = f"thoughtloom `{kind}`" + (f" (n={a.sc_n})" if kind == "cot-sc" else "")
+            tag = "-".join([a.layout, *(kv.replace("=", "") for kv in a.sets)])
+            row = run_thoughtloom(kind, a.base_url, len(questions), out / f"{system}-{tag}", a.layout, a.sc_n,
+                                  a.sets)
+            label = (f"thoughtloom `{kind}`" + (f" (n={a.sc_n})" if kind == "cot-sc" else "")
+                     + (f" {a.layout} layout" if a.layout != "chat" else "")
+                     + "".join(f" `{kv}`" for kv in a.sets))
         else:
             row = run_dspy(kind, a.base_url, questions, a.sc_n, out / f"{system}.jsonl")
             label = {"predict": "DSPy `Predict`", "cot": "DSPy `ChainOfThought`",
