@@ -90,3 +90,25 @@ def test_run_and_eval_share_one_option_group():
 
     assert set(spec("run")) == shared and spec("run") == spec("eval")
     assert {panel for *_, panel in spec("run").values()} == {RUN_OPTIONS_PANEL}
+
+
+def test_run_stopped_by_its_budget_shows_the_best_answer_so_far(monkeypatch):
+    from thoughtloom.cli import options
+    from thoughtloom.testing import ScriptedLM
+
+    def reply(req):
+        if req.messages[-1].content.startswith("List the essential steps"):
+            return ("Step 1: Who directed the film Jaws?\nStep 2: In what year was the director from Step 1 born?\n"
+                    "Dependencies: Step 1 -> Step 2")
+        return "Steven Spielberg was born in 1946 [1].\nAnswer: 1946"
+
+    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(reply))
+    # 3 calls: the root's two thoughts and its plan; the first sub-question's thoughts do not fit
+    args = ["run", "hgot", "In what year was the director of Jaws born?", "--set", "samples=2",
+            "--set", "max_depth=2", "--max-calls", "3", "--no-cache"]
+    r = runner.invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, r.output
+    assert "answer: 1946 (the budget ran out first: the best answer so far" in r.output
+    assert "->  1946 (100%; budget exceeded)" in r.output  # the report: the root, stopped
+    r = runner.invoke(app, [*args, "--json"])
+    assert r.exit_code == 0 and json.loads(r.output)["stopped"] == "budget"

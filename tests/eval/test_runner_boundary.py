@@ -130,7 +130,10 @@ async def test_runaway_strategy_stops_at_the_default_call_cap(tmp_path):
     assert EvalSettings().budget.max_calls == DEFAULT_MAX_CALLS
     await evaluate(Runaway(), GSM, examples(1), EvalResources(ScriptedLM(lambda r: "x")), tmp_path)
     [record] = read(tmp_path / "results.jsonl")
-    assert "BudgetExceeded" in record["error"] and record["usage"]["calls"] == DEFAULT_MAX_CALLS
+    # a spent budget is a stop, not an error: the strategy's best answer so far (none here)
+    assert record["stopped"] == "budget" and record["error"] is None and record["prediction"] == ""
+    assert record["usage"]["calls"] == DEFAULT_MAX_CALLS
+    assert json.loads((tmp_path / "summary.json").read_text())["n_budget_stopped"] == 1
     await evaluate(Runaway(), GSM, examples(2), EvalResources(ScriptedLM(lambda r: "x")), tmp_path,
                    settings=EvalSettings(budget=Budget(max_calls=DEFAULT_MAX_CALLS + 500)))
     assert read(tmp_path / "results.jsonl")[1]["usage"]["calls"] == DEFAULT_MAX_CALLS + 500  # the user raised it

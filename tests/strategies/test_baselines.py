@@ -97,7 +97,7 @@ async def test_cot_sc_shrinks_to_the_budget():
     assert lm.calls == 3 and result.answer == "1"
     empty = await strategies.get("cot-sc")().run(
         PROBLEM, ctx_for(ScriptedLM([]), budget=Budget(max_calls=0)))
-    assert empty.answer == "" and empty.details["budget_exceeded"]
+    assert empty.answer == "" and empty.stopped == "budget"
 
 
 def test_weighted_vote_reduces_to_majority_and_breaks_ties_first():

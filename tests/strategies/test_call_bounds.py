@@ -1,12 +1,15 @@
-"""Every strategy has a finite default bound on model calls (issue 11 §2), enforced by the base class."""
+"""Every strategy has a finite default bound on model calls (issue 11 §2), enforced by the base class,
+which is also the one place a spent budget is caught (the run's best result so far, ``stopped="budget"``)."""
 
+import ast
 import dataclasses
+from pathlib import Path
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
-from thoughtloom.core.types import Problem
+from thoughtloom.core.types import Problem, Request
 from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import CallCap, Context
+from thoughtloom.strategies.base import CallCap, Context, Result, Strategy
 from thoughtloom.testing import ScriptedLM
 
 
@@ -47,3 +50,74 @@ async def test_remaining_calls_is_the_tighter_of_strategy_and_runner_budget():
     cap = CallCap(lm, 10, Trace())
     assert cap.remaining_calls() == 4
     assert CallCap(ScriptedLM(lambda req: "x"), 10, Trace()).remaining_calls() == 10
+
+
+class _Counting(Strategy):
+    """Asks one question at a time until the budget stops it; its best so far is the last reply."""
+
+    name = "counting"
+
+    async def run(self, problem, ctx):
+        replies: list[str] = []
+        ctx.best_so_far(lambda: Result(answer=replies[-1] if replies else "", details={"asked": len(replies)}))
+        while True:
+            replies.append((await ctx.lm.generate([Request.of(problem.question)]))[0].text)
+
+
+def _numbered_lm():
+    calls = iter(range(1, 1000))
+    return ScriptedLM(lambda req: str(next(calls)))
+
+
+async def test_a_budget_stop_returns_the_best_so_far_the_strategy_reported():
+    lm = Metered(_numbered_lm(), budget=Budget(max_calls=3))
+    result = await _Counting().run(Problem("q", "next?"), Context(lm=lm, task=tasks.get("gsm8k")))
+    # the function is called at the stop, so it sees the run's state then
+    assert (result.answer, result.details, result.stopped) == ("3", {"asked": 3}, "budget")
+
+
+async def test_without_a_best_so_far_a_budget_stop_is_no_answer():
+    class Silent(Strategy):
+        async def run(self, problem, ctx):
+            while True:
+                await ctx.lm.generate([Request.of(problem.question)])
+
+    lm = Metered(_numbered_lm(), budget=Budget(max_calls=2))
+    result = await Silent().run(Problem("q", "?"), Context(lm=lm, task=tasks.get("gsm8k")))
+    assert (result.answer, result.details, result.stopped) == ("", {}, "budget")
+
+
+async def test_a_finished_run_is_not_stopped():
+    cls = strategies.get("cot")
+    result = await cls().run(Problem("q", "2+2?"), Context(lm=ScriptedLM(lambda r: "The answer is: 4"),
+                                                            task=tasks.get("gsm8k")))
+    assert result.answer == "4" and result.stopped is None
+
+
+async def test_the_stop_is_caught_once_by_the_outermost_run():
+    class Outer(Strategy):
+        async def run(self, problem, ctx):
+            ctx.best_so_far(lambda: Result(answer="outer's"))
+            inner = await _Counting().run(problem, ctx)  # the inner run does not catch the stop
+            return Result(answer=f"after {inner.answer}")
+
+    lm = Metered(_numbered_lm(), budget=Budget(max_calls=2))
+    result = await Outer().run(Problem("q", "?"), Context(lm=lm, task=tasks.get("gsm8k")))
+    # the outer run never went on "after" the stop; the latest best so far (the inner's) is the answer
+    assert (result.answer, result.details, result.stopped) == ("2", {"asked": 2}, "budget")
+
+
+def _catches_budget_stop(path: Path) -> bool:
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ExceptHandler) and node.type is not None:
+            names = {n.id if isinstance(n, ast.Name) else getattr(n, "attr", "") for n in ast.walk(node.type)}
+            if names & {"BudgetExceeded", "ThoughtloomError", "Exception", "BaseException"}:
+                return True
+    return False
+
+
+def test_no_strategy_catches_budget_exceeded_itself():
+    root = Path(strategies.__file__).parent
+    catching = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
+                      if p.name != "base.py" and _catches_budget_stop(p))
+    assert catching == [], "a strategy reports its best so far (ctx.best_so_far); base.py catches the stop"

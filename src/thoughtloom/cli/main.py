@@ -114,7 +114,7 @@ def run(
     result = _result_or_exit(answered)
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
-                                  "truncated": result.truncated, "text": result.text, "details": result.details,
+                                  "truncated": result.truncated, "stopped": result.stopped, "text": result.text, "details": result.details,
                                   "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
         return
@@ -127,7 +127,9 @@ def run(
         out.rule()
     cut = (" [yellow](the reply was cut off at max_tokens: not a finished answer; raise the strategy's "
            "max_tokens with --set)[/]" if result.truncated else "")
-    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}")
+    stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
+               "--set max_calls=N)[/]" if result.stopped == "budget" else "")
+    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
     out.print(usage_line(answered.usage, answered.seconds))
 
 

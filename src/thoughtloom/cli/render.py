@@ -64,7 +64,8 @@ class RichProgress:
         u = stats.usage
         return (f"{shown} · {u.total_tokens} tok · {u.calls} calls ({u.cached_calls} cached)"
                 + (f" · [red]{stats.errors} errors" if stats.errors else "")
-                + (f" · [yellow]{stats.truncated} truncated" if stats.truncated else ""))
+                + (f" · [yellow]{stats.truncated} truncated" if stats.truncated else "")
+                + (f" · [yellow]{stats.budget_stopped} out of budget" if stats.budget_stopped else ""))
 
 
 def print_summary(summary: dict[str, Any], out_dir: str) -> None:
@@ -74,7 +75,9 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
               f"n={summary['n']}/{summary['total']} · {metrics}"
               + (f" · [red]{summary['n_errors']} errors[/]" if summary["n_errors"] else "")
               + (f" · [yellow]{summary['n_truncated']} truncated replies (scored as no answer)[/]"
-                 if summary.get("n_truncated") else ""))
+                 if summary.get("n_truncated") else "")
+              + (f" · [yellow]{summary['n_budget_stopped']} stopped by the budget (best answer so far)[/]"
+                 if summary.get("n_budget_stopped") else ""))
     out.print(f"this run: {run['examples']} examples · LLM calls: {run['calls']} "
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "

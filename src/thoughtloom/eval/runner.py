@@ -19,7 +19,10 @@ same command resumes.
 Bounds: each example gets at most ``DEFAULT_MAX_CALLS`` model calls unless
 the budget says otherwise, and optionally a total deadline
 (``EvalSettings.example_timeout_s``; it interrupts the strategy at its next
-``await``, so it bounds waiting on the model, not a CPU-bound loop).
+``await``, so it bounds waiting on the model, not a CPU-bound loop). A
+spent budget is not an error: the strategy answers with its best so far
+and the record says ``stopped: "budget"`` (counted as ``n_budget_stopped``
+in the summary).
 
 The output folder is locked for the whole run (:mod:`.lock`), and
 ``summary.json`` is written at start and kept current (:mod:`.summary`).
@@ -87,6 +90,7 @@ class RunStats:
     new: int = 0
     errors: int = 0
     truncated: int = 0
+    budget_stopped: int = 0
     metric_sum: float = 0.0
     metric_n: int = 0
     usage: UsageTotals = field(default_factory=UsageTotals)
@@ -217,13 +221,14 @@ async def run_example(
     run = await run_problem(strategy, task, example.problem, res, settings)
     record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
                               "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None,
-                              "truncated": False}
+                              "truncated": False, "stopped": None}
     error, details = run.error, {}
     if run.result is not None:
         result = run.result
         try:
             record["prediction"] = result.answer
             record["truncated"] = bool(result.truncated)
+            record["stopped"] = result.stopped  # "budget": the strategy's best answer when its budget ran out
             if result.truncated and not task.score_truncated:
                 # a reply cut off at max_tokens is not an answer: scored as none, flagged
                 record["metrics"] = fallback_metrics(task, example.gold)
@@ -343,6 +348,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
         stats.new += 1
         stats.errors += bool(record["error"])
         stats.truncated += record.get("truncated") is True
+        stats.budget_stopped += record.get("stopped") == "budget"
         if primary in record["metrics"]:
             stats.metric_sum += record["metrics"][primary]
             stats.metric_n += 1

@@ -52,6 +52,7 @@ def summarize(
         "complete": finished and n >= total,
         "n_errors": sum(1 for r in records if r.get("error")),
         "n_truncated": sum(1 for r in records if r.get("truncated") is True),
+        "n_budget_stopped": sum(1 for r in records if r.get("stopped") == "budget"),
         "metrics": metrics,
         "usage": usage,
         "mean_latency_s": round(sum(_number(r.get("latency_s")) for r in records) / n, 4) if n else 0.0,

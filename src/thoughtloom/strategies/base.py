@@ -8,8 +8,15 @@ Every strategy has a finite default bound on its model calls: a
 ``max_calls`` option in its config (:data:`DEFAULT_MAX_CALLS` unless it says
 otherwise), shown by ``thoughtloom strategies``. ``run`` sees ``ctx.lm``
 behind a :class:`CallCap`, so a run that would pass the bound gets
-:class:`BudgetExceeded` (and returns its best answer so far) however its
-replies steer it, e.g. a decomposer that keeps calling its own program.
+:class:`BudgetExceeded` however its replies steer it, e.g. a decomposer that
+keeps calling its own program.
+
+Budget stops are caught in one place: the wrapper every strategy's ``run``
+goes through. A spent budget (the strategy's ``max_calls``, the runner's
+call or token budget) ends the run with the strategy's best result so far,
+marked ``Result.stopped = "budget"``; a strategy says what that result is
+as it goes with :meth:`Context.best_so_far` (no answer if it never does),
+and never catches :class:`BudgetExceeded` itself.
 
 A strategy retrieves only through :meth:`Context.search`, which handles
 the closed-book case and traces every search as one ``retrieval`` event.
@@ -33,7 +40,7 @@ import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, ClassVar, Mapping
+from typing import Any, Callable, ClassVar, Mapping
 
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.protocols import LM, Entailment, Retriever, TaskView
@@ -53,9 +60,21 @@ class Context:
     entail: Entailment | None = None
     prompt_dir: str | Path | None = None
     seed: int = 0
+    # where best_so_far leaves the run's fallback result; made by Strategy.run
+    so_far: "SoFar | None" = field(default=None, repr=False)
 
     def prompt(self, name: str, **fields: object) -> str:
         return prompts.render(name, self.prompt_dir, **fields)
+
+    def best_so_far(self, make: Callable[[], "Result"]) -> None:
+        """How to build this run's best result so far, should its budget run out.
+
+        ``make`` is called only on a budget stop, so it may read the run's
+        live state (a tree, a scratchpad); call again when a better one
+        appears. Without one, a budget stop is a result with no answer.
+        """
+        if self.so_far is not None:
+            self.so_far.make = make
 
     def remaining_calls(self) -> int | None:
         """Calls left in this question's budget, if the LM is metered."""
@@ -128,15 +147,33 @@ class CallCap:
         return None
 
 
+@dataclass
+class SoFar:
+    """The result a run gives if its budget runs out first (see :meth:`Context.best_so_far`)."""
+
+    make: Callable[[], "Result"] | None = None
+
+    def stopped(self, reason: str) -> "Result":
+        result = self.make() if self.make is not None else Result(answer="")
+        result.stopped = reason
+        return result
+
+
 def _capped(run: typing.Callable) -> typing.Callable:
-    """``run`` with ``ctx.lm`` behind the config's ``max_calls`` (once, however deep the super() chain)."""
+    """``run`` with ``ctx.lm`` behind the config's ``max_calls``, and the one
+    catch of a budget stop (once, however deep the super() chain)."""
 
     @functools.wraps(run)
     async def capped_run(self: "Strategy", problem: Problem, ctx: Context) -> "Result":
+        if ctx.so_far is not None:  # an outer run (super() or a calling strategy) stops it
+            return await run(self, problem, ctx)
         max_calls = getattr(self.config, "max_calls", None)
-        if max_calls is not None and not isinstance(ctx.lm, CallCap):
-            ctx = dataclasses.replace(ctx, lm=CallCap(ctx.lm, max_calls, ctx.trace))
-        return await run(self, problem, ctx)
+        lm = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else ctx.lm
+        so_far = SoFar()
+        try:
+            return await run(self, problem, dataclasses.replace(ctx, lm=lm, so_far=so_far))
+        except BudgetExceeded:  # the question's budget is spent: the best result so far
+            return so_far.stopped("budget")
 
     capped_run.__capped__ = True  # type: ignore[attr-defined]
     return capped_run
@@ -153,6 +190,9 @@ class Result:
     # the answer came from a reply cut off at max_tokens: the runner scores it
     # as no answer unless the task allows (``Task.score_truncated``)
     truncated: bool = False
+    # why the run ended before the strategy finished: "budget" (a call or token
+    # budget ran out; the result is its best so far, see Context.best_so_far)
+    stopped: str | None = None
 
 
 @dataclass(frozen=True)

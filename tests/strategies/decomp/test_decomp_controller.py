@@ -329,7 +329,7 @@ async def test_a_decomposer_that_keeps_calling_its_own_program_ends_at_max_calls
     assert strategy.config.max_calls == 300
     result = await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'),
                                 Context(lm=lm, task=get_task("list_reversal")))
-    assert result.details.get("budget_exceeded") is True
+    assert result.stopped == "budget" and result.details == {"program": "reverse_halving"}
     assert 250 <= lm.calls <= 300
 
 

@@ -179,8 +179,9 @@ def test_budget_exhaustion_returns_best_answer_so_far():
     lm = Metered(ScriptedLM(reply()), budget=Budget(max_calls=3), trace=trace)
     ctx = Context(lm=lm, task=Task(), trace=trace, retriever=StaticRetriever(PASSAGES), entail=None)
     result = asyncio.run(HGOT(HGOTConfig(samples=2, max_depth=2)).run(Problem("q", Q), ctx))
-    assert result.answer == "1946"
-    assert result.details["tree"]["stop"] == "budget exceeded"
+    assert result.answer == "1946" and result.stopped == "budget"
+    assert result.details["tree"]["stop"] == "budget exceeded" and result.details["tree"]["children"] == []
+    assert [e["reason"] for e in trace.of_type("hgot_stop")] == ["budget exceeded"]
 
 
 def test_no_rewrite_when_the_parent_found_no_answer():

@@ -120,7 +120,7 @@ async def test_budget_exhaustion_returns_best_so_far():
     lm = toy["make_lm"]({"ab": 9}, default=2)
     ctx = toy["make_ctx"](lm, max_calls=8)
     result = await SculptMCTS(MCTSConfig(rollouts=50)).run(toy["problem"], ctx)
-    assert result.details["budget_exhausted"] is True
+    assert result.stopped == "budget"
     assert lm.calls <= 8
     assert result.answer  # something from the tree, not an empty failure
     assert ctx.trace.of_type("budget_exceeded")
@@ -129,7 +129,7 @@ async def test_budget_exhaustion_returns_best_so_far():
 async def test_budget_too_small_for_anything():
     lm = toy["make_lm"]({})
     result = await SculptMCTS().run(toy["problem"], toy["make_ctx"](lm, max_calls=0))
-    assert result.answer == "" and result.details["budget_exhausted"]
+    assert result.answer == "" and result.stopped == "budget" and result.details == {"nodes": 0}
 
 
 async def test_two_searches_run_concurrently_without_sharing_state():
@@ -166,7 +166,7 @@ async def test_last_batch_is_trimmed_to_the_budget_not_refused():
     assert ctx.trace.of_type("sculpt_budget_trim")[0] == {**ctx.trace.of_type("sculpt_budget_trim")[0],
                                                           "wanted": 3, "sent": 2}
     scored = [n for n in result.details["tree"] if n["score"] is not None]
-    assert len(scored) == 3 and result.details["budget_exhausted"]
+    assert len(scored) == 3 and result.stopped == "budget"
 
 
 async def test_leaf_parallel_batches_several_leaves_and_removes_virtual_loss():

@@ -36,7 +36,7 @@ async def test_a_control_loop_gets_root_budget_stop_and_result_from_the_base():
     result = await GrowForever(SearchConfig()).run(toy["problem"], ctx)
     # root answer + its evaluation, then (2 children + 2 evaluations) per step until the budget is spent
     assert [len(b) for b in lm.batches] == [1, 1, 2, 2, 2]
-    assert result.details["budget_exhausted"] is True and ctx.trace.of_type("budget_exceeded")
+    assert result.stopped == "budget" and ctx.trace.of_type("budget_exceeded")
     assert result.details["algorithm"] == "grow-forever"
     # the loop went on from "ac"; the answer is the best-scored node the budget left
     assert result.answer == "aa" and ctx.trace.of_type("sculpt_answer")[0]["answer"] == "aa"

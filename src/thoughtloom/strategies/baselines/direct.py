@@ -22,7 +22,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import BudgetExceeded
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..base import (DEFAULT_MAX_CALLS, Context, Result, Strategy, check_layout, few_shot, register,
@@ -122,19 +121,15 @@ class SelfConsistency(Strategy):
         n = cfg.n
         remaining = ctx.remaining_calls()
         if remaining is not None and remaining < n:
-            n = remaining  # spend what the budget allows rather than nothing
-        if n < 1:
-            ctx.trace.emit("budget_exceeded", limit="calls", cap=0, used=0)
-            return Result(answer="", details={"budget_exceeded": True})
+            # spend what the budget allows rather than nothing; with no call
+            # left, the one request stops the run (no answer, stopped="budget")
+            n = max(1, remaining)
         requests = [
             cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens, layout=cfg.layout,
                         temperature=cfg.temperature, sample_index=i)
             for i in range(n)
         ]
-        try:
-            completions = await ctx.lm.generate(requests)
-        except BudgetExceeded:
-            return Result(answer="", details={"budget_exceeded": True})
+        completions = await ctx.lm.generate(requests)
         answers = sample_answers(ctx, completions)
         truncated = sum(c.truncated for c in completions)
         vote = weighted_vote(answers, ctx.task.normalize)

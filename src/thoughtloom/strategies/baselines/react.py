@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from ..passages import dedupe
@@ -55,39 +55,42 @@ class ReAct(Strategy):
         scratch = ""
         answer: str | None = None
         gathered: list[Passage] = []
-        try:
-            for i in range(1, c.max_steps + 1):
+        ctx.best_so_far(lambda: _react_result(ctx, None, scratch, gathered))  # the steps so far, no answer
+        for i in range(1, c.max_steps + 1):
+            prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
+                                scratchpad=scratch + f"Thought {i}:")
+            text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
+                                                      stop=(f"\nObservation {i}:", "\nQuestion:"))]))[0].text
+            thought, kind, arg = parse_step(text)
+            if kind is None:  # as in the original ReAct: ask for the action on its own
                 prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
-                                    scratchpad=scratch + f"Thought {i}:")
-                text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
-                                                          stop=(f"\nObservation {i}:", "\nQuestion:"))]))[0].text
-                thought, kind, arg = parse_step(text)
-                if kind is None:  # as in the original ReAct: ask for the action on its own
-                    prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
-                                        scratchpad=scratch + f"Thought {i}: {thought}\nAction {i}:")
-                    again = (await ctx.lm.generate([Request.of(prompt, max_tokens=32, seed=ctx.seed,
-                                                               stop=("\n",))]))[0].text
-                    _, kind, arg = parse_step(f"Action {i}: {again.strip()}")
-                if kind == "finish":
-                    answer = arg
-                    obs = ""
-                elif kind == "search" and arg:
-                    found = [h.passage for h in (await ctx.search([arg], c.k))[0]]
-                    gathered.extend(found)
-                    obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
-                else:
-                    ctx.trace.emit("parse_error", what="react action", error="no search[...] or finish[...]",
-                                   raw=text[:300])
-                    obs = "Invalid action. Use search[query] or finish[answer]."
-                ctx.trace.emit("react_step", step=i, thought=thought, action=kind, argument=arg, observation=obs)
-                scratch += f"Thought {i}: {thought}\nAction {i}: {kind or 'invalid'}[{arg}]\n"
-                if answer is not None:
-                    break
-                scratch += f"Observation {i}: {obs}\n"
-        except BudgetExceeded:
-            pass
-        if answer is not None:
-            answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
-        gathered = dedupe(gathered)
-        return Result(answer=answer or "", text=scratch,
-                      details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
+                                    scratchpad=scratch + f"Thought {i}: {thought}\nAction {i}:")
+                again = (await ctx.lm.generate([Request.of(prompt, max_tokens=32, seed=ctx.seed,
+                                                           stop=("\n",))]))[0].text
+                _, kind, arg = parse_step(f"Action {i}: {again.strip()}")
+            if kind == "finish":
+                answer = arg
+                obs = ""
+            elif kind == "search" and arg:
+                found = [h.passage for h in (await ctx.search([arg], c.k))[0]]
+                gathered.extend(found)
+                obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
+            else:
+                ctx.trace.emit("parse_error", what="react action", error="no search[...] or finish[...]",
+                               raw=text[:300])
+                obs = "Invalid action. Use search[query] or finish[answer]."
+            ctx.trace.emit("react_step", step=i, thought=thought, action=kind, argument=arg, observation=obs)
+            scratch += f"Thought {i}: {thought}\nAction {i}: {kind or 'invalid'}[{arg}]\n"
+            if answer is not None:
+                break
+            scratch += f"Observation {i}: {obs}\n"
+        return _react_result(ctx, answer, scratch, gathered)
+
+
+def _react_result(ctx: Context, answer: str | None, scratch: str, gathered: Sequence[Passage]) -> Result:
+    """The finish[...] answer (none without one), the scratchpad and the passages seen."""
+    if answer is not None:
+        answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
+    gathered = dedupe(gathered)
+    return Result(answer=answer or "", text=scratch,
+                  details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})

@@ -23,7 +23,6 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, sample_answers
 from ..passages import dedupe, format_passages
@@ -71,11 +70,8 @@ class RetrieveThenRead(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         passages = [h.passage for h in (await ctx.search([problem.question], c.k))[0]]
-        try:
-            return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
-                                       max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
-        except BudgetExceeded:
-            return Result(answer="", details={"budget_exceeded": True})
+        return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
+                                   max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
 
 
 _FOLLOW = re.compile(r"Follow up:\s*(.+)", re.IGNORECASE)
@@ -102,42 +98,45 @@ class SelfAsk(Strategy):
         c = self.config
         scratch, cut = "", False
         gathered: list[Passage] = []
-        try:
-            for hop in range(c.max_hops + 1):
-                prompt = ctx.prompt("self_ask", instruction=ctx.task.instruction,
-                                    question=problem.question, scratchpad=scratch)
-                req = Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
-                                 stop=("\nIntermediate answer:", "\nQuestion:"))
-                reply = (await ctx.lm.generate([req]))[0]
-                text, cut = reply.text, reply.truncated
-                final = _FINAL.search(text)
-                follow = _FOLLOW.findall(text)
-                if final or not follow or hop == c.max_hops:
-                    scratch += text
-                    break
-                sub_q = follow[-1].strip()
-                passages = [h.passage for h in (await ctx.search([sub_q], c.k))[0]]
-                gathered.extend(passages)
-                ans_prompt = ctx.prompt("self_ask_answer", context=format_passages(passages, c.passage_words),
-                                        question=sub_q)
-                ans = (await ctx.lm.generate([Request.of(ans_prompt, max_tokens=c.answer_tokens, seed=ctx.seed,
-                                                         stop=("\n",))]))[0].text.strip()
-                ctx.trace.emit("self_ask_step", hop=hop, follow_up=sub_q, answer=ans)
-                scratch += text.split("Follow up:")[0] + f"Follow up: {sub_q}\nIntermediate answer: {ans}\n"
-        except BudgetExceeded:
-            pass
-        final = _FINAL.findall(scratch)
-        answer = final[-1].strip().rstrip(".") if final else None
-        if answer is None:
-            ctx.trace.emit("parse_error", what="self-ask final answer", error="no 'So the final answer is'",
-                           raw=scratch[-400:])
-            answer = ctx.task.extract_answer(scratch)
-        if answer is not None:
-            answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
-        gathered = dedupe(gathered)
-        # the last reply, where the answer is read, was cut off at max_tokens: not a finished answer
-        return Result(answer=answer or "", text=scratch, truncated=cut,
-                      details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
+        ctx.best_so_far(lambda: _self_ask_result(ctx, scratch, cut, gathered))  # the chain so far
+        for hop in range(c.max_hops + 1):
+            prompt = ctx.prompt("self_ask", instruction=ctx.task.instruction,
+                                question=problem.question, scratchpad=scratch)
+            req = Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
+                             stop=("\nIntermediate answer:", "\nQuestion:"))
+            reply = (await ctx.lm.generate([req]))[0]
+            text, cut = reply.text, reply.truncated
+            final = _FINAL.search(text)
+            follow = _FOLLOW.findall(text)
+            if final or not follow or hop == c.max_hops:
+                scratch += text
+                break
+            sub_q = follow[-1].strip()
+            passages = [h.passage for h in (await ctx.search([sub_q], c.k))[0]]
+            gathered.extend(passages)
+            ans_prompt = ctx.prompt("self_ask_answer", context=format_passages(passages, c.passage_words),
+                                    question=sub_q)
+            ans = (await ctx.lm.generate([Request.of(ans_prompt, max_tokens=c.answer_tokens, seed=ctx.seed,
+                                                     stop=("\n",))]))[0].text.strip()
+            ctx.trace.emit("self_ask_step", hop=hop, follow_up=sub_q, answer=ans)
+            scratch += text.split("Follow up:")[0] + f"Follow up: {sub_q}\nIntermediate answer: {ans}\n"
+        return _self_ask_result(ctx, scratch, cut, gathered)
+
+
+def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[Passage]) -> Result:
+    """The answer the scratchpad ends with (else whatever answer it holds); ``cut``: the
+    last reply, where the answer is read, was cut off at max_tokens (not a finished answer)."""
+    final = _FINAL.findall(scratch)
+    answer = final[-1].strip().rstrip(".") if final else None
+    if answer is None:
+        ctx.trace.emit("parse_error", what="self-ask final answer", error="no 'So the final answer is'",
+                       raw=scratch[-400:])
+        answer = ctx.task.extract_answer(scratch)
+    if answer is not None:
+        answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
+    gathered = dedupe(gathered)
+    return Result(answer=answer or "", text=scratch, truncated=cut,
+                  details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
 
 
 @dataclass(frozen=True)
@@ -162,22 +161,18 @@ class DSP(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         context: list[Passage] = []
-        try:
-            for hop in range(c.hops):
-                block = "" if not context else "Context:\n" + format_passages(context, c.passage_words) + "\n"
-                prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
-                text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
-                                                          stop=("\n\n",))]))[0].text
-                query = next((ln.split(":", 1)[-1].strip() for ln in text.splitlines() if ln.strip()), "")
-                if not query:
-                    ctx.trace.emit("parse_error", what="dsp query", error="empty", raw=text[:300])
-                    query = problem.question
-                found = [h.passage for h in (await ctx.search([query], c.k))[0]]
-                context = dedupe(context + found)
-                ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
-            result = await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,
-                                         max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
-        except BudgetExceeded:
-            return Result(answer="", details={"budget_exceeded": True,
-                                              "gathered": [p.id for p in context]})
-        return result
+        ctx.best_so_far(lambda: Result(answer="", details={"gathered": [p.id for p in context]}))
+        for hop in range(c.hops):
+            block = "" if not context else "Context:\n" + format_passages(context, c.passage_words) + "\n"
+            prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
+            text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
+                                                      stop=("\n\n",))]))[0].text
+            query = next((ln.split(":", 1)[-1].strip() for ln in text.splitlines() if ln.strip()), "")
+            if not query:
+                ctx.trace.emit("parse_error", what="dsp query", error="empty", raw=text[:300])
+                query = problem.question
+            found = [h.passage for h in (await ctx.search([query], c.k))[0]]
+            context = dedupe(context + found)
+            ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
+        return await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,
+                                   max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)

@@ -14,7 +14,7 @@ check: the task's reference program with symbolic handlers.
 
 from __future__ import annotations
 
-from ...core.errors import BudgetExceeded, ConfigError
+from ...core.errors import ConfigError
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from .catalogue import default_program, get_program
@@ -34,10 +34,8 @@ class _DecompBase(Strategy):
         program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
         controller = Controller(ctx, cfg, k=cfg.k or program.k)
         call = Call(problem.question, problem.context)
-        try:
-            (run,) = await controller.run(program, [call], depth=0)
-        except BudgetExceeded:
-            return Result(answer="", details={"budget_exceeded": True, "program": program.name})
+        ctx.best_so_far(lambda: Result(answer="", details={"program": program.name}))
+        (run,) = await controller.run(program, [call], depth=0)
         answer = run.final()
         text = answer if isinstance(answer, str) else render_value(answer)
         return Result(

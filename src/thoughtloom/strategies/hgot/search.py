@@ -1,6 +1,7 @@
 """One level of the hierarchy: Infer, Plan, Search the steps, Infer again.
 
-``solve(question, pool, depth)``:
+``solve(ctx, cfg, node, pool, demos)`` (``first_answer`` is step 1,
+``refine`` the rest):
 
 1. **Infer** over the question's pool (its probed passages): sampled cited
    thoughts, thought quality, weighted vote, passage-quality update.
@@ -14,6 +15,9 @@
    (each recursing at ``depth + 1``).
 5. Merge the children's passages into the pool and **Infer** again, with the
    steps' answers as hints.
+
+A spent budget ends the whole run (siblings still searching are
+cancelled); the strategy answers with the root's first answer.
 
 Trace events (all carry ``depth`` and ``question``): ``hgot_infer``
 (thoughts with answers, citations, recall/precision/quality; vote tally;
@@ -29,9 +33,8 @@ from __future__ import annotations
 
 import asyncio
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Awaitable, Sequence
 
-from ...core.errors import BudgetExceeded
 from ..base import Context, finished
 from . import plan as planmod
 from .config import HGOTConfig
@@ -175,26 +178,33 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence
     return planmod.single_step(question)
 
 
-async def solve(ctx: Context, cfg: HGOTConfig, question: str, pool: list[Scored], depth: int,
-                demos: Demos, original: str | None = None) -> Node:
-    node = Node(question, depth, original=original)
-    first = await infer(ctx, cfg, question, pool, depth, demos.infer)
+async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> Node:
+    """``node``'s first answer over its pool, then the search below it."""
+    await first_answer(ctx, cfg, node, pool, demos)
+    return await refine(ctx, cfg, node, demos)
+
+
+async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> None:
+    """Step 1: Infer over the node's probed passages."""
+    first = await infer(ctx, cfg, node.question, pool, node.depth, demos.infer)
     node.answer, node.confidence, node.pool = first.answer, first.confidence, first.pool
     node.rationale = first.rationale
+
+
+async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Node:
+    """Steps 2-5 for a node with its first answer: stop, or plan, search the steps and Infer again."""
+    depth, question = node.depth, node.question
     if depth + 1 >= cfg.max_depth:
-        return _stop(ctx, node, "depth limit")
-    try:
-        node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos.plan)
-        if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
-            return _stop(ctx, node, "single step resembles question")
-        node.children = await search_steps(ctx, cfg, node.plan, depth, demos)
-        merged = merge_pools(node.pool, [c.pool for c in node.children],
-                             parent_weight=cfg.parent_weight, clip=cfg.clip)
-        hints = "Answers to sub-questions:\n" + "\n".join(
-            f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
-        second = await infer(ctx, cfg, question, merged, depth, demos.infer, hints)
-    except BudgetExceeded:
-        return _stop(ctx, node, "budget exceeded")
+        return stop(ctx, node, "depth limit")
+    node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos.plan)
+    if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
+        return stop(ctx, node, "single step resembles question")
+    node.children = await search_steps(ctx, cfg, node.plan, depth, demos)
+    merged = merge_pools(node.pool, [c.pool for c in node.children],
+                         parent_weight=cfg.parent_weight, clip=cfg.clip)
+    hints = "Answers to sub-questions:\n" + "\n".join(
+        f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+    second = await infer(ctx, cfg, question, merged, depth, demos.infer, hints)
     if second.answer:
         node.answer, node.rationale = second.answer, second.rationale
     node.confidence, node.pool = second.confidence, second.pool
@@ -202,7 +212,7 @@ async def solve(ctx: Context, cfg: HGOTConfig, question: str, pool: list[Scored]
     return node
 
 
-def _stop(ctx: Context, node: Node, reason: str) -> Node:
+def stop(ctx: Context, node: Node, reason: str) -> Node:
     node.stop = reason
     ctx.trace.emit("hgot_stop", depth=node.depth, question=node.question, reason=reason)
     return node
@@ -239,9 +249,21 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
                                facts=known[s], question=rewritten)
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
-        children = await asyncio.gather(*[
-            solve(ctx, cfg, questions[s], pool, depth + 1, demos,
-                  original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None)
+        children = await _all([
+            solve(ctx, cfg, Node(questions[s], depth + 1,
+                                 original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None),
+                  pool, demos)
             for s, pool in zip(level, pools)])
         solved.update(zip(level, children))
     return [solved[i] for i in range(1, len(plan.steps) + 1)]
+
+
+async def _all(solving: Sequence[Awaitable[Node]]) -> list[Node]:
+    """The sibling searches of one level, concurrently; the first to fail (a spent
+    budget) cancels the others, so none runs on after the run has stopped."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one) for one in solving]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks]

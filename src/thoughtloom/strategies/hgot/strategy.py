@@ -8,6 +8,10 @@ every Infer and sub-questions planned as a DAG (:mod:`.plan`).
 Needs ``ctx.retriever`` (closed book otherwise: empty pools, traced) and
 uses ``ctx.entail`` for thought quality (without a judge every thought
 weighs 1 and the vote is plain self-consistency; traced).
+
+Once the root has its first answer, a spent budget ends the run with it:
+the result is the root (its plan, if any, and ``stop: budget exceeded``),
+marked ``stopped="budget"``.
 """
 
 from __future__ import annotations
@@ -15,13 +19,13 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from . import demos as demolib
+from . import search
 from .config import HGOTConfig
 from .probe import probe
-from .search import solve
+from .search import Node
 
 
 @lru_cache(maxsize=1)
@@ -54,15 +58,11 @@ class HGOT(Strategy):
         question = problem.question
         demos = self.demo_selector.select(question, ctx.seed)
         (pool,) = await probe(ctx, [question], cfg.k)
-        try:
-            root = await solve(ctx, cfg, question, pool, 0, demos)
-        except BudgetExceeded:
-            return Result(answer="", details={"budget_exceeded": True})
-        tree = root.to_dict()
-        gathered = _gathered(tree)
-        return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,
-                      details={"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
-                               "gathered_titles": sorted({t for t in gathered.values() if t})})
+        root = Node(question, 0)
+        await search.first_answer(ctx, cfg, root, pool, demos)
+        # from here a budget stop answers with the root's first answer (the tree's root, stopped)
+        ctx.best_so_far(lambda: _result(search.stop(ctx, root, "budget exceeded")))
+        return _result(await search.refine(ctx, cfg, root, demos))
 
     def report(self, result: Result) -> str:
         tree = result.details.get("tree")
@@ -78,6 +78,14 @@ class HGOT(Strategy):
             lines.append("")
             lines.append(f"rationale: {result.text}")
         return "\n".join(lines)
+
+
+def _result(root: Node) -> Result:
+    tree = root.to_dict()
+    gathered = _gathered(tree)
+    return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,
+                  details={"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
+                           "gathered_titles": sorted({t for t in gathered.values() if t})})
 
 
 def _gathered(tree: dict[str, Any]) -> dict[str, str]:

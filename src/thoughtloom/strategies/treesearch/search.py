@@ -4,8 +4,9 @@ tot-dfs, self-refine): one run's :class:`SearchRun` state and the
 
 ``TreeSearch.run`` makes the run's state, the root and its evaluation,
 runs the subclass's :meth:`~TreeSearch.search` loop until it ends or the
-per-question budget runs out (then it flags ``budget_exhausted`` and
-answers with what the tree has), and builds the :class:`Result`. A
+per-question budget runs out (the tree so far is the run's best result so
+far, :meth:`Context.best_so_far`: a budget stop answers from it), and
+builds the :class:`Result`. A
 subclass names its ``algorithm``, picks its ``generator`` class, writes
 ``search`` and, if its answer is not the best-scored node, ``choose``.
 
@@ -33,7 +34,6 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...core.errors import BudgetExceeded
 from ...core.types import Problem
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from .evaluator import ModelEvaluator, SymbolicEvaluator
@@ -77,7 +77,6 @@ class SearchRun:
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
-        self.budget_exhausted = False
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score
@@ -88,7 +87,6 @@ class SearchRun:
         details: dict[str, Any] = {
             "algorithm": algorithm, "chosen": best.id, "nodes": len(self.tree.nodes),
             "chosen_score": best.score, "chosen_mean": best.mean_value,
-            "budget_exhausted": self.budget_exhausted,
             "revised": sum(n.kind == "revised" for n in self.tree.nodes),
             "extended": sum(n.kind == "extended" for n in self.tree.nodes),
             "evaluator": self.cfg.evaluator,
@@ -109,14 +107,15 @@ class TreeSearch(Strategy):
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
         s = SearchRun(problem, ctx, self.config, self.generator)
-        try:
-            s.current = root = await s.generator.root()
-            await s.evaluator.evaluate([root])
-            await self.search(s, root)
-        except BudgetExceeded:  # the question's budget is spent: answer from the tree so far
-            s.budget_exhausted = True
+        ctx.best_so_far(lambda: self._answer(s))  # a budget stop answers from the tree so far
+        s.current = root = await s.generator.root()
+        await s.evaluator.evaluate([root])
+        await self.search(s, root)
+        return self._answer(s)
+
+    def _answer(self, s: SearchRun) -> Result:
         if not s.tree.nodes:
-            return Result(answer="", details={"budget_exhausted": True, "nodes": 0})
+            return Result(answer="", details={"nodes": 0})
         return s.result(self.choose(s), self.algorithm)
 
     @abstractmethod
@@ -137,7 +136,7 @@ def report(result: Result) -> str:
     head = (f"{d.get('algorithm', 'search')}: {d.get('nodes', 0)} nodes "
             f"({d.get('revised', 0)} revised, {d.get('extended', 0)} extended); "
             f"chosen #{d.get('chosen')} score={d.get('chosen_score')} evaluator={d.get('evaluator')}"
-            + ("; budget exhausted" if d.get("budget_exhausted") else ""))
+            + ("; budget exhausted" if result.stopped == "budget" else ""))
     tree = d.get("tree")
     body = render_tree(tree, d.get("chosen")) if tree else ""
     chosen = d.get("chosen_rendered") or result.text
