@@ -77,7 +77,7 @@ def malformed_thoughts(trace: Path) -> str:
     if trace.exists():
         for line in trace.read_text().splitlines():
             event = json.loads(line) if line.strip() else {}
-            if event.get("type") == "malformed_thought":
+            if event.get("type") == "malformed" and event.get("what") == "hgot_thought":
                 bad += 1
             elif event.get("type") == "hgot_infer":
                 total += len(event["thoughts"])

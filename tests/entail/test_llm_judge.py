@@ -92,7 +92,10 @@ async def test_malformed_replies_are_counted_traced_and_default_to_no():
     assert judgements[0].prob == pytest.approx(1 / 3) and judgements[0].malformed == 2
     assert (judgements[1].prob, judgements[1].source, judgements[1].malformed) == (0.0, "malformed", 3)
     assert judge.stats.malformed == 5 and judge.stats.by_source == {"votes": 1, "malformed": 1}
-    assert len(trace.of_type("entail_malformed")) == 2 and trace.of_type("entail")[0]["n"] == 2
+    # one malformed event per unreadable reply, as the judge counts them
+    bad = trace.of_type("malformed")
+    assert [e["raw"] for e in bad] == ["I think so", "banana", "", "???", "maybe"]
+    assert {e["what"] for e in bad} == {"entailment"} and trace.of_type("entail")[0]["n"] == 2
 
 
 async def test_bind_uses_the_question_budget_and_trace():

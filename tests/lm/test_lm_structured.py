@@ -38,7 +38,8 @@ async def test_generate_json_reasks_once_with_the_error():
     retry = lm.batches[1][0]
     assert retry.messages[-2].content == "oops" and "could not be used" in retry.messages[-1].content
     assert retry.json_schema == SCHEMA
-    assert trace.of_type("parse_error")[0]["attempt"] == 1
+    [bad] = trace.of_type("malformed")
+    assert (bad["what"], bad["reason"], bad["attempt"], bad["raw"]) == ("json", "unparseable", 1, "oops")
 
 
 async def test_generate_json_fails_typed_or_returns_errors():

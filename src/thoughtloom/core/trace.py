@@ -13,7 +13,7 @@ Event kinds written by the library:
                    finish_reason, messages, text
 ``llm_error``      request_hash, error
 ``budget_exceeded`` limit, used
-``parse_error``    what, error, raw
+``malformed``      what, reason, raw (a reply that could not be read)
 ``sample``         strategy-level: one sampled answer (index, answer)
 ``vote``           strategy-level: counts per normalized answer and winner
 

@@ -15,8 +15,9 @@ greedy reply of the logprob probe counts as the first vote, so with the
 default ``votes=1`` a backend without logprobs costs one call per pair
 (a hard 0/1 verdict) and ``votes=5`` buys a graded probability. Every
 request of a batch goes to the LM in one ``generate`` call. A reply that is
-neither yes nor no is counted as malformed, traced (``entail_malformed``) and
-treated as not entailed; a pair with no readable reply at all gets 0.0.
+neither yes nor no is counted as malformed, traced (a ``malformed`` event,
+``what: entailment``, one per reply) and treated as not entailed; a pair
+with no readable reply at all gets 0.0.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import ConfigError
+from ..core.events import malformed
 from ..core.protocols import LM
 from ..core.trace import Trace
 from ..core.types import Completion, Request
@@ -179,9 +181,10 @@ class LLMJudge:
     def _from_votes(self, pair: Pair, completions: Sequence[Completion]) -> Judgement:
         verdicts = [read_verdict(c.text) for c in completions]
         bad = sum(v is None for v in verdicts)
-        if bad and self.trace is not None:
-            self.trace.emit("entail_malformed", hypothesis=pair[1][:200],
-                            replies=[c.text[:80] for c, v in zip(completions, verdicts) if v is None])
+        if self.trace is not None:
+            for c, v in zip(completions, verdicts):
+                if v is None:
+                    malformed(self.trace, "entailment", "no_verdict", c.text, hypothesis=pair[1][:200])
         # A malformed reply defaults to "not entailed": it votes no.
         yes = sum(v is True for v in verdicts)
         if bad == len(verdicts):

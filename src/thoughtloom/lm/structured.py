@@ -3,7 +3,9 @@
 Models wrap JSON in prose or code fences, truncate it, or ignore the schema.
 :func:`parse_json` digs out the first balanced JSON value and validates it;
 :func:`generate_json` asks for a batch of replies and re-asks each failed one
-once, quoting the parse error. A reply that still fails raises
+once, quoting the parse error; each unreadable reply is a ``malformed``
+trace event (``what`` as the caller names it, ``reason: unparseable``,
+``attempt`` 1 or 2). A reply that still fails raises
 :class:`ParseError` carrying the raw text; callers that must not fail use
 ``return_errors=True`` and get the error in place of the value.
 """
@@ -18,6 +20,7 @@ import jsonschema
 
 from ..core.bounded import clip, loads_json
 from ..core.errors import ParseError
+from ..core.events import malformed
 from ..core.protocols import LM
 from ..core.trace import Trace
 from ..core.types import Request, assistant, user
@@ -101,7 +104,7 @@ async def generate_json(
             errors[i] = exc
             retry.append(i)
             if trace is not None:
-                trace.emit("parse_error", what=what, error=str(exc), raw=c.text[:500], attempt=1)
+                malformed(trace, what, "unparseable", c.text, error=str(exc), attempt=1)
     if retry:
         again = [
             replace(
@@ -118,7 +121,7 @@ async def generate_json(
                 results[i] = parse_json(c.text, schema)
             except ParseError as exc:
                 if trace is not None:
-                    trace.emit("parse_error", what=what, error=str(exc), raw=c.text[:500], attempt=2)
+                    malformed(trace, what, "unparseable", c.text, error=str(exc), attempt=2)
                 if not return_errors:
                     raise
                 results[i] = exc

@@ -43,6 +43,7 @@ from pathlib import Path
 from typing import Any, Callable, ClassVar, Mapping
 
 from ..core.errors import BudgetExceeded, ConfigError
+from ..core.events import malformed
 from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
@@ -296,9 +297,10 @@ def make_config(cls: type[Strategy], overrides: Mapping[str, str]) -> Any:
 def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bool:
     """Whether ``reply`` ended on its own; a reply cut off at ``max_tokens`` is
     not a finished plan, program step, evaluation or answer, and is traced as a
-    ``truncated`` event (``what`` names the step) for the caller to treat as unreadable."""
+    ``malformed`` event (``what`` names the step, ``reason: truncated``) for the
+    caller to treat as unreadable."""
     if reply.truncated:
-        ctx.trace.emit("truncated", what=what, raw=reply.text[:500], **fields)
+        malformed(ctx.trace, what, "truncated", reply.text, **fields)
         return False
     return True
 

@@ -52,7 +52,7 @@ def test_react_parses_actions_and_observes():
     assert "Observation 1: Jaws is a 1975 film" in lm.requests[1].messages[-1].content
     assert lm.requests[2].messages[-1].content.endswith("Thought 2: gibberish\nAction 2:")
     assert "Invalid action" in lm.requests[3].messages[-1].content
-    assert len(trace.of_type("parse_error")) == 1
+    assert [(e["what"], e["reason"]) for e in trace.of_type("malformed")] == [("react_action", "no_action")]
     assert result.details["gathered"][0] == "jaws"
 
 

@@ -103,8 +103,8 @@ async def test_malformed_decomposer_output_is_traced_and_retried_with_sampling()
     ctx = ctx_for(lm)
     result = await decomp().run(Problem("q", LETTER_Q), ctx)
     assert result.answer == "d y e"
-    bad = ctx.trace.of_type("malformed_step")
-    assert [(b["kind"], b["attempt"]) for b in bad] == [("unparseable", 0)]
+    bad = ctx.trace.of_type("malformed")
+    assert [(b["what"], b["reason"], b["attempt"]) for b in bad] == [("decomp_step", "unparseable", 0)]
     retry = [r for r in lm.requests if NEXT_STEP in r.messages[-1].content][1]
     assert retry.temperature > 0 and retry.sample_index == 1
     assert result.details["format_errors"] == 1
@@ -124,7 +124,7 @@ async def test_a_step_cut_off_at_max_tokens_is_malformed_and_asked_again():
     ctx = ctx_for(ScriptedLM(reply))
     result = await decomp().run(Problem("q", LETTER_Q), ctx)
     assert result.answer == "d y e"
-    assert [(b["kind"], b["attempt"]) for b in ctx.trace.of_type("malformed_step")] == [("truncated", 0)]
+    assert [(b["reason"], b["attempt"]) for b in ctx.trace.of_type("malformed")] == [("truncated", 0)]
 
 
 async def test_a_handler_reply_cut_off_before_its_line_ends_is_an_error_not_an_answer():
@@ -147,7 +147,7 @@ async def test_persistent_garbage_ends_the_program_after_bounded_retries():
     result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
     assert result.details["status"] == "malformed" and result.answer == ""
     assert lm.calls == 3
-    assert {e["kind"] for e in ctx.trace.of_type("malformed_step")} == {"unknown_handler"}
+    assert {e["reason"] for e in ctx.trace.of_type("malformed")} == {"unknown_handler"}
 
 
 async def test_bad_reference_is_a_malformed_step():
@@ -155,7 +155,7 @@ async def test_bad_reference_is_a_malformed_step():
     lm = ScriptedLM(lambda req: next(replies))
     ctx = ctx_for(lm)
     result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
-    assert ctx.trace.of_type("malformed_step")[0]["kind"] == "bad_reference"
+    assert ctx.trace.of_type("malformed")[0]["reason"] == "bad_reference"
     assert result.details["status"] == "malformed"
 
 
@@ -307,7 +307,7 @@ async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
     assert NEXT_STEP_JSON in first.messages[-1].content
     assert "arr_position" in first.json_schema["properties"]["handler"]["enum"]
     assert "EOQ" not in first.json_schema["properties"]["handler"]["enum"]
-    assert [e["kind"] for e in ctx.trace.of_type("malformed_step")] == ["unparseable"]
+    assert [e["reason"] for e in ctx.trace.of_type("malformed")] == ["unparseable"]
 
 
 async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_label():

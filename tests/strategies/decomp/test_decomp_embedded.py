@@ -30,5 +30,5 @@ async def test_decomp_letter_cat_on_the_embedded_model(embedded_path, tmp_path):
         await lm.aclose()
     assert result.details["status"] in {"ok", "malformed", "step_limit"}
     assert len(trace.of_type("llm_call")) == metered.totals.calls >= 1
-    assert result.details["format_errors"] == len(trace.of_type("malformed_step"))
+    assert result.details["format_errors"] == len(trace.of_type("malformed"))
     assert result.text.startswith("QC: Take the letters")

@@ -107,7 +107,7 @@ def test_json_thoughts_carry_the_schema_and_vote_like_lines():
     assert result.answer == "1946"
     infer = [r for r in lm.requests if r.json_schema is not None]
     assert len(infer) == 12 and all("cites" in r.messages[-1].content for r in infer)
-    assert not trace.of_type("malformed_thought")
+    assert not trace.of_type("malformed")
     lines, _ = run(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(reply()),
                    SubstringJudge())
     first = trace.of_type("hgot_infer")[0]
@@ -144,7 +144,7 @@ def test_single_step_plan_resembling_question_stops():
 def test_garbage_plan_is_reasked_then_falls_back():
     lm = ScriptedLM(reply(plan_text="Sure! Here is how I would think about it."))
     result, trace = run(HGOTConfig(samples=2, max_depth=2, plan_retries=1), lm, SubstringJudge())
-    assert len(trace.of_type("plan_invalid")) == 2
+    assert [(e["what"], e["reason"]) for e in trace.of_type("malformed")] == [("hgot_plan", "invalid_plan")] * 2
     assert trace.of_type("plan_fallback")
     # the re-ask tells the model what was wrong
     plans = [r for r in lm.requests if r.messages[-1].content.startswith("List the essential")]
@@ -156,7 +156,7 @@ def test_garbage_plan_is_reasked_then_falls_back():
 def test_cyclic_plan_is_traced_not_fatal():
     lm = ScriptedLM(reply(plan_text="Step 1: A thing?\nStep 2: B thing?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 1"))
     result, trace = run(HGOTConfig(samples=2, max_depth=2, plan_retries=0), lm, SubstringJudge())
-    assert "cycle" in trace.of_type("plan_invalid")[0]["error"]
+    assert "cycle" in trace.of_type("malformed")[0]["error"]
     assert result.answer == "1946"
 
 
@@ -218,9 +218,11 @@ def test_replies_cut_off_at_max_tokens_are_not_read():
     result, trace = run(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(fn),
                         SubstringJudge())
     assert result.answer == "1946"
-    assert plans["n"] == 2 and trace.of_type("plan_invalid")[0]["error"].startswith("it was cut off")
-    cut = trace.of_type("truncated")
-    assert {e["what"] for e in cut} == {"hgot_plan", "hgot_thought"}
+    cut = trace.of_type("malformed")
+    # one event per unreadable reply: the cut-off plan, and each cut-off thought
+    assert {(e["what"], e["reason"]) for e in cut} == {("hgot_plan", "truncated"), ("hgot_thought", "truncated")}
+    [plan] = [e for e in cut if e["what"] == "hgot_plan"]
+    assert plans["n"] == 2 and plan["error"].startswith("it was cut off")
     top = [e for e in trace.of_type("hgot_infer") if e["depth"] == 0][-1]
     assert [t["answer"] for t in top["thoughts"]] == ["1946", None, "1946"]  # the cut-off one has no answer
     assert set(top["tally"]) == {"1946"}

@@ -36,6 +36,13 @@ def test_unusable_replies_read_as_none(reply):
     assert read_evaluation(reply) is None
 
 
+def all_replies_unreadable(ctx, tree) -> bool:
+    """Every node's evaluation and its re-ask were traced as malformed, and its score as the fallback."""
+    bad = [(e["node"], e["attempt"]) for e in ctx.trace.of_type("malformed") if e["what"] == "sculpt_evaluation"]
+    fallback = [e["node"] for e in ctx.trace.of_type("sculpt_eval") if e["evaluator"] == "malformed"]
+    return sorted(bad) == sorted((n["id"], a) for n in tree for a in (1, 2)) and len(fallback) == len(tree)
+
+
 async def test_malformed_evaluator_reply_is_traced_not_fatal():
     def brain(req):
         text = req.messages[0].content
@@ -50,8 +57,8 @@ async def test_malformed_evaluator_reply_is_traced_not_fatal():
     result = await SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25)).run(toy["problem"], ctx)
     tree = result.details["tree"]
     assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
-    assert len(ctx.trace.of_type("sculpt_eval_malformed")) == len(tree)
-    assert ctx.trace.of_type("parse_error")  # the re-ask happened and failed too
+    assert all_replies_unreadable(ctx, tree)
+    assert {e["reason"] for e in ctx.trace.of_type("malformed")} == {"unparseable"}
     assert result.answer in {n["candidate"] for n in tree}
 
 
@@ -126,7 +133,7 @@ async def test_non_finite_scores_are_malformed_not_perfect(score):
     result = await SculptMCTS(MCTSConfig(rollouts=2, malformed_score=0.25)).run(toy["problem"], ctx)
     tree = result.details["tree"]
     assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
-    assert len(ctx.trace.of_type("sculpt_eval_malformed")) == len(tree)
+    assert all_replies_unreadable(ctx, tree)
 
 
 async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
@@ -146,7 +153,7 @@ async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
     root = result.details["tree"][0]
     assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)
-    assert [e["what"] for e in ctx.trace.of_type("truncated")] == ["sculpt_evaluation"]
+    assert [(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")] == [("sculpt_evaluation", "truncated")]
     assert not ctx.trace.of_type("sculpt_eval_salvaged")
 
 
@@ -162,4 +169,4 @@ async def test_children_cut_off_at_max_tokens_are_dropped():
     ctx = toy["make_ctx"](ScriptedLM(brain))
     result = await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert len(result.details["tree"]) == 1  # only the root: every child was cut off
-    assert {e["what"] for e in ctx.trace.of_type("truncated")} == {"sculpt_child"}
+    assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("sculpt_child", "truncated")}

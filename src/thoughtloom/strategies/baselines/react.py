@@ -3,12 +3,12 @@
 Actions: ``search[query]`` returns the top passages as the Observation;
 ``finish[answer]`` ends. A turn without an action is asked once more for
 the action alone (as the original ReAct code does); an action that still
-fits neither form is a ``parse_error`` event and the Observation tells the
+fits neither form is a ``malformed`` event (``what: react_action``) and the Observation tells the
 model the valid forms. After
 ``max_steps`` without finish, the last Thought's text is read for an answer.
 
 Trace events: ``react_step`` (step, thought, action, observation),
-``retrieval``, ``parse_error``.
+``retrieval``, ``malformed``.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core.events import malformed
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from ..passages import dedupe
@@ -76,8 +77,7 @@ class ReAct(Strategy):
                 gathered.extend(found)
                 obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
             else:
-                ctx.trace.emit("parse_error", what="react action", error="no search[...] or finish[...]",
-                               raw=text[:300])
+                malformed(ctx.trace, "react_action", "no_action", text)
                 obs = "Invalid action. Use search[query] or finish[answer]."
             ctx.trace.emit("react_step", step=i, thought=thought, action=kind, argument=arg, observation=obs)
             scratch += f"Thought {i}: {thought}\nAction {i}: {kind or 'invalid'}[{arg}]\n"

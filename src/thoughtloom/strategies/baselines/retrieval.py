@@ -14,7 +14,9 @@ says ``note: no retriever``).
 
 Trace events: ``retrieval`` (from ``Context.search``), ``sample`` and
 ``vote`` for voted answers, ``self_ask_step`` / ``dsp_hop`` per hop,
-``parse_error`` for output that does not follow the format.
+``malformed`` for output that does not follow the format (``what``:
+self_ask_answer, a chain with no "So the final answer is", then read for
+any answer; dsp_query, an empty query, replaced by the question).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core.events import RAW_CHARS, malformed
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, sample_answers
 from ..passages import dedupe, format_passages
@@ -129,8 +132,7 @@ def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[P
     final = _FINAL.findall(scratch)
     answer = final[-1].strip().rstrip(".") if final else None
     if answer is None:
-        ctx.trace.emit("parse_error", what="self-ask final answer", error="no 'So the final answer is'",
-                       raw=scratch[-400:])
+        malformed(ctx.trace, "self_ask_answer", "no_final_answer", scratch[-RAW_CHARS:])
         answer = ctx.task.extract_answer(scratch)
     if answer is not None:
         answer = ctx.task.extract_answer(f"Answer: {answer}") or answer
@@ -169,7 +171,7 @@ class DSP(Strategy):
                                                       stop=("\n\n",))]))[0].text
             query = next((ln.split(":", 1)[-1].strip() for ln in text.splitlines() if ln.strip()), "")
             if not query:
-                ctx.trace.emit("parse_error", what="dsp query", error="empty", raw=text[:300])
+                malformed(ctx.trace, "dsp_query", "empty", text)
                 query = problem.question
             found = [h.passage for h in (await ctx.search([query], c.k))[0]]
             context = dedupe(context + found)

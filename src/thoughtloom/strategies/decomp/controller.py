@@ -27,8 +27,9 @@ decoding on backends that support it; the first JSON object in the reply
 like any other.
 
 Trace events: ``decomp_step`` (program, depth, step, handler, operator,
-question, inputs, answer, tokens, calls, error), ``malformed_step``
-(program, depth, kind, error, raw, attempt), ``program_end`` (program,
+question, inputs, answer, tokens, calls, error), ``malformed`` (``what:
+decomp_step``, ``reason``: unparseable | unknown_handler | bad_reference |
+truncated; program, depth, error, raw, attempt), ``program_end`` (program,
 depth, status: ok | malformed | step_limit | depth_limit), and
 ``retrieval`` from ``Context.search``.
 """
@@ -39,6 +40,7 @@ import asyncio
 from typing import Any, Awaitable, Callable, Sequence
 
 from ...core.errors import ConfigError, ParseError
+from ...core.events import malformed
 from ...core.types import Passage, Request
 from ...lm.structured import parse_json
 from ..base import Context
@@ -184,8 +186,8 @@ class Controller:
 
     def _malformed(self, run: Run, kind: str, error: str, raw: str, attempt: int) -> None:
         run.format_errors += 1
-        self.ctx.trace.emit("malformed_step", program=run.program, depth=run.depth, kind=kind,
-                            error=error, raw=raw, attempt=attempt)
+        malformed(self.ctx.trace, "decomp_step", kind, raw, error=error, program=run.program, depth=run.depth,
+                  attempt=attempt)
 
     async def _next_steps(self, program: Program, runs: list[Run]) -> list[Step | End | None]:
         allowed = self.allowed(program)

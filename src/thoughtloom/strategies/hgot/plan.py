@@ -11,8 +11,8 @@ Step 1" is read as ``Step 1 -> Step 2`` too. A plan becomes a networkx
 ``DiGraph`` whose edge u -> v means step v needs step u's answer. A step may
 depend only on lower-numbered steps; a forward reference, a cycle, an edge
 to an unknown step or a reply with no steps raises :class:`PlanError`,
-which the caller turns into a traced ``plan_invalid`` event, a bounded
-re-ask, and finally a single-step fallback plan.
+which the caller turns into a traced ``malformed`` event (``what:
+hgot_plan``), a bounded re-ask, and finally a single-step fallback plan.
 """
 
 from __future__ import annotations

@@ -22,11 +22,12 @@ cancelled); the strategy answers with the root's first answer.
 Trace events (all carry ``depth`` and ``question``): ``hgot_infer``
 (thoughts with answers, citations, recall/precision/quality; vote tally;
 confidence), ``passage_scores`` (id, old, citation frequency, new),
-``plan`` / ``plan_invalid`` / ``plan_fallback``, ``rewrite`` /
-``rewrite_fallback``, ``hgot_stop`` (reason), ``malformed_thought``,
-``truncated`` (what: hgot_plan | hgot_thought | hgot_rewrite; a reply cut
-off at max_tokens is not read),
-plus ``retrieval`` and ``entailment`` from probe and quality.
+``plan`` / ``plan_fallback``, ``rewrite`` (the question a dependent step
+became), ``rewrite_skipped``, ``hgot_stop`` (reason), ``malformed`` (what:
+hgot_plan, re-asked; hgot_thought, which does not vote; hgot_rewrite,
+replaced by the step with its parents' answers; a reply cut off at
+max_tokens is not read), plus ``retrieval`` and ``entailment`` from probe
+and quality.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Sequence
 
+from ...core.events import malformed
 from ..base import Context, finished
 from . import plan as planmod
 from .config import HGOTConfig
@@ -93,8 +95,8 @@ async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Sco
                               len(texts), i) for i, c in enumerate(completions)]
     for t, c in zip(thoughts, completions):
         if t.answer is None and not c.truncated:
-            ctx.trace.emit("malformed_thought", depth=depth, question=question, index=t.index,
-                           raw=t.text[:500])
+            malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
+                      index=t.index)
     scores = await _score_thoughts(ctx, cfg, thoughts, texts)
     qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
                  if s is not None else 1.0 for s in scores]
@@ -160,14 +162,13 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence
         req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
                                    max_steps=cfg.max_steps, feedback=feedback)
         reply = (await ctx.lm.generate([req]))[0]
-        raw = reply.text
         try:
-            if not finished(ctx, reply, "hgot_plan", depth=depth, attempt=attempt):
+            if reply.truncated:
                 raise planmod.PlanError("it was cut off at the token limit; write a shorter plan")
-            plan = planmod.parse_plan(raw, max_steps=cfg.max_steps)
+            plan = planmod.parse_plan(reply.text, max_steps=cfg.max_steps)
         except planmod.PlanError as exc:
-            ctx.trace.emit("plan_invalid", depth=depth, question=question, attempt=attempt,
-                           error=str(exc), raw=raw[:800])
+            malformed(ctx.trace, "hgot_plan", "truncated" if reply.truncated else "invalid_plan", reply.text,
+                      error=str(exc), depth=depth, question=question, attempt=attempt)
             feedback = (f"Your previous plan could not be used: {exc}. "
                         "Write it again in the format shown.")
             continue
@@ -240,11 +241,12 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
                     ctx.trace.emit("rewrite_skipped", depth=depth + 1, step=s, reason="no parent answer")
                     continue
                 out = outs[s]
-                cut = not finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s)
-                rewritten = None if cut else planmod.parse_rewrite(out.text)
-                if rewritten is None:
+                whole = finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s)
+                rewritten = planmod.parse_rewrite(out.text) if whole else None
+                if rewritten is None:  # the step with its parents' answers appended
+                    if whole:
+                        malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s)
                     rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
-                    ctx.trace.emit("rewrite_fallback", depth=depth + 1, step=s, raw=out.text[:400])
                 ctx.trace.emit("rewrite", depth=depth + 1, step=s, original=plan.steps[s - 1],
                                facts=known[s], question=rewritten)
                 questions[s] = rewritten

@@ -7,7 +7,11 @@ salvages the complete items of a reply that ended but is malformed, and
 re-asks each unreadable one once, quoting it, as one more batch; a node
 whose reply still cannot be read gets ``malformed_score`` and the run goes
 on. A reply cut off at ``max_tokens`` is unreadable: a verdict that did not
-finish is not read, not even in part (a ``truncated`` trace event).
+finish is not read, not even in part. Each reply that cannot be read is a
+``malformed`` trace event (``what: sculpt_evaluation``, ``reason``
+truncated, unparseable or no_score); a salvaged one is
+``sculpt_eval_salvaged``; a node left without a reading is scored with
+``evaluator: malformed`` (its ``sculpt_eval`` event says so).
 :class:`SymbolicEvaluator` is the same, except that the task's exact
 checker (the 24 checker, concept coverage) sets the score wherever it has
 one. A strategy run picks one of the two once, from ``evaluator=``.
@@ -19,6 +23,7 @@ from dataclasses import replace
 from typing import Sequence
 
 from ...core.errors import ParseError
+from ...core.events import malformed
 from ...core.types import Completion, Request, assistant, user
 from ...lm.structured import parse_json
 from ..base import Context, finished
@@ -76,8 +81,8 @@ class ModelEvaluator:
                 for i, c in zip(retry, await self.ctx.lm.generate(affordable(self.ctx, again))):
                     readings[i] = self._read(todo[i], c, labels[i], 2)
         finally:  # a budget stop during the re-ask still keeps the first readings
-            for i, (n, reading) in enumerate(zip(todo, readings)):
-                self.settle(n, reading, completions[i].text)
+            for n, reading in zip(todo, readings):
+                self.settle(n, reading)
                 self.tree.scored(n)
 
     def _read(self, node: Node, reply: Completion, item_labels: list[str], attempt: int) -> Reading | None:
@@ -86,12 +91,11 @@ class ModelEvaluator:
         if not finished(self.ctx, reply, "sculpt_evaluation", node=node.id, attempt=attempt):
             return None
         text = reply.text
+        reason, error = "no_score", "no usable score"
         try:
             reading = read_evaluation(parse_json(text), item_labels)
         except ParseError as exc:
-            self.ctx.trace.emit("parse_error", what="sculpt_evaluation", error=str(exc), raw=text[:500],
-                                attempt=attempt)
-            reading = None
+            reason, error, reading = "unparseable", str(exc), None
         if reading is None:
             if item_labels:
                 salvaged = salvage_items(text)
@@ -100,13 +104,15 @@ class ModelEvaluator:
                 reading = salvage_holistic(text)
             if reading is not None:
                 self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(reading.items))
+            else:
+                malformed(self.ctx.trace, "sculpt_evaluation", reason, text, error=error, node=node.id,
+                          attempt=attempt)
         return reading
 
-    def settle(self, node: Node, reading: Reading | None, raw: str) -> None:
+    def settle(self, node: Node, reading: Reading | None) -> None:
         """Put the verdict on ``node`` (``malformed_score`` when there is no reading)."""
-        if reading is None:
+        if reading is None:  # its replies were traced as malformed where they were read
             node.score, node.evaluator = self.malformed_score, "malformed"
-            self.ctx.trace.emit("sculpt_eval_malformed", node=node.id, raw=raw[:500])
         else:
             node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
             node.evaluator = "model"
@@ -115,8 +121,8 @@ class ModelEvaluator:
 class SymbolicEvaluator(ModelEvaluator):
     """The model's feedback, but the task's exact score where it has one (``evaluator: symbolic``)."""
 
-    def settle(self, node: Node, reading: Reading | None, raw: str) -> None:
-        super().settle(node, reading, raw)
+    def settle(self, node: Node, reading: Reading | None) -> None:
+        super().settle(node, reading)
         exact = self.world.view.symbolic_score(self.world.problem, node.candidate)
         if exact is not None:
             node.score, node.evaluator = exact, "symbolic"

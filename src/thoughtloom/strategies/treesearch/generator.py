@@ -3,10 +3,12 @@
 A generator makes the root of one run's tree and the children of its
 nodes; the children of any number of nodes go out as ONE ``lm.generate``
 batch. Each generated request has its own ``sample_index``, so N samples
-are N distinct, replayable cache entries. Unreadable, truncated (cut off at
-``max_tokens``), duplicate and (for the extending generator) revising
-children are dropped, each traced. A truncated root is kept (a search needs
-a root, and revising it is the point) but traced.
+are N distinct, replayable cache entries. Unreadable and truncated (cut off
+at ``max_tokens``) children are dropped as ``malformed`` events (``what:
+sculpt_child``), duplicate and (for the extending generator) revising ones
+as ``sculpt_rejected``. A truncated or unreadable root is kept (a search
+needs a root, and revising it is the point) but traced (``what:
+sculpt_root``).
 
 :class:`ThoughtGenerator` lets a child revise any part of its parent and
 starts from the model's first answer (ThoughtSculpt, Self-Refine);
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ...core.events import malformed
 from ...core.types import Completion, Request
 from ..base import Context, finished
 from .budget import affordable
@@ -57,11 +60,12 @@ class ThoughtGenerator:
         prompt = self.ctx.prompt("sculpt_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
         reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
-        finished(self.ctx, reply, "sculpt_root")
+        whole = finished(self.ctx, reply, "sculpt_root")
         text = reply.text
         candidate = w.view.parse_candidate(w.problem, text, None)
         if candidate is None:
-            self.ctx.trace.emit("sculpt_unparsed", parent=None, raw=text[:500])
+            if whole:  # a cut-off reply is traced once, as truncated
+                malformed(self.ctx.trace, "sculpt_root", "unparseable", text)
             candidate = text.strip()
         return self.tree.add(candidate)
 
@@ -107,7 +111,7 @@ class ThoughtGenerator:
             text = reply.text
             candidate = w.view.parse_candidate(w.problem, text, node.candidate)
             if candidate is None:
-                self.ctx.trace.emit("sculpt_unparsed", parent=node.id, raw=text[:500])
+                malformed(self.ctx.trace, "sculpt_child", "unparseable", text, parent=node.id)
                 continue
             kind = w.view.change_kind(node.candidate, candidate)
             if candidate in seen:

@@ -15,15 +15,15 @@ the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
 Trace events (besides ``llm_call``): ``sculpt_node`` (a node was added),
-``sculpt_eval`` (its score and feedback), ``sculpt_eval_malformed`` (the
-evaluator's reply could not be read; the node gets ``malformed_score``),
-``sculpt_eval_salvaged`` (a reply cut off by the token limit, read from
-its complete items or its leading score), ``sculpt_unparsed`` (a generated
-child could not be read and was dropped), ``sculpt_rejected`` (a child that
-revised its parent where only extension is allowed, or a duplicate),
-``sculpt_select`` / ``sculpt_backprop`` (MCTS), ``sculpt_prune`` (DFS),
-``sculpt_budget_trim`` (a batch cut to the calls the budget has left),
-``sculpt_answer`` (the chosen node).
+``sculpt_eval`` (its score and feedback; ``evaluator: malformed`` when no
+reply could be read and the node got ``malformed_score``),
+``sculpt_eval_salvaged`` (a malformed reply read from its complete items or
+its leading score), ``malformed`` (a reply that could not be read: ``what``
+sculpt_root, sculpt_child or sculpt_evaluation), ``sculpt_rejected`` (a
+child that revised its parent where only extension is allowed, or a
+duplicate), ``sculpt_select`` / ``sculpt_backprop`` (MCTS),
+``sculpt_prune`` (DFS), ``sculpt_budget_trim`` (a batch cut to the calls
+the budget has left), ``sculpt_answer`` (the chosen node).
 """
 
 from __future__ import annotations
