@@ -9,7 +9,8 @@ from ``$THOUGHTLOOM_DATA`` (default ``../shared/data``); tasks whose files
 are absent are left out (the outline task's seeds are built in).
 
 Prints the number of runs (per status: ok, recorded per-example error,
-crash, hang), crashes grouped by exception class and innermost thoughtloom
+crash, hang), the unreadable replies the strategies traced (``malformed``
+events by ``what``), crashes grouped by exception class and innermost thoughtloom
 frame, the hangs, and the slowest runs. Exit status 1 if any run crashed
 or hung.
 """
@@ -56,6 +57,9 @@ def main() -> int:
     print(f"ok: {status['ok']}  recorded per-example errors: {status['recorded']}  "
           f"crashes: {status['crash']}  hangs: {status['hang']}")
     print(f"model calls: {sum(o.calls for o in outcomes)} (max {max((o.calls for o in outcomes), default=0)} in one run)")
+    malformed = sum((o.malformed for o in outcomes), Counter())
+    if malformed:
+        print("malformed replies traced, by step: " + ", ".join(f"{k} {v}" for k, v in malformed.most_common()))
     recorded = Counter(o.error.split(":")[0] for o in report.of("recorded"))
     if recorded:
         print("recorded errors by class: " + ", ".join(f"{k} {v}" for k, v in recorded.most_common()))

@@ -22,7 +22,8 @@ results writer would (strict JSON, UTF-8). What counts as a failure:
   not record as this example's error: anything that is not a
   ``ThoughtloomError``, and the fatal ones (``runner.FATAL_ERRORS``: a model
   reply must never stop the eval);
-* a record or trace event that does not serialise;
+* a record or trace event that does not serialise, or an event that does
+  not fit the trace-event schema (``thoughtloom.core.events.EVENTS``);
 * a run that exceeds ``timeout_s`` (a hang): a SIGALRM interrupts Python
   code, and the elapsed time is checked after the run as well.
 
@@ -47,6 +48,7 @@ from typing import Callable
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core.errors import ThoughtloomError
+from thoughtloom.core.events import problems
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Passage, Request, to_json
 from thoughtloom.entail import LexicalJudge, LLMJudge
@@ -237,6 +239,7 @@ class Outcome:
     where: str = ""
     calls: int = 0
     seconds: float = 0.0
+    malformed: Counter = field(default_factory=Counter)  # unreadable replies traced, by ``what``
 
 
 def _where(exc: BaseException) -> str:
@@ -257,7 +260,7 @@ def _expected(exc: BaseException) -> bool:
 
 
 async def _run(strategy_name: str, task_name: str, example, focus: str, rng: random.Random,
-               retriever, judge_kind: str) -> int:
+               retriever, judge_kind: str, malformed: Counter) -> int:
     task = tasks.get(task_name)
     cls = strategies.get(strategy_name)
     strategy = cls(cls.Config())
@@ -281,6 +284,9 @@ async def _run(strategy_name: str, task_name: str, example, focus: str, rng: ran
     json.dumps(record, ensure_ascii=False, allow_nan=False).encode("utf-8")
     for event in trace.events:
         json.dumps(event, ensure_ascii=False).encode("utf-8")
+        if problems(event):
+            raise AssertionError(f"trace event off the schema: {'; '.join(problems(event))}")
+    malformed.update(e["what"] for e in trace.events if e["type"] == "malformed")
     if error is not None:
         raise _Recorded(error)
     return base.calls
@@ -308,7 +314,8 @@ def run_one(strategy_name: str, task_name: str, example, focus: str, seed: int, 
     signal.setitimer(signal.ITIMER_REAL, timeout_s)
     t0 = time.perf_counter()
     try:
-        out.calls = asyncio.run(_run(strategy_name, task_name, example, focus, rng, retriever, judge_kind))
+        out.calls = asyncio.run(_run(strategy_name, task_name, example, focus, rng, retriever, judge_kind,
+                                     out.malformed))
     except _Recorded as exc:
         out.status, out.error = "recorded", str(exc)[:200]
     except Hang as exc:

@@ -1,19 +1,144 @@
-"""Trace events the package emits, and the one event for unreadable model output.
+"""Every trace event the package emits: its type, fields and meaning, in one place.
 
-A model reply that cannot be read as what was asked for (a plan, a score,
-a step, a thought, an action, a verdict) is one ``malformed`` event,
-whoever reads it: ``what`` names the step whose reply it was, ``reason``
-says why it could not be read, ``raw`` is the reply (clipped), and the
-emitter adds its own context (``node``, ``depth``, ``attempt``...). The
-strategy then degrades around it (asks again, falls back, drops the
-candidate) and never fails the run for it.
+A trace (:mod:`.trace`) is one JSON object per event. Each has ``type``
+and ``t`` (seconds since the trace started), the fields the trace was
+opened with (the eval runner adds ``example``, the question's id) and the
+fields of its type below: ``fields`` are always there, ``optional`` ones
+only where the meaning says. A run inspector can rely on this table;
+``tests/core/test_events.py`` fails when code emits a type or a field that
+is not in it, and the fuzz harness checks every event it sees against it.
+
+Unreadable model output is one event type, ``malformed``, whoever reads
+it: ``what`` names the step whose reply it was (:data:`MALFORMED_WHAT`),
+``reason`` says why it could not be read, ``raw`` is the reply, clipped
+(:func:`malformed`). The strategy then degrades around it (asks again,
+falls back, drops the candidate) and the run goes on.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Mapping
 
 from .trace import Trace
+
+
+@dataclass(frozen=True)
+class EventType:
+    meaning: str
+    fields: tuple[str, ...]  # in every event of the type
+    optional: tuple[str, ...] = ()  # in some (the meaning says when)
+    source: str = ""  # the module that emits it
+
+
+#: In every event: its type and time; ``example`` where the runner opened the trace.
+COMMON = ("type", "t", "example")
+
+_TREE = "strategies.treesearch"
+EVENTS: dict[str, EventType] = {
+    # -- the model, the budget, the runner ----------------------------------------------------
+    "llm_call": EventType(
+        "one model call: request hash, decoding, usage, finish reason; messages and reply unless "
+        "the runner was told not to keep text",
+        ("request_hash", "model", "sample_index", "temperature", "prompt_tokens", "completion_tokens",
+         "cached", "latency_s", "finish_reason"), ("messages", "text"), "lm.meter"),
+    "budget_exceeded": EventType(
+        "a call was refused: the question's budget (limit calls or tokens) or the strategy's "
+        "max_calls (strategy_calls) is spent; the run then stops with its best result so far",
+        ("limit", "cap", "used"), source="lm.meter, strategies.base"),
+    "malformed": EventType(
+        "a model reply that could not be read as what was asked; what: the step (MALFORMED_WHAT), "
+        "reason: why (truncated, unparseable, no_answer...), raw: the reply, clipped; the other "
+        "fields place it (error: the parser's message, attempt: 1st/2nd ask...)",
+        ("what", "reason", "raw"),
+        ("error", "attempt", "node", "parent", "depth", "question", "index", "step", "program", "hypothesis"),
+        "core.events.malformed"),
+    "error": EventType("the question failed (the record's error); the eval goes on", ("error",), source="eval.runner"),
+    "retrieval": EventType(
+        "one search: queries, k, and per query the passages found (id, title, score, rank); "
+        "note: no retriever (closed book, no results)",
+        ("queries", "k", "results"), ("seconds", "note"), "strategies.base.Context.search"),
+    # -- sampling and voting (cot-sc, retrieve-then-read, dsp) --------------------------------
+    "sample": EventType("one sampled answer (None: no answer, or the reply was cut off)",
+                        ("index", "answer", "truncated"), source="strategies.base.sample_answers"),
+    "vote": EventType("the vote over the samples: weight per normalized answer, winner, its share",
+                      ("tally", "winner", "confidence"), source="strategies.baselines"),
+    # -- entailment judges ---------------------------------------------------------------------
+    "entail": EventType("one batch of the LLM judge: probability and how it was read, per pair",
+                        ("judge", "n", "probs", "sources"), source="entail.llm"),
+    "entailment": EventType("HGOT's entailment checks of one Infer: pairs judged, entailed",
+                            ("pairs", "entailed"), source="strategies.hgot.quality"),
+    "no_entailment_judge": EventType("HGOT has no judge: every thought weighs 1 (plain self-consistency)",
+                                     ("note",), source="strategies.hgot.search"),
+    # -- HGOT ----------------------------------------------------------------------------------
+    "hgot_infer": EventType(
+        "one Infer: the thoughts (answer, citations, recall, precision, quality), the weighted "
+        "tally, the answer and its confidence", ("depth", "question", "thoughts", "tally", "answer", "confidence"),
+        source="strategies.hgot.search"),
+    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
+                                ("depth", "question", "passages"), source="strategies.hgot.search"),
+    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
+                      ("depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
+    "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
+                               ("depth", "question", "note"), source="strategies.hgot.search"),
+    "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",
+                         ("depth", "step", "original", "facts", "question"), source="strategies.hgot.search"),
+    "rewrite_skipped": EventType("a dependent step kept as written: its parents found no answer",
+                                 ("depth", "step", "reason"), source="strategies.hgot.search"),
+    "hgot_stop": EventType("a question's search ended early: depth limit, a plan that resembles it, "
+                           "or a spent budget", ("depth", "question", "reason"), source="strategies.hgot.search"),
+    # -- retrieval baselines -------------------------------------------------------------------
+    "self_ask_step": EventType("one self-ask hop: the follow-up question and its intermediate answer",
+                               ("hop", "follow_up", "answer"), source="strategies.baselines.retrieval"),
+    "dsp_hop": EventType("one DSP hop: the query written and the passage ids it found",
+                         ("hop", "query", "passages"), source="strategies.baselines.retrieval"),
+    "react_step": EventType("one ReAct turn: thought, action (search, finish or None), argument, observation",
+                            ("step", "thought", "action", "argument", "observation"),
+                            source="strategies.baselines.react"),
+    # -- DecomP --------------------------------------------------------------------------------
+    "decomp_step": EventType(
+        "one executed program step: handler, operator, question, expanded inputs, answer, its "
+        "tokens and calls, a handler error", ("program", "depth", "step", "handler", "operator", "question",
+                                              "inputs", "answer", "tokens", "calls", "error"),
+        source="strategies.decomp.controller"),
+    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit",
+                             ("program", "depth", "status", "steps"), source="strategies.decomp.controller"),
+    # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
+    "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
+                             ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
+    "sculpt_eval": EventType("a node's verdict: score in [0, 1], feedback, items; evaluator model, "
+                             "symbolic, malformed (no readable reply: malformed_score) or empty",
+                             ("node", "score", "feedback", "evaluator", "items"), source=_TREE),
+    "sculpt_eval_salvaged": EventType("a malformed evaluation read in part: its complete items or leading score",
+                                      ("node", "items"), source=_TREE),
+    "sculpt_rejected": EventType("a readable child dropped: a duplicate, or it revised its parent where "
+                                 "only extension is allowed", ("parent", "reason", "candidate"), source=_TREE),
+    "sculpt_budget_trim": EventType("a batch cut to the calls the budget has left", ("wanted", "sent"),
+                                    source=_TREE),
+    "sculpt_select": EventType("MCTS selected a leaf to grow (parallel: leaves this iteration)",
+                               ("node", "depth", "parallel"), source="strategies.sculpt.mcts"),
+    "sculpt_backprop": EventType("MCTS backed a reward up the path to the root", ("node", "reward", "path"),
+                                 source=_TREE),
+    "sculpt_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
+    "sculpt_answer": EventType("the node chosen as the answer", ("node", "answer"), source=_TREE),
+}
+
+#: The steps whose replies a ``malformed`` event may be about (``generate_json``'s
+#: callers name their own).
+MALFORMED_WHAT: dict[str, str] = {
+    "sculpt_root": "a tree search's first answer (kept as the root anyway)",
+    "sculpt_child": "a generated child (dropped)",
+    "sculpt_evaluation": "a node's evaluation (re-asked once, then malformed_score)",
+    "hgot_plan": "a plan (re-asked with the reason, then the single-step fallback)",
+    "hgot_thought": "a sampled thought (no answer: it does not vote)",
+    "hgot_rewrite": "a dependent step's rewrite (the step with its parents' answers instead)",
+    "decomp_step": "a decomposer step (re-asked, then the program ends malformed)",
+    "self_ask_answer": "self-ask's chain without 'So the final answer is' (read for any answer)",
+    "dsp_query": "an empty DSP search query (the question instead)",
+    "react_action": "a ReAct turn with no search[...] or finish[...] (the observation says so)",
+    "entailment": "an LLM judge reply that is neither yes nor no (votes no)",
+    "json": "a structured reply generate_json could not parse (re-asked once)",
+}
 
 #: Longest ``raw`` kept in a ``malformed`` event.
 RAW_CHARS = 500
@@ -22,3 +147,15 @@ RAW_CHARS = 500
 def malformed(trace: Trace, what: str, reason: str, raw: str, **fields: Any) -> None:
     """Trace one unreadable model reply (a ``malformed`` event); ``raw`` is clipped."""
     trace.emit("malformed", what=what, reason=reason, raw=raw[:RAW_CHARS], **fields)
+
+
+def problems(event: Mapping[str, Any]) -> list[str]:
+    """What in ``event`` does not fit :data:`EVENTS` (empty when it fits)."""
+    kind = event.get("type")
+    spec = EVENTS.get(kind) if isinstance(kind, str) else None
+    if spec is None:
+        return [f"unknown event type {kind!r}"]
+    missing = [f for f in ("t", *spec.fields) if f not in event]
+    extra = [f for f in event if f not in COMMON and f not in spec.fields and f not in spec.optional]
+    return ([f"{kind}: no field {f!r}" for f in missing]
+            + [f"{kind}: field {f!r} is not in the schema" for f in extra])

@@ -6,19 +6,8 @@ Trace format (JSON lines, one event per line)::
 
 Common keys: ``type`` (event kind), ``t`` (seconds since the trace started),
 plus any fields the trace was opened with (the eval runner adds ``example``).
-Event kinds written by the library:
-
-``llm_call``       request_hash, model, sample_index, temperature,
-                   prompt_tokens, completion_tokens, cached, latency_s,
-                   finish_reason, messages, text
-``llm_error``      request_hash, error
-``budget_exceeded`` limit, used
-``malformed``      what, reason, raw (a reply that could not be read)
-``sample``         strategy-level: one sampled answer (index, answer)
-``vote``           strategy-level: counts per normalized answer and winner
-
-Strategies add their own kinds (nodes, retrievals, scores); each documents
-them where it emits them.
+Every event type the package emits, with its fields and meaning, is in
+:mod:`.events` (the schema a run inspector reads).
 """
 
 from __future__ import annotations

@@ -87,10 +87,10 @@ class Context:
         """The top ``k`` passages for each query, in one batched call to ``retriever``.
 
         The one way a strategy retrieves, and the one place a ``retrieval``
-        trace event is emitted, one per call: ``queries``, ``k``, ``results``
-        (per query, a list of ``{id, title, score, rank}``) and ``seconds``.
-        Without a retriever (closed book) every list is empty and the event
-        says ``note: "no retriever"``; a strategy that cannot work closed
+        trace event is emitted, one per call (its fields:
+        :data:`thoughtloom.core.events.EVENTS`). Without a retriever (closed
+        book) every list is empty and the event says ``note: "no
+        retriever"``; a strategy that cannot work closed
         book passes ``required=True`` and gets a ConfigError naming --index.
         """
         queries = list(queries)

@@ -14,8 +14,7 @@ A reply cut off at ``max_tokens`` is not an answer: ``io`` and ``cot`` mark
 their result ``truncated`` (the runner scores it as no answer), and a
 truncated ``cot-sc`` sample does not vote.
 
-Trace events: ``sample`` (index, answer, truncated) for each sample and
-``vote`` (tally, winner, confidence).
+Trace events (``sample``, ``vote``): :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations

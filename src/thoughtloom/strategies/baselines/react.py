@@ -7,8 +7,8 @@ fits neither form is a ``malformed`` event (``what: react_action``) and the Obse
 model the valid forms. After
 ``max_steps`` without finish, the last Thought's text is read for an answer.
 
-Trace events: ``react_step`` (step, thought, action, observation),
-``retrieval``, ``malformed``.
+Trace events (``react_step``, ``retrieval``, ``malformed``):
+:mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations

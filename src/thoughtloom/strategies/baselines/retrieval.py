@@ -12,11 +12,11 @@
 without a retriever each of them sees no passages (its ``retrieval`` event
 says ``note: no retriever``).
 
-Trace events: ``retrieval`` (from ``Context.search``), ``sample`` and
-``vote`` for voted answers, ``self_ask_step`` / ``dsp_hop`` per hop,
-``malformed`` for output that does not follow the format (``what``:
-self_ask_answer, a chain with no "So the final answer is", then read for
-any answer; dsp_query, an empty query, replaced by the question).
+A reply off the format is a ``malformed`` event: self-ask's chain without
+"So the final answer is" (then read for any answer), an empty DSP query
+(the question is searched instead). Trace events and their fields
+(``retrieval``, ``sample``, ``vote``, ``self_ask_step``, ``dsp_hop``,
+``malformed``): :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations

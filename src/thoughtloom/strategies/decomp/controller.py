@@ -26,12 +26,8 @@ decoding on backends that support it; the first JSON object in the reply
 (``lm.structured.parse_json``) is turned back into a QS line and checked
 like any other.
 
-Trace events: ``decomp_step`` (program, depth, step, handler, operator,
-question, inputs, answer, tokens, calls, error), ``malformed`` (``what:
-decomp_step``, ``reason``: unparseable | unknown_handler | bad_reference |
-truncated; program, depth, error, raw, attempt), ``program_end`` (program,
-depth, status: ok | malformed | step_limit | depth_limit), and
-``retrieval`` from ``Context.search``.
+Trace events (``decomp_step``, ``program_end``, ``malformed`` with ``what:
+decomp_step``, ``retrieval``) and their fields: :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations

@@ -19,15 +19,10 @@
 A spent budget ends the whole run (siblings still searching are
 cancelled); the strategy answers with the root's first answer.
 
-Trace events (all carry ``depth`` and ``question``): ``hgot_infer``
-(thoughts with answers, citations, recall/precision/quality; vote tally;
-confidence), ``passage_scores`` (id, old, citation frequency, new),
-``plan`` / ``plan_fallback``, ``rewrite`` (the question a dependent step
-became), ``rewrite_skipped``, ``hgot_stop`` (reason), ``malformed`` (what:
-hgot_plan, re-asked; hgot_thought, which does not vote; hgot_rewrite,
-replaced by the step with its parents' answers; a reply cut off at
-max_tokens is not read), plus ``retrieval`` and ``entailment`` from probe
-and quality.
+Trace events (``hgot_infer``, ``passage_scores``, ``plan``,
+``plan_fallback``, ``rewrite``, ``rewrite_skipped``, ``hgot_stop``,
+``malformed`` with ``what`` hgot_plan / hgot_thought / hgot_rewrite) and
+their fields: :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations

@@ -14,16 +14,11 @@ A :class:`SearchRun` is created inside ``run`` and dropped with it; it holds
 the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
-Trace events (besides ``llm_call``): ``sculpt_node`` (a node was added),
-``sculpt_eval`` (its score and feedback; ``evaluator: malformed`` when no
-reply could be read and the node got ``malformed_score``),
-``sculpt_eval_salvaged`` (a malformed reply read from its complete items or
-its leading score), ``malformed`` (a reply that could not be read: ``what``
-sculpt_root, sculpt_child or sculpt_evaluation), ``sculpt_rejected`` (a
-child that revised its parent where only extension is allowed, or a
-duplicate), ``sculpt_select`` / ``sculpt_backprop`` (MCTS),
-``sculpt_prune`` (DFS), ``sculpt_budget_trim`` (a batch cut to the calls
-the budget has left), ``sculpt_answer`` (the chosen node).
+Trace events (``sculpt_node``, ``sculpt_eval``, ``sculpt_eval_salvaged``,
+``sculpt_rejected``, ``sculpt_select``, ``sculpt_backprop``,
+``sculpt_prune``, ``sculpt_budget_trim``, ``sculpt_answer``, ``malformed``
+with ``what`` sculpt_root / sculpt_child / sculpt_evaluation) and their
+fields: :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations
