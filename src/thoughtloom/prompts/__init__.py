@@ -1,9 +1,15 @@
-"""Prompt templates are package data: one ``<role>.txt`` file per role.
+"""Prompts are package data, read by one loader: one ``<role>.txt`` file per role.
+
+Every prompt file lives under this package, named by its path without
+``.txt``: the roles' templates at the top (``cot``, ``hgot_plan``...),
+DecomP's few-shot programs below ``decomp/`` (``decomp/decomposers/<name>``,
+``decomp/handlers/<name>``). Any file can be overridden on its own by a file
+at the same relative path in a directory passed as ``prompt_dir`` (the
+CLI's ``--prompts DIR`` / ``THOUGHTLOOM_PROMPTS``); :func:`read` returns the
+text, :func:`names` what a folder holds.
 
 Templates use ``string.Template`` placeholders (``$question``, ``$demos``,
-...). Any template can be overridden on its own by putting a file of the
-same name in a directory passed as ``prompt_dir`` (the CLI's
-``--prompts DIR`` / ``THOUGHTLOOM_PROMPTS``).
+...).
 
 A template with few-shot demos can be laid out two ways from the same file:
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Sequence
 from string import Template
@@ -36,21 +43,44 @@ from ..core.types import Message, assistant, system, user
 _DEMOS = re.compile(r"\$(?:demos\b|\{demos\})")
 
 
+def _packaged_path(name: str) -> Traversable:
+    """``name`` (a path below this package, ``/``-separated) among the package's files."""
+    path = resources.files(__name__)
+    for part in name.split("/"):
+        path = path / part
+    return path
+
+
 @lru_cache(maxsize=None)
-def _packaged(name: str) -> str:
-    try:
-        return resources.files(__name__).joinpath(f"{name}.txt").read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ConfigError(f"no prompt template named {name!r}") from exc
+def _packaged(name: str) -> str | None:
+    path = _packaged_path(f"{name}.txt")
+    return path.read_text(encoding="utf-8") if path.is_file() else None
+
+
+def read(name: str, prompt_dir: str | Path | None = None) -> str | None:
+    """The text of prompt file ``name`` (``cot``, ``decomp/handlers/qa``): the override
+    in ``prompt_dir`` if there is one, else ours; None if neither exists."""
+    if prompt_dir is not None:
+        override = Path(prompt_dir) / f"{name}.txt"
+        if override.is_file():
+            return override.read_text(encoding="utf-8")
+    return _packaged(name)
+
+
+def names(folder: str, prompt_dir: str | Path | None = None) -> set[str]:
+    """The prompt files in ``folder`` (``decomp/handlers``), ours and the overrides', without ``.txt``."""
+    found = {p.name[:-4] for p in _packaged_path(folder).iterdir() if p.name.endswith(".txt")}
+    if prompt_dir is not None and (Path(prompt_dir) / folder).is_dir():
+        found |= {p.stem for p in (Path(prompt_dir) / folder).glob("*.txt")}
+    return found
 
 
 def load(name: str, prompt_dir: str | Path | None = None) -> Template:
     """The template for ``name``: the override in ``prompt_dir`` if present, else ours."""
-    if prompt_dir is not None:
-        override = Path(prompt_dir) / f"{name}.txt"
-        if override.is_file():
-            return Template(override.read_text(encoding="utf-8"))
-    return Template(_packaged(name))
+    text = read(name, prompt_dir)
+    if text is None:
+        raise ConfigError(f"no prompt template named {name!r}")
+    return Template(text)
 
 
 def _fill(name: str, template: Template, fields: dict[str, object]) -> str:

@@ -5,12 +5,13 @@ import re
 
 import pytest
 
+from thoughtloom import prompts
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
-from thoughtloom.strategies.decomp.handlers import HandlerEnv, prompt_file_names
+from thoughtloom.strategies.decomp.handlers import HandlerEnv
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS, PROGRAMS
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.tasks import get as get_task
@@ -288,7 +289,7 @@ async def test_math_extract_runs_cot_then_a_separate_extraction_prompt():
 
 def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
     # a program named like a handler would call itself instead of the prompt
-    assert not set(PROGRAMS) & prompt_file_names("handlers", None)
+    assert not set(PROGRAMS) & prompts.names("decomp/handlers")
     assert {p for d in DEFAULTS.values() for p in d.values()} <= set(PROGRAMS)
 
 

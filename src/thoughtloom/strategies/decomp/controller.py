@@ -35,6 +35,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any, Awaitable, Callable, Sequence
 
+from ... import prompts
 from ...core.errors import ConfigError, ParseError
 from ...core.events import malformed
 from ...core.types import Passage, Request
@@ -42,8 +43,7 @@ from ...lm.structured import parse_json
 from ..base import Context
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
-from .handlers import (Call, Handler, HandlerEnv, Outcome, known_names, read_prompt_file, resolve,
-                       split_header)
+from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, resolve, split_header
 from .language import PROJECT, PROJECT_FLAT, SELECT, End, Step, StepError, combine, expand, parse_step, render_value
 from .record import Run, StepRecord
 
@@ -234,7 +234,7 @@ class Controller:
 
     def _decomposer_prompt(self, program: Program) -> str:
         assert program.decomposer is not None
-        text = read_prompt_file("decomposers", program.decomposer, self.ctx.prompt_dir)
+        text = prompts.read(f"decomp/decomposers/{program.decomposer}", self.ctx.prompt_dir)
         if text is None:
             raise ConfigError(f"no decomposer prompt decomp/decomposers/{program.decomposer}.txt")
         return split_header(text)[1]

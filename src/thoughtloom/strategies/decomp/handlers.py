@@ -7,7 +7,8 @@ model, the seed, the task's answer extraction, search, and the other handlers
 by name), never the controller itself. Kinds:
 
 * ``prompt``: a few-shot prompt file with its own demonstrations
-  (``decomp/handlers/<name>.txt``, package data, overridable);
+  (``decomp/handlers/<name>.txt`` in :mod:`thoughtloom.prompts`, package
+  data, overridable with ``--prompts DIR``);
 * ``symbolic``: a Python function ``str -> str | list`` registered with
   :func:`~.functions.symbolic` (the registry lives with the built-ins in
   ``functions.py``);
@@ -29,11 +30,11 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from string import Template
 from typing import Awaitable, Callable, Sequence
 
+from ... import prompts
 from ...core.errors import ConfigError
 from ...core.protocols import LM
 from ...core.types import Passage, Request
@@ -105,27 +106,7 @@ class SymbolicHandler(Handler):
         return out
 
 
-# -- prompt files --------------------------------------------------------------
-
-_PKG = "thoughtloom.strategies.decomp"
-
-
-def read_prompt_file(kind: str, name: str, prompt_dir: str | Path | None) -> str | None:
-    """``decomp/<kind>/<name>.txt`` from the override folder, else the package."""
-    if prompt_dir is not None:
-        path = Path(prompt_dir) / "decomp" / kind / f"{name}.txt"
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
-    res = resources.files(_PKG).joinpath("prompts", kind, f"{name}.txt")
-    return res.read_text(encoding="utf-8") if res.is_file() else None
-
-
-def prompt_file_names(kind: str, prompt_dir: str | Path | None) -> set[str]:
-    names = {p.name[:-4] for p in resources.files(_PKG).joinpath("prompts", kind).iterdir()
-             if p.name.endswith(".txt")}
-    if prompt_dir is not None and (Path(prompt_dir) / "decomp" / kind).is_dir():
-        names |= {p.stem for p in (Path(prompt_dir) / "decomp" / kind).glob("*.txt")}
-    return names
+# -- prompt files: package data under thoughtloom/prompts/decomp/, read with prompts.read ------
 
 
 def split_header(text: str) -> tuple[dict[str, str], str]:
@@ -237,7 +218,7 @@ def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None) 
     """
     if name in BUILTIN_CLASSES:
         return BUILTIN_CLASSES[name]()
-    text = read_prompt_file("handlers", name, prompt_dir)
+    text = prompts.read(f"decomp/handlers/{name}", prompt_dir)
     fn = symbolic_function(name)
     if fn is not None and (prefer_symbolic or text is None):
         return SymbolicHandler(name, fn)
@@ -248,7 +229,7 @@ def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None) 
 
 
 def known_names(prompt_dir: str | Path | None) -> set[str]:
-    return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompt_file_names("handlers", prompt_dir)
+    return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompts.names("decomp/handlers", prompt_dir)
 
 
 __all__ = ["Call", "Handler", "HandlerEnv", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]
