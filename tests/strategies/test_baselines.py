@@ -42,8 +42,8 @@ async def test_io_text_layout_is_one_message():
 async def test_cot_chat_and_text_layouts_carry_the_same_text():
     chat_lm, text_lm = ScriptedLM(["The answer is: 5"]), ScriptedLM(["The answer is: 5"])
     cot = strategies.get("cot")
-    await cot().run(PROBLEM, ctx_for(chat_lm))
-    await cot(make_config(cot, {"layout": "text"})).run(PROBLEM, ctx_for(text_lm))
+    await cot(make_config(cot, {"layout": "chat"})).run(PROBLEM, ctx_for(chat_lm))
+    await cot().run(PROBLEM, ctx_for(text_lm))  # cot's default: one message (docs/prompts.md)
     chat, (text,) = chat_lm.requests[0].messages, text_lm.requests[0].messages
     assert "step by step" in chat[0].content and chat[0].role == "system"
     assert chat[2].role == "assistant" and chat[2].content.endswith(f"The answer is: {MATH.demos()[0].answer}")

@@ -4,11 +4,14 @@
 samples in one batch at temperature > 0 and returns the most frequent
 normalized answer; its confidence is the winner's vote share.
 
-Few-shot demos go out as chat turns by default (``layout=chat``): the task's
-instruction as the system message, each demo as a user question and an
-assistant answer, then the real question. ``layout=text`` sends the older
-single-message rendering (the demos written into one prompt), which a chat
-model tends to read as a list of tasks to solve.
+How the few-shot demos are laid out was measured per role on the bench model
+(docs/prompts.md): ``io`` sends them as chat turns (``layout=chat``: the
+task's instruction as the system message, each demo as a user question and
+an assistant answer, then the real question), because in one message a chat
+model re-solves the demos instead of answering; ``cot`` and ``cot-sc`` send
+one message (``layout=text``), where the model reasons at its own length
+(as chat turns it copied the demos' terse rationales and was less accurate).
+Either can be set with ``--set layout=...``.
 
 A reply cut off at ``max_tokens`` is not an answer: ``io`` and ``cot`` mark
 their result ``truncated`` (the runner scores it as no answer), and a
@@ -66,14 +69,14 @@ class Direct(Strategy):
 class CoTConfig:
     max_tokens: int = 384
     shots: int = 3
-    layout: str = "chat"  # chat: demos as chat turns; text: one message
+    layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
         check_layout(self.layout)
 
 
-def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, layout: str = "chat",
+def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, layout: str = "text",
                 temperature: float = 0.0, sample_index: int = 0) -> Request:
     messages = few_shot(ctx, "cot", list(ctx.task.demos())[:shots], with_rationale=True, layout=layout,
                         instruction=ctx.task.instruction, question=_question(problem),
@@ -102,7 +105,7 @@ class SelfConsistencyConfig:
     temperature: float = 0.7
     max_tokens: int = 384
     shots: int = 3
-    layout: str = "chat"  # chat: demos as chat turns; text: one message
+    layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
