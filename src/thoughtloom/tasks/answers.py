@@ -21,6 +21,7 @@ runs that backtrack on long blanks); replies are clipped first.
 from __future__ import annotations
 
 import re
+from typing import Iterable
 
 from ..core.bounded import clip
 from .metrics import format_number, parse_number
@@ -41,7 +42,7 @@ _NUMBER = re.compile(_NUM)
 
 
 def _clean(value: str) -> str:
-    """The marked text without emphasis, LaTeX dollars, quotes or a final full stop."""
+    """The marked text without markdown emphasis (``*``, ``_``, backticks) or a final full stop."""
     value = value.strip()
     for _ in range(3):  # '**Paris**.' -> 'Paris'; a few passes cover nested marks
         value = value.rstrip(".").strip().strip("*_`").strip()
@@ -86,16 +87,9 @@ def first_line(text: str) -> str | None:
     return None
 
 
-def _first_number(text: str) -> str | None:
-    for candidate in _NUMBER.findall(text):
-        value = parse_number(candidate)
-        if value is not None:
-            return format_number(value)
-    return None
-
-
-def _last_number(text: str) -> str | None:
-    for candidate in reversed(_NUMBER.findall(text)):
+def _number(candidates: Iterable[str]) -> str | None:
+    """The first of ``candidates`` (number-like matches) that reads as a number, normalized."""
+    for candidate in candidates:
         value = parse_number(candidate)
         if value is not None:
             return format_number(value)
@@ -111,11 +105,11 @@ def extract_number(text: str) -> str | None:
     """
     text = clip(text)
     for _, value in reversed(_marks(text)):
-        number = _first_number(value)
+        number = _number(_NUMBER.findall(value))  # the first number after the marker
         if number is not None:
             return number
     for bold in reversed(_BOLD.findall(text)):
-        number = _last_number(bold)
+        number = _number(reversed(_NUMBER.findall(bold)))
         if number is not None:
             return number
-    return _last_number(text)
+    return _number(reversed(_NUMBER.findall(text)))
