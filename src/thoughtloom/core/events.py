@@ -60,9 +60,9 @@ EVENTS: dict[str, EventType] = {
         ("queries", "k", "results"), ("seconds", "note"), "strategies.base.Context.search"),
     # -- sampling and voting (cot-sc, retrieve-then-read, dsp) --------------------------------
     "sample": EventType("one sampled answer (None: no answer, or the reply was cut off)",
-                        ("index", "answer", "truncated"), source="strategies.base.sample_answers"),
+                        ("index", "answer", "truncated"), source="strategies.base.vote_samples"),
     "vote": EventType("the vote over the samples: weight per normalized answer, winner, its share",
-                      ("tally", "winner", "confidence"), source="strategies.baselines"),
+                      ("tally", "winner", "confidence"), source="strategies.base.vote_samples"),
     # -- entailment judges ---------------------------------------------------------------------
     "entail": EventType("one batch of the LLM judge: probability and how it was read, per pair",
                         ("judge", "n", "probs", "sources"), source="entail.llm"),

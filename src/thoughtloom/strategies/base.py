@@ -48,6 +48,7 @@ from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
+from .vote import Vote, weighted_vote
 
 
 @dataclass
@@ -305,13 +306,22 @@ def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bo
     return True
 
 
-def sample_answers(ctx: Context, replies: typing.Sequence[Completion]) -> list[str | None]:
-    """Each sampled reply's answer, traced as ``sample`` events (index, answer,
-    truncated); a sample cut off at ``max_tokens`` has no answer, so it does not vote."""
+def vote_samples(ctx: Context, replies: typing.Sequence[Completion]) -> tuple["Result", Vote]:
+    """Self-consistency over sampled replies: each one's answer (traced as a
+    ``sample`` event; a sample cut off at ``max_tokens`` has none, so it does not
+    vote), the majority vote (traced as ``vote``), and the result: the winner,
+    the reply that gave it, its vote share, ``truncated`` when every sample was,
+    ``details["samples"]``. Callers add their own details."""
     answers = [None if c.truncated else ctx.task.extract_answer(c.text) for c in replies]
     for i, (answer, reply) in enumerate(zip(answers, replies)):
         ctx.trace.emit("sample", index=i, answer=answer, truncated=reply.truncated)
-    return answers
+    vote = weighted_vote(answers, ctx.task.normalize)
+    ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
+    best = next((c.text for c, a in zip(replies, answers)
+                 if a is not None and ctx.task.normalize(a) == vote.key), "")
+    result = Result(answer=vote.winner or "", text=best, confidence=vote.confidence,
+                    truncated=all(c.truncated for c in replies), details={"samples": answers})
+    return result, vote
 
 
 #: How a few-shot prompt is sent (see :mod:`thoughtloom.prompts`): ``chat``
@@ -323,6 +333,14 @@ LAYOUTS = ("chat", "text")
 def check_layout(layout: str) -> None:
     if layout not in LAYOUTS:
         raise ConfigError(f"unknown prompt layout {layout!r}", hint=f"layout is one of: {', '.join(LAYOUTS)}")
+
+
+class LayoutChecked:
+    """For a strategy config with a ``layout`` field: an unknown layout is a
+    ConfigError when the config is made (``--set layout=...``), before any call."""
+
+    def __post_init__(self) -> None:
+        check_layout(self.layout)  # type: ignore[attr-defined]
 
 
 def demo_turn(demo: Demo, *, with_rationale: bool) -> tuple[str, str]:

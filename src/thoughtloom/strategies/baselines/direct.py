@@ -26,9 +26,8 @@ from dataclasses import dataclass
 
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import (DEFAULT_MAX_CALLS, Context, Result, Strategy, check_layout, few_shot, register,
-                    sample_answers)
-from ..vote import weighted_vote
+from ..base import (DEFAULT_MAX_CALLS, Context, LayoutChecked, Result, Strategy, few_shot, register,
+                    vote_samples)
 
 
 def _question(problem: Problem) -> str:
@@ -38,14 +37,11 @@ def _question(problem: Problem) -> str:
 
 
 @dataclass(frozen=True)
-class IOConfig:
+class IOConfig(LayoutChecked):
     max_tokens: int = 64
     shots: int = 3
     layout: str = "chat"  # chat: demos as chat turns; text: one message
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-
-    def __post_init__(self) -> None:
-        check_layout(self.layout)
 
 
 @register("io")
@@ -66,14 +62,11 @@ class Direct(Strategy):
 
 
 @dataclass(frozen=True)
-class CoTConfig:
+class CoTConfig(LayoutChecked):
     max_tokens: int = 384
     shots: int = 3
     layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-
-    def __post_init__(self) -> None:
-        check_layout(self.layout)
 
 
 def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, layout: str = "text",
@@ -100,16 +93,13 @@ class ChainOfThought(Strategy):
 
 
 @dataclass(frozen=True)
-class SelfConsistencyConfig:
+class SelfConsistencyConfig(LayoutChecked):
     n: int = 5
     temperature: float = 0.7
     max_tokens: int = 384
     shots: int = 3
     layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-
-    def __post_init__(self) -> None:
-        check_layout(self.layout)
 
 
 @register("cot-sc")
@@ -132,16 +122,6 @@ class SelfConsistency(Strategy):
             for i in range(n)
         ]
         completions = await ctx.lm.generate(requests)
-        answers = sample_answers(ctx, completions)
-        truncated = sum(c.truncated for c in completions)
-        vote = weighted_vote(answers, ctx.task.normalize)
-        ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
-        best = next((c.text for c, a in zip(completions, answers)
-                     if a is not None and ctx.task.normalize(a) == vote.key), "")
-        return Result(
-            answer=vote.winner or "",
-            text=best,
-            confidence=vote.confidence,
-            details={"samples": answers, "tally": vote.tally, "truncated_samples": truncated},
-            truncated=truncated == len(completions),
-        )
+        result, vote = vote_samples(ctx, completions)
+        result.details.update(tally=vote.tally, truncated_samples=sum(c.truncated for c in completions))
+        return result

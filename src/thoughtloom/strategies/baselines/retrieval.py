@@ -27,9 +27,8 @@ from typing import Sequence
 
 from ...core.events import RAW_CHARS, malformed
 from ...core.types import Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, sample_answers
+from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, vote_samples
 from ..passages import dedupe, format_passages
-from ..vote import weighted_vote
 
 
 async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage], *, n: int,
@@ -41,16 +40,10 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
     temp = temperature if n > 1 else 0.0
     reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
                        stop=("\nQuestion:",)) for i in range(n)]
-    outs = await ctx.lm.generate(reqs)
-    answers = sample_answers(ctx, outs)
-    vote = weighted_vote(answers, ctx.task.normalize)
-    ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
-    best = next((o.text for o, a in zip(outs, answers) if a and ctx.task.normalize(a) == vote.key), "")
-    return Result(answer=vote.winner or "", text=best, confidence=vote.confidence,
-                  truncated=all(o.truncated for o in outs),
-                  details={"samples": answers, "passages": [p.id for p in passages],
-                           "gathered": [p.id for p in passages],
-                           "gathered_titles": [p.title for p in passages]})
+    result, _ = vote_samples(ctx, await ctx.lm.generate(reqs))
+    result.details.update(passages=[p.id for p in passages], gathered=[p.id for p in passages],
+                          gathered_titles=[p.title for p in passages])
+    return result
 
 
 @dataclass(frozen=True)
