@@ -53,7 +53,7 @@ async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path
     assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
     assert task.pooled_corpus() == (path, "hotpotqa")
-    retriever = pooled_retriever(task)
+    retriever = pooled_retriever(task.pooled_corpus())
     assert len(retriever) == 2  # the same paragraphs pool once
     hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]
     assert hits[0].passage.title == "Moon Garden"
@@ -65,4 +65,4 @@ def test_real_odqa_files_load():
         task = get(name)
         ex = task.load(data_file(*parts))
         assert ex and all(e.gold for e in ex)
-        assert len(pooled_retriever(task)) > len(ex)
+        assert len(pooled_retriever(task.pooled_corpus())) > len(ex)

@@ -114,7 +114,8 @@ def run(
     result = _result_or_exit(answered)
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
-                                  "truncated": result.truncated, "stopped": result.stopped, "text": result.text, "details": result.details,
+                                  "truncated": result.truncated, "stopped": result.stopped,
+                                  "text": result.text, "details": result.details,
                                   "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
         return

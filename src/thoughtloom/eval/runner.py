@@ -307,7 +307,7 @@ async def evaluate(
     pooled = task.pooled_corpus() if res.retriever is None else None
     if pooled is not None:  # the same fallback for every strategy on the task
         log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.path)
-        res = dataclasses.replace(res, retriever=pooled_retriever(task))
+        res = dataclasses.replace(res, retriever=pooled_retriever(pooled))
         meta = {**(meta or {}), "pooled_corpus": str(pooled.path)}
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
         store = ResultsFile(out_dir, retry_errors=settings.retry_errors)

@@ -7,8 +7,8 @@ may import retrieval and entail and is imported by the CLI.
 
 Without ``--index``, an eval on a task whose data file carries paragraphs
 (HotpotQA / 2Wiki / MuSiQue / IRCoT JSONL) retrieves from those paragraphs,
-pooled and indexed with BM25 (:func:`pooled_retriever`): the decision is
-taken here, once per eval, so every strategy on the task sees the same
+pooled and indexed with BM25 (:func:`pooled_retriever`): the eval runner
+decides once per eval, so every strategy on the task sees the same
 retriever.
 """
 
@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.errors import ConfigError
 from ..core.protocols import LM, Entailment, Retriever
-from ..tasks.base import Task
+from ..tasks.base import CorpusFile
 
 
 def open_retriever(index_dir: Path | None) -> Retriever | None:
@@ -31,12 +31,9 @@ def open_retriever(index_dir: Path | None) -> Retriever | None:
     return CachedRetriever(index, fingerprint=index.fingerprint)
 
 
-def pooled_retriever(task: Task) -> Retriever | None:
-    """BM25 over the paragraphs of the task's loaded data file, built on first search; None
-    when the task has no such corpus (see :meth:`Task.pooled_corpus`)."""
-    source = task.pooled_corpus()
-    if source is None:
-        return None
+def pooled_retriever(source: CorpusFile) -> Retriever:
+    """BM25 over the paragraphs of a task's loaded data file (:meth:`Task.pooled_corpus`),
+    built on first search."""
     from ..retrieval import TemporaryIndex
 
     return TemporaryIndex([source.path], source.format)
