@@ -1,0 +1,64 @@
+import math
+
+import numpy as np
+import pytest
+
+from thoughtloom.eval.stats import Estimate, judge, mean_ci, paired_difference
+
+
+def test_mean_ci_brackets_the_mean_and_narrows_with_n():
+    small = mean_ci([1, 0] * 10)
+    large = mean_ci([1, 0] * 200)
+    assert small.mean == large.mean == 0.5
+    assert small.ci_low < 0.5 < small.ci_high
+    assert (large.ci_high - large.ci_low) < (small.ci_high - small.ci_low)
+    assert small.n == 20 and large.n == 400
+
+
+def test_mean_ci_matches_the_normal_approximation_for_a_proportion():
+    est = mean_ci([1] * 60 + [0] * 40)
+    half = 1.96 * math.sqrt(0.6 * 0.4 / 100)
+    assert est.ci_low == pytest.approx(0.6 - half, abs=0.02)
+    assert est.ci_high == pytest.approx(0.6 + half, abs=0.02)
+
+
+def test_constant_scores_have_a_zero_width_interval():
+    assert mean_ci([1, 1, 1]) == Estimate(1.0, 1.0, 1.0, 3)
+
+
+def test_seed_noise_widens_the_interval():
+    rng = np.random.default_rng(1)
+    runs = rng.integers(0, 2, size=(3, 50)).astype(float)  # three seeds that disagree a lot
+    both = mean_ci(runs)
+    averaged_away = mean_ci(runs.mean(axis=0))
+    assert both.n == averaged_away.n == 50
+    assert both.mean == pytest.approx(averaged_away.mean)
+    assert (both.ci_high - both.ci_low) > (averaged_away.ci_high - averaged_away.ci_low)
+
+
+def test_empty_and_non_finite_inputs():
+    assert mean_ci([]).n == 0 and math.isnan(mean_ci([]).mean)
+    with pytest.raises(ValueError, match="finite"):
+        mean_ci([1.0, float("nan")])
+    with pytest.raises(ValueError, match="confidence"):
+        mean_ci([1, 0], confidence=1.5)
+
+
+def test_paired_difference_uses_shared_ids_only_and_pairing_helps():
+    a = {f"q{i}": float(i % 2) for i in range(40)}
+    b = dict(a, q0=1.0, q2=1.0, q4=1.0, q6=1.0, extra=1.0)  # b fixes four of a's misses
+    diff = paired_difference(a, b)
+    assert diff.n == 40 and diff.mean == pytest.approx(4 / 40)
+    assert diff.ci_low >= 0  # every paired difference is >= 0
+    assert judge(diff) in {"holds", "inconclusive"}
+    assert judge(paired_difference(b, a)) in {"does not hold", "inconclusive"}
+
+
+def test_judge_reads_the_interval():
+    assert judge(Estimate(0.2, 0.05, 0.3, 50)) == "holds"
+    assert judge(Estimate(-0.2, -0.3, -0.05, 50)) == "does not hold"
+    assert judge(Estimate(0.0, 0.0, 0.0, 50)) == "does not hold"
+    assert judge(Estimate(0.05, -0.05, 0.15, 50)) == "inconclusive"
+    assert judge(paired_difference({}, {"x": 1.0})) == "inconclusive"
+    clear = paired_difference({f"q{i}": 0.0 for i in range(30)}, {f"q{i}": 1.0 for i in range(30)})
+    assert judge(clear) == "holds"
