@@ -123,6 +123,21 @@ def test_registry_and_config():
         make_config(cls, {"n": "many"})
 
 
+def test_options_given_as_python_values_are_checked_like_set():
+    """``strategies.build`` takes --set strings or typed values (the Python API's keyword arguments)."""
+    built = strategies.build("cot-sc", {"n": 4, "temperature": 1, "layout": "chat"})
+    assert (built.config.n, built.config.temperature, built.config.layout) == (4, 1.0, "chat")
+    assert isinstance(built.config.temperature, float)
+    assert strategies.build("cot-sc", {"n": "4"}).config == strategies.build("cot-sc", {"n": 4}).config
+    for options, message in [({"n": True}, "bad value for n: True"), ({"n": 2.5}, "bad value for n: 2.5"),
+                             ({"temperature": "hot"}, "bad value for temperature"), ({"n": 0}, "must be >= 1"),
+                             ({"temperature": float("nan")}, "finite"), ({"beams": 2}, "no option 'beams'"),
+                             ({"layout": "turns"}, "unknown prompt layout"),
+                             ({"max_calls": None}, "bad value for max_calls: None")]:
+        with pytest.raises(ConfigError, match=message):
+            strategies.build("cot-sc", options)
+
+
 async def test_prompt_override_dir(tmp_path):
     (tmp_path / "io.txt").write_text("CUSTOM $question")
     lm = ScriptedLM(["7"])

@@ -22,7 +22,6 @@ import typer
 
 from .. import strategies
 from ..core.errors import ConfigError
-from ..core.options import check_options
 from ..core.protocols import LM
 from ..lm import Budget, open_lm
 from ..strategies.base import DEFAULT_MAX_CALLS
@@ -102,13 +101,7 @@ def parse_sets(sets: list[str] | None) -> dict[str, str]:
 
 def build_strategy(name: str, sets: list[str] | None) -> strategies.Strategy:
     """The strategy with its ``--set`` options, type- and range-checked before any model call."""
-    cls = strategies.get(name)
-    try:
-        config = strategies.make_config(cls, parse_sets(sets))
-    except (TypeError, ValueError) as exc:  # a config's own __post_init__ check
-        raise ConfigError(f"bad --set for {name}: {exc}") from None
-    check_options(config, owner=name)
-    return cls(config)
+    return strategies.build(name, parse_sets(sets))
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,10 @@ so importing this package stays cheap.
 from __future__ import annotations
 
 import importlib
+from typing import Any, Mapping
 
+from ..core.errors import ConfigError
+from ..core.options import check_options
 from .base import Context, Result, Strategy, available, get, make_config, register
 
 _BUILTIN_MODULES = (
@@ -28,4 +31,16 @@ def _load_builtins() -> None:
         importlib.import_module(module)
 
 
-__all__ = ["Context", "Result", "Strategy", "available", "get", "make_config", "register"]
+def build(name: str, options: Mapping[str, Any] | None = None) -> Strategy:
+    """The strategy ``name`` with ``options`` (``--set`` strings or typed
+    values), type- and range-checked before any model call."""
+    cls = get(name)
+    try:
+        config = make_config(cls, options or {})
+    except (TypeError, ValueError) as exc:  # a config's own __post_init__ check
+        raise ConfigError(f"bad option for {name}: {exc}") from None
+    check_options(config, owner=name)
+    return cls(config)
+
+
+__all__ = ["Context", "Result", "Strategy", "available", "build", "get", "make_config", "register"]

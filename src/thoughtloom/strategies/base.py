@@ -259,13 +259,15 @@ def available() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def _coerce(value: str, annotation: Any, key: str) -> Any:
+def _coerce(value: Any, annotation: Any, key: str) -> Any:
     origin = typing.get_origin(annotation)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value.lower() in ("none", "null"):
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
             return None
         annotation = args[0]
+    if not isinstance(value, str):
+        return _typed(value, annotation, key)
     try:
         if annotation is bool:
             if value.lower() in ("1", "true", "yes", "on"):
@@ -280,8 +282,21 @@ def _coerce(value: str, annotation: Any, key: str) -> Any:
     raise ConfigError(f"option {key} cannot be set from the command line")
 
 
-def make_config(cls: type[Strategy], overrides: Mapping[str, str]) -> Any:
-    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``)."""
+def _typed(value: Any, annotation: Any, key: str) -> Any:
+    """A value given as a Python object (``thoughtloom.solve(..., n=5)``): of
+    the option's type, or an int where a float is asked; a bool is not a number."""
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(annotation, type) and isinstance(value, annotation) and \
+            not (isinstance(value, bool) and annotation is not bool):
+        return value
+    expected = getattr(annotation, "__name__", str(annotation))
+    raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
+
+
+def make_config(cls: type[Strategy], overrides: Mapping[str, Any]) -> Any:
+    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
+    from values of each option's type (the Python API's keyword arguments)."""
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     hints = typing.get_type_hints(cls.Config)
     values = {}
