@@ -104,7 +104,8 @@ def read_json(path: str | Path) -> Any:
 
 def _must_exist(path: Path) -> None:
     if not path.is_file():
-        raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
+        raise ConfigError(f"data file not found: {path}",
+                          hint="check --data; `thoughtloom data list` says what each task reads and where to get it")
 
 
 __all__ = ["CorpusFile", "Example", "Task", "read_json", "read_jsonl", "require"]

@@ -33,7 +33,7 @@ from ..core.types import Demo, Problem
 from ..core.files import read_utf8
 from ..retrieval.qa_records import read_qa_record
 from .answers import marked_answer
-from .base import Example, Task, read_jsonl, require
+from .base import Example, Task, _must_exist, read_jsonl, require
 from .metrics import exact_match, token_f1
 from .odqa import PooledCorpus
 from .stratify import length_strata, question_length, stratified_means
@@ -55,8 +55,7 @@ def interleave(examples: Sequence[Example], seed: int = 42) -> list[Example]:
 
 
 def _read_csv(path: Path) -> list[tuple[int, dict[str, str]]]:
-    if not path.is_file():
-        raise ConfigError(f"data file not found: {path}", hint="check --data (benchmark files live in ../shared/data)")
+    _must_exist(path)
     reader = csv.DictReader(io.StringIO(read_utf8(path), newline=""))
     if not reader.fieldnames or "Question" not in reader.fieldnames or "Answer" not in reader.fieldnames:
         raise DataError(f"{path}:1: expected columns Question, Answer")
