@@ -71,7 +71,7 @@ def test_eval_offset_skips_examples_and_checks_range(tmp_path):
     last_two = [e.problem.id for e in tasks.get("letter_cat").load(data)[98:]]
     assert [rec["id"] for rec in records] == last_two
     r = run_main("eval", "-S", "io", "-t", "letter_cat", "-d", str(data), "--offset", "100", "--no-cache")
-    assert r.returncode == 2 and "--offset 100" in r.stderr and "only 100 examples" in r.stderr
+    assert r.returncode == 2 and "offset 100" in r.stderr and "only 100 examples" in r.stderr
 
 
 def test_run_and_eval_share_one_option_group():

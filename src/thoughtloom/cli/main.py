@@ -23,8 +23,10 @@ from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, Proble
 from ..eval.services import open_entail, open_retriever
 from ..lm import CompletionStore
 from ..strategies.base import Result
+from ..tasks.datasets import load_examples
 from . import options as o
 from .render import RichProgress, err, out, print_summary, shown, usage_line
+from .data import data_app
 from .index import index_app
 
 app = typer.Typer(
@@ -37,6 +39,7 @@ app = typer.Typer(
 cache_app = typer.Typer(help="Inspect or clear the completion cache.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 app.add_typer(index_app, name="index")
+app.add_typer(data_app, name="data")
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")
@@ -149,7 +152,9 @@ def eval_(
     opts: o.RunOptions,
     strategy: Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.")],
     task: Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.")],
-    data: Annotated[Path, typer.Option("--data", "-d", help="Dataset file.")],
+    data: Annotated[Optional[Path], typer.Option(
+        "--data", "-d", help="Dataset file or folder (default: the task's packaged sample; "
+                             "see `thoughtloom data list`).")] = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N examples (after --offset).", min=1)] = None,
     offset: Annotated[int, typer.Option(help="Skip the first N examples (e.g. to tune on a held-aside slice).",
                                         min=0)] = 0,
@@ -166,17 +171,16 @@ def eval_(
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
     task_obj = tasks.get(task)
-    examples = task_obj.load(data)
-    if offset >= len(examples):
-        raise ConfigError(f"--offset {offset}: {data} has only {len(examples)} examples")
-    examples = examples[offset:]
-    if limit is not None:
-        examples = examples[:limit]
+    dataset = load_examples(task_obj, data, offset=offset, limit=limit)
+    if dataset.sample:
+        err.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
+                  "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
+    examples = dataset.examples
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
-    meta = {"data": str(data), "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
+    meta = {"data": str(dataset.path), "data_sample": dataset.sample, "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
             "max_calls": opts.max_calls, "timeout_s": opts.timeout, "example_timeout_s": example_timeout,
             "index": str(opts.index) if opts.index else None, "entail": opts.entail}
     # Lock first: a folder in use is refused in one line, before the model loads.

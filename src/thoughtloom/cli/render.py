@@ -72,7 +72,8 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
     metrics = " · ".join(f"{k} {v:.3f}" for k, v in summary["metrics"].items())
     run = summary["this_run"]
     out.print(f"[bold]{summary['task']} / {summary['strategy']}[/] on {summary.get('model', '?')}: "
-              f"n={summary['n']}/{summary['total']} · {metrics}"
+              f"n={summary['n']}/{summary['total']}"
+              + (" (the task's packaged sample)" if summary.get("data_sample") else "") + f" · {metrics}"
               + (f" · [red]{summary['n_errors']} errors[/]" if summary["n_errors"] else "")
               + (f" · [yellow]{summary['n_truncated']} truncated replies (scored as no answer)[/]"
                  if summary.get("n_truncated") else "")
