@@ -2,8 +2,12 @@
 
 Data flows one way (../shared/ARCHITECTURE.md)::
 
-    cli -> eval -> strategies -> { lm, retrieval, entail } -> core
-              \\-> tasks <-/      (tasks: datasets, prompts, scorers, metrics)
+    cli -> api -> eval -> strategies -> { lm, retrieval, entail } -> core
+                     \\-> tasks <-/      (tasks: datasets, prompts, scorers, metrics)
+
+``api`` (``thoughtloom.solve`` / ``thoughtloom.evaluate``) is one module that
+drives the eval runner, so it sits above ``eval``; ``cli`` may use it. The
+package's ``__init__`` loads it lazily and is no layer.
 
 An import may go to a lower layer or stay inside its own top-level
 subpackage; between two subpackages of one layer only the listed sideways
@@ -11,7 +15,8 @@ edges are allowed (``prompts`` is package data beside ``core`` and reads
 core's types). Every import of one of our modules counts, lazy ones inside
 functions too, except those under ``if TYPE_CHECKING:``; a module importing
 its own package (or a parent package's ``__init__``) is not an edge. The
-same rules as ``../shared/tools/import-graph``, so the two agree.
+same rules as ``../shared/tools/import-graph``, so the two agree (that tool
+knows no ``api`` layer and skips the module; this test checks it).
 """
 
 from __future__ import annotations
@@ -24,7 +29,7 @@ import thoughtloom
 
 #: The layer of each top-level subpackage (higher imports lower).
 LAYERS = {"core": 0, "prompts": 0, "lm": 1, "retrieval": 1, "entail": 1, "testing": 1,
-          "tasks": 2, "strategies": 3, "eval": 4, "cli": 5}
+          "tasks": 2, "strategies": 3, "eval": 4, "api": 5, "cli": 6}
 #: Imports allowed between two subpackages of one layer.
 ALLOWED_SIDEWAYS = {("prompts", "core")}
 
@@ -163,6 +168,7 @@ def test_the_package_has_no_import_cycle():
 def test_no_import_goes_against_the_layering():
     graph = import_graph(PACKAGE)
     assert len(graph) > 100 and "thoughtloom.core.types" in graph["thoughtloom.strategies.base"]
+    assert "thoughtloom.eval.runner" in graph["thoughtloom.api"]  # the one-call API drives the runner
     assert against_layering(graph) == []
 
 

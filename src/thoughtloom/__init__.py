@@ -1,7 +1,15 @@
 """thoughtloom: structured LLM reasoning.
 
-Importing the package is cheap: no model runtime, no provider SDK, no torch.
-The public surface is grouped by layer::
+One call answers a question or evaluates a strategy::
+
+    import thoughtloom
+
+    solution = thoughtloom.solve("cot-sc", "What is 17 * 23?", task="gsm8k", n=5)
+    summary = thoughtloom.evaluate("cot", "gsm8k", limit=5)
+
+(:mod:`thoughtloom.api`; ``asolve`` / ``aevaluate`` inside a running event
+loop). Importing the package is cheap: no model runtime, no provider SDK, no
+torch, and the API module loads on first use. The layers underneath::
 
     from thoughtloom.core import Request, Problem, Trace
     from thoughtloom.lm import open_lm, SyncLM
@@ -10,3 +18,18 @@ The public surface is grouped by layer::
 """
 
 __version__ = "0.1.0"
+
+#: Names served by :mod:`thoughtloom.api`, imported when first asked for.
+_API = ("Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve")
+
+
+def __getattr__(name: str) -> object:
+    if name in _API:
+        from . import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'thoughtloom' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *_API])

@@ -1,0 +1,227 @@
+"""One call to answer a question, one to evaluate: ``thoughtloom.solve`` and ``thoughtloom.evaluate``.
+
+::
+
+    import thoughtloom
+
+    solution = thoughtloom.solve("cot-sc", "What is 17 * 23?", task="gsm8k", n=5)
+    print(solution.answer, solution.calls, solution.tokens, solution.seconds)
+
+    summary = thoughtloom.evaluate("cot", "gsm8k", limit=5)  # the task's packaged sample
+    print(summary["metrics"])
+
+Both go through the eval runner's own path (:func:`~thoughtloom.eval.runner.run_problem`,
+:func:`~thoughtloom.eval.runner.evaluate`): the per-question context, budget,
+trace, error boundary and results files are those of ``thoughtloom run`` and
+``thoughtloom eval``.
+
+- Strategy options are keyword arguments, checked as ``--set`` is (an
+  unknown name, a wrong type or an out-of-range value is a
+  :class:`~thoughtloom.core.errors.ConfigError` before any model call).
+  ``max_calls`` bounds the calls per question: the runner's budget and, for a
+  strategy with that option, its own cap. ``token_budget`` bounds tokens per
+  question (``max_tokens`` is the strategy option: tokens per reply).
+- ``model`` is a spec (``"embedded"``, a ``.gguf`` path, ``openai:MODEL@URL``),
+  opened for the call and closed after it, or an LM you opened
+  (:func:`thoughtloom.lm.open_lm`, ``ScriptedLM``), which stays open.
+  ``cache`` is a completion cache file; none by default.
+- ``solve`` and ``evaluate`` run an event loop of their own; inside a running
+  loop (a notebook, an async app) ``await asolve(...)`` / ``aevaluate(...)``.
+
+The explicit path (:class:`~thoughtloom.strategies.Context`, a strategy's
+``run``) stays for everything these calls do not cover.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Awaitable, Callable, TypeVar
+
+from . import strategies, tasks
+from .core.errors import ThoughtloomError
+from .core.protocols import LM
+from .core.trace import Trace
+from .core.types import Problem
+from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_problem
+from .eval.services import open_entail, open_retriever
+from .lm import Budget, CacheMode, UsageTotals, open_lm
+from .strategies.base import DEFAULT_MAX_CALLS, Result
+from .tasks.datasets import load_examples
+
+T = TypeVar("T")
+
+
+class SolveFailed(ThoughtloomError):
+    """The strategy failed on the question (a parse bug, a malformed reply, a
+    timed-out call): the error the eval runner would record for it.
+    ``trace`` and ``usage`` say what happened up to then."""
+
+    def __init__(self, message: str, *, trace: Trace, usage: UsageTotals) -> None:
+        super().__init__(message)
+        self.trace, self.usage = trace, usage
+
+
+@dataclass(frozen=True)
+class Solution:
+    """A strategy's answer to one question, with what it cost and how it got there."""
+
+    answer: str
+    result: Result  # the strategy's full result: text, confidence, details
+    usage: UsageTotals
+    trace: Trace  # every LLM call and strategy event (``trace.events``)
+    seconds: float
+
+    @property
+    def calls(self) -> int:
+        return self.usage.calls
+
+    @property
+    def tokens(self) -> int:
+        return self.usage.total_tokens
+
+    @property
+    def confidence(self) -> float | None:
+        return self.result.confidence
+
+    @property
+    def truncated(self) -> bool:
+        """The answer came from a reply cut off at max_tokens: not a finished answer."""
+        return self.result.truncated
+
+    @property
+    def stopped(self) -> str | None:
+        """``"budget"`` when the budget ran out first: the answer is the best so far."""
+        return self.result.stopped
+
+    def __str__(self) -> str:
+        return self.answer
+
+
+async def asolve(strategy: str, question: str, *, task: str = "freeform", model: str | LM = "embedded",
+                 context: str = "", max_calls: int | None = None, token_budget: int | None = None,
+                 cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
+                 index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
+                 seed: int = 0, timeout_s: float | None = None, **options: Any) -> Solution:
+    """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
+    strat = _strategy(strategy, options, max_calls)
+    task_obj = tasks.get(task)
+    settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
+    async with _Model(model, cache, cache_mode, api_key, 1) as lm:
+        resources = _resources(lm, index, entail, prompts)
+        run = await run_problem(strat, task_obj, Problem("api", question, context), resources, settings)
+    if run.result is None:
+        raise SolveFailed(run.error or "the strategy failed", trace=run.trace, usage=run.usage)
+    return Solution(run.result.answer, run.result, run.usage, run.trace, run.seconds)
+
+
+def solve(strategy: str, question: str, **kwargs: Any) -> Solution:
+    """Answer one question with a strategy; returns a :class:`Solution`.
+
+    ``task`` names the prompts and answer format (``"gsm8k"``, ``"game24"``,
+    ...; ``"freeform"`` by default), ``context`` is the problem's context
+    (facts, a premise). Other keywords: ``model``, ``max_calls``,
+    ``token_budget``, ``cache``, ``cache_mode``, ``api_key``, ``index``,
+    ``entail``, ``prompts``, ``seed``, ``timeout_s``, and the strategy's
+    options (``n=5``, ``temperature=0.8``, ...). Raises :class:`SolveFailed`
+    when the strategy fails on the question.
+    """
+    return _sync(asolve, "solve", strategy, question, **kwargs)
+
+
+async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *, model: str | LM = "embedded",
+                    limit: int | None = None, offset: int = 0, out: str | Path | None = None,
+                    concurrency: int = 1, max_calls: int | None = None, token_budget: int | None = None,
+                    cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
+                    index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
+                    seed: int = 0, example_timeout_s: float | None = None, retry_errors: bool = False,
+                    progress: Progress | None = None, **options: Any) -> dict[str, Any]:
+    """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
+    strat = _strategy(strategy, options, max_calls)
+    task_obj = tasks.get(task)
+    dataset = load_examples(task_obj, data, offset=offset, limit=limit)
+    out_dir = Path(out) if out is not None else Path("runs") / f"{task}_{strategy}"
+    settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
+                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout_s)
+    async with _Model(model, cache, cache_mode, api_key, concurrency) as lm:
+        meta = {"model": lm.model_id, "data": str(dataset.path), "data_sample": dataset.sample, "limit": limit,
+                "offset": offset, "cache_mode": cache_mode if cache is not None else "off", "seed": seed,
+                "max_calls": settings.budget.max_calls, "max_tokens": token_budget,
+                "example_timeout_s": example_timeout_s, "index": str(index) if index else None, "entail": entail}
+        return await run_eval(strat, task_obj, dataset.examples, _resources(lm, index, entail, prompts), out_dir,
+                              settings=settings, progress=progress, meta=meta)
+
+
+def evaluate(strategy: str, task: str, data: str | Path | None = None, **kwargs: Any) -> dict[str, Any]:
+    """Evaluate a strategy on a task; returns the summary (also in ``OUT/summary.json``).
+
+    ``data`` is a data file or folder (``thoughtloom data list`` says what
+    each task reads); None runs the task's packaged sample, and the summary
+    says so (``data_sample: true``). Results go to ``out`` (default
+    ``runs/<task>_<strategy>``; an existing folder is resumed). Other
+    keywords: ``model``, ``limit``, ``offset``, ``concurrency``,
+    ``max_calls``, ``token_budget``, ``cache``, ``cache_mode``, ``api_key``,
+    ``index``, ``entail``, ``prompts``, ``seed``, ``example_timeout_s``,
+    ``retry_errors``, ``progress`` (an object with ``start(stats)`` and
+    ``update(record, stats)``), and the strategy's options.
+    """
+    return _sync(aevaluate, "evaluate", strategy, task, data, **kwargs)
+
+
+def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any) -> T:
+    """``run(...)`` on an event loop of its own; refused inside a running loop, where it cannot block."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:  # no loop running: ours is the only one
+        return asyncio.run(run(*args, **kwargs))
+    raise RuntimeError(f"thoughtloom.{name}() cannot run inside a running event loop (a notebook, an "
+                       f"async app): use `await thoughtloom.a{name}(...)` there")
+
+
+def _strategy(name: str, options: dict[str, Any], max_calls: int | None) -> strategies.Strategy:
+    """The strategy with its options; ``max_calls`` is also its own call cap where it has one."""
+    if max_calls is not None and any(f.name == "max_calls" for f in dataclasses.fields(strategies.get(name).Config)):
+        options = {"max_calls": max_calls, **options}
+    return strategies.build(name, options)
+
+
+def _budget(max_calls: int | None, token_budget: int | None) -> Budget:
+    return Budget(max_calls=DEFAULT_MAX_CALLS if max_calls is None else max_calls, max_tokens=token_budget)
+
+
+def _resources(lm: LM, index: str | Path | None, entail: str, prompts: str | Path | None) -> EvalResources:
+    """The services every question shares, as ``run`` and ``eval`` build them."""
+    prompt_dir = Path(prompts) if prompts is not None else None
+    return EvalResources(lm, open_retriever(Path(index) if index is not None else None),
+                         open_entail(entail, lm, prompt_dir), prompt_dir=prompt_dir)
+
+
+class _Model:
+    """``model`` for the length of a call: a spec is opened here and closed after; an LM object is the caller's."""
+
+    def __init__(self, model: str | LM, cache: str | Path | None, cache_mode: CacheMode, api_key: str | None,
+                 concurrency: int) -> None:
+        self.model, self.cache, self.cache_mode, self.api_key = model, cache, cache_mode, api_key
+        self.concurrency = concurrency
+        self.opened: LM | None = None
+
+    async def __aenter__(self) -> LM:
+        if not isinstance(self.model, str):
+            return self.model
+        # as the CLI does: a server gets C requests at a time; the embedded
+        # engine takes up to 64 and batches them itself
+        hosted = self.model.startswith("openai:")
+        self.opened = open_lm(self.model, api_key=self.api_key,
+                              cache_path=Path(self.cache).expanduser() if self.cache is not None else None,
+                              cache_mode=self.cache_mode,
+                              max_concurrent=max(self.concurrency, 1) if hosted else 64)
+        return self.opened
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self.opened is not None:
+            await self.opened.aclose()
+
+
+__all__ = ["Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]
