@@ -1,4 +1,4 @@
-"""Corpus readers for the multi-hop QA and fact-checking formats in ``../shared/data``.
+"""Corpus readers for the multi-hop QA and fact-checking formats the tasks read.
 
 Each QA corpus reader pools the paragraphs of every question into the corpus;
 :func:`read_questions` reads the same files as (question, supporting titles)

@@ -1,8 +1,8 @@
 """DecomP's synthetic tasks: k-th letter concatenation and list reversal.
 
 Both read DecomP's DROP-style JSON (``{"<key>": {"qa_pairs": [...]}}``, gold
-in ``answer.spans[0]``) from ``../shared/data/decomp_letter_cat/`` and
-``../shared/data/decomp_list_reversal/``. Scoring is exact match after
+in ``answer.spans[0]``): the files of DecomP's ``datasets/letter_cat/`` and
+``datasets/reverse/`` (``thoughtloom data list``). Scoring is exact match after
 light normalization (case, spacing around separators, surrounding quotes).
 ``report`` breaks exact match down by word count / separator / list length.
 """

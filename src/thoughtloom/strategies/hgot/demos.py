@@ -1,6 +1,6 @@
 """Demonstrations: DSP-style automatic annotation and per-question selection.
 
-Format: the authors' annotated CSV (``../shared/data/hgot_demos/``), columns
+Format: the authors' annotated CSV (HGOT's ``data/*_augmented.csv``), columns
 ``Question, Plan Context, Plan, Dependencies, Rewrite Context, Rewrite,
 Rationale Context, Rationale, Answer``. :func:`annotation_row` writes the
 same columns from one HGOT run, so our own annotations and theirs load alike.
