@@ -1,0 +1,70 @@
+"""The README's and the method pages' commands run after `pip install`, on the packaged samples,
+and no user-facing text names our development layout (a ../shared folder beside the repository)."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import REPO
+from thoughtloom.cli import options
+from thoughtloom.cli.main import app
+from thoughtloom.tasks.datasets import sample_path
+from thoughtloom.testing import ScriptedLM
+
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+#: commands that name a file, folder or model of the user's own (or of the lab notes' set-up)
+OWN_FILES = ("$BENCH", "$THOUGHTLOOM_DATA", "$B ", "$M", "$D", "DIR", "PATH", "my_", "~/", "test.jsonl",
+             "MultiArith.json", "24.csv", "hotpot.idx", "flock", "...")
+
+
+def doc_commands() -> list[tuple[str, str]]:
+    found = []
+    for doc in DOCS:
+        for block in re.findall(r"```[a-z]*\n(.*?)```", doc.read_text(encoding="utf-8"), re.S):
+            for line in block.replace("\\\n", " ").splitlines():
+                command = re.split(r"\s#\s|\s{2,}#", line.strip())[0].strip()
+                if command.startswith("thoughtloom ") and not any(s in command for s in OWN_FILES):
+                    found.append((doc.name, command))
+    return found
+
+
+def test_no_user_facing_text_names_the_development_layout():
+    texts = DOCS + sorted((REPO / "src" / "thoughtloom").rglob("*.py"))
+    offenders = [str(p.relative_to(REPO)) for p in texts if re.search(r"shared/(data|tools)|ARCHITECTURE\.md",
+                                                                        p.read_text(encoding="utf-8"))]
+    assert offenders == []
+
+
+def test_the_docs_have_commands_to_check():
+    names = {doc for doc, _ in doc_commands()}
+    assert {"README.md", "decomp.md", "hgot.md", "sculpt.md"} <= names and len(doc_commands()) > 20
+
+
+def _reply(request):
+    if "JSON" in request.messages[-1].content:
+        return json.dumps({"score": 5, "feedback": "ok", "rationale": ["a reason"], "answer": "x"})
+    return "The answer is: 42\n[EOQ]"
+
+
+@pytest.mark.parametrize("doc,command", doc_commands())
+def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkeypatch):
+    if command.startswith("thoughtloom demo"):
+        pytest.skip("the demo runs the embedded model (tests/integration)")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(_reply))
+    for task in ("hotpotqa",):  # $(thoughtloom data path TASK), as a shell would expand it
+        command = command.replace(f'"$(thoughtloom data path {task})"', shlex.quote(str(sample_path(task))))
+    args = shlex.split(command)[1:]
+    if "--index" in args:  # the page builds it a line earlier, from the HotpotQA sample
+        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", args[args.index("--index") + 1]]
+        assert CliRunner().invoke(app, index).exit_code == 0
+    if args[0] == "eval":  # the sample's first questions, and a bound on the scripted model's calls
+        args += [] if "--limit" in args else ["--limit", "2"]
+        args += ["--max-calls", "40"]
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, f"{doc}: {command}\n{r.output[-2000:]}\n{r.exception!r}"
+    assert not re.search(r"\b[1-9]\d* errors", r.output), r.output[-2000:]
