@@ -87,14 +87,16 @@ def test_a_model_spec_is_opened_for_the_call_and_closed_after(monkeypatch):
     opened = []
 
     def fake_open_lm(spec, **kwargs):
-        opened.append((spec, kwargs))
-        return ClosableLM(["The answer is: 3"])
+        lm = ClosableLM(["The answer is: 3"])
+        opened.append((spec, kwargs, lm))
+        return lm
 
     monkeypatch.setattr(api, "open_lm", fake_open_lm)
     solution = thoughtloom.solve("cot", "1 + 2?", task="gsm8k", model="openai:m@http://127.0.0.1:9/v1",
                                  cache="~/c.sqlite", api_key="k")
     assert solution.answer == "3"
-    [(spec, kwargs)] = opened
+    [(spec, kwargs, lm)] = opened
+    assert lm.closed == 1  # opened for the call, closed after it
     assert spec == "openai:m@http://127.0.0.1:9/v1" and kwargs["api_key"] == "k"
     assert kwargs["cache_path"].name == "c.sqlite" and "~" not in str(kwargs["cache_path"])
     assert kwargs["max_concurrent"] == 1

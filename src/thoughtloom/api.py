@@ -35,10 +35,11 @@ The explicit path (:class:`~thoughtloom.strategies.Context`, a strategy's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from . import strategies, tasks
 from .core.errors import ThoughtloomError
@@ -109,7 +110,7 @@ async def asolve(strategy: str, question: str, *, task: str = "freeform", model:
     strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.get(task)
     settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
-    async with _Model(model, cache, cache_mode, api_key, 1) as lm:
+    async with _model(model, cache, cache_mode, api_key, 1) as lm:
         resources = _resources(lm, index, entail, prompts)
         run = await run_problem(strat, task_obj, Problem("api", question, context), resources, settings)
     if run.result is None:
@@ -145,7 +146,7 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
     out_dir = Path(out) if out is not None else Path("runs") / f"{task}_{strategy}"
     settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout_s)
-    async with _Model(model, cache, cache_mode, api_key, concurrency) as lm:
+    async with _model(model, cache, cache_mode, api_key, concurrency) as lm:
         meta = {"model": lm.model_id, "data": str(dataset.path), "data_sample": dataset.sample, "limit": limit,
                 "offset": offset, "cache_mode": cache_mode if cache is not None else "off", "seed": seed,
                 "max_calls": settings.budget.max_calls, "max_tokens": token_budget,
@@ -198,30 +199,21 @@ def _resources(lm: LM, index: str | Path | None, entail: str, prompts: str | Pat
                          open_entail(entail, lm, prompt_dir), prompt_dir=prompt_dir)
 
 
-class _Model:
+@contextlib.asynccontextmanager
+async def _model(model: str | LM, cache: str | Path | None, cache_mode: CacheMode, api_key: str | None,
+                 concurrency: int) -> AsyncIterator[LM]:
     """``model`` for the length of a call: a spec is opened here and closed after; an LM object is the caller's."""
-
-    def __init__(self, model: str | LM, cache: str | Path | None, cache_mode: CacheMode, api_key: str | None,
-                 concurrency: int) -> None:
-        self.model, self.cache, self.cache_mode, self.api_key = model, cache, cache_mode, api_key
-        self.concurrency = concurrency
-        self.opened: LM | None = None
-
-    async def __aenter__(self) -> LM:
-        if not isinstance(self.model, str):
-            return self.model
-        # as the CLI does: a server gets C requests at a time; the embedded
-        # engine takes up to 64 and batches them itself
-        hosted = self.model.startswith("openai:")
-        self.opened = open_lm(self.model, api_key=self.api_key,
-                              cache_path=Path(self.cache).expanduser() if self.cache is not None else None,
-                              cache_mode=self.cache_mode,
-                              max_concurrent=max(self.concurrency, 1) if hosted else 64)
-        return self.opened
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self.opened is not None:
-            await self.opened.aclose()
+    if not isinstance(model, str):
+        yield model
+        return
+    # as the CLI does: a server gets C requests at a time; the embedded engine
+    # takes up to 64 and batches them itself
+    lm = open_lm(model, api_key=api_key, cache_path=Path(cache).expanduser() if cache is not None else None,
+                 cache_mode=cache_mode, max_concurrent=max(concurrency, 1) if model.startswith("openai:") else 64)
+    try:
+        yield lm
+    finally:
+        await lm.aclose()
 
 
 __all__ = ["Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]
