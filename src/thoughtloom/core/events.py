@@ -13,6 +13,11 @@ it: ``what`` names the step whose reply it was (:data:`MALFORMED_WHAT`),
 ``reason`` says why it could not be read, ``raw`` is the reply, clipped
 (:func:`malformed`). The strategy then degrades around it (asks again,
 falls back, drops the candidate) and the run goes on.
+
+Where a run is, is one event type too, ``phase`` (:func:`phase`): a
+strategy emits it as it enters a rollout, a plan level, a program step, a
+round of samples, so a live display (:mod:`.progress`) can say so while
+the calls are out.
 """
 
 from __future__ import annotations
@@ -54,6 +59,11 @@ EVENTS: dict[str, EventType] = {
         ("error", "attempt", "node", "parent", "depth", "question", "index", "step", "program", "hypothesis"),
         "core.events.malformed"),
     "error": EventType("the question failed (the record's error); the eval goes on", ("error",), source="eval.runner"),
+    "phase": EventType(
+        "the strategy enters a phase (before its calls): phase names it, step counts it from 1 and of "
+        "says how many are planned (None where unknown); depth: how deep in a recursion (HGOT's "
+        "hierarchy, DecomP's nested programs); progress displays show it (core.progress.phase_label)",
+        ("phase", "step", "of"), ("depth",), "core.events.phase"),
     "retrieval": EventType(
         "one search: queries, k, and per query the passages found (id, title, score, rank); "
         "note: no retriever (closed book, no results)",
@@ -147,6 +157,16 @@ RAW_CHARS = 500
 def malformed(trace: Trace, what: str, reason: str, raw: str, **fields: Any) -> None:
     """Trace one unreadable model reply (a ``malformed`` event); ``raw`` is clipped."""
     trace.emit("malformed", what=what, reason=reason, raw=raw[:RAW_CHARS], **fields)
+
+
+def phase(trace: Trace, name: str, step: int | None = None, of: int | None = None, *,
+          depth: int | None = None) -> None:
+    """Trace that the run enters phase ``name`` (step ``step`` of ``of``, at recursion ``depth``)
+    before its model calls: a ``phase`` event, which live progress shows (:mod:`.progress`)."""
+    if depth is None:
+        trace.emit("phase", phase=name, step=step, of=of)
+    else:
+        trace.emit("phase", phase=name, step=step, of=of, depth=depth)
 
 
 def problems(event: Mapping[str, Any]) -> list[str]:

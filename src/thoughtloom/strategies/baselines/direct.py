@@ -17,13 +17,15 @@ A reply cut off at ``max_tokens`` is not an answer: ``io`` and ``cot`` mark
 their result ``truncated`` (the runner scores it as no answer), and a
 truncated ``cot-sc`` sample does not vote.
 
-Trace events (``sample``, ``vote``): :mod:`thoughtloom.core.events`.
+Trace events (``sample``, ``vote``; ``phase`` "sampling N" before
+``cot-sc``'s batch, for live progress): :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.events import phase
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..base import (DEFAULT_MAX_CALLS, Context, LayoutChecked, Result, Strategy, few_shot, register,
@@ -121,6 +123,7 @@ class SelfConsistency(Strategy):
                         temperature=cfg.temperature, sample_index=i)
             for i in range(n)
         ]
+        phase(ctx.trace, "sampling", of=n)
         completions = await ctx.lm.generate(requests)
         result, vote = vote_samples(ctx, completions)
         result.details.update(tally=vote.tally, truncated_samples=sum(c.truncated for c in completions))

@@ -7,7 +7,7 @@ fits neither form is a ``malformed`` event (``what: react_action``) and the Obse
 model the valid forms. After
 ``max_steps`` without finish, the last Thought's text is read for an answer.
 
-Trace events (``react_step``, ``retrieval``, ``malformed``):
+Trace events (``react_step``, ``retrieval``, ``malformed``; ``phase`` "turn 2/6" for live progress):
 :mod:`thoughtloom.core.events`.
 """
 
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...core.events import malformed
+from ...core.events import malformed, phase
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from ..passages import dedupe
@@ -58,6 +58,7 @@ class ReAct(Strategy):
         gathered: list[Passage] = []
         ctx.best_so_far(lambda: _react_result(ctx, None, scratch, gathered))  # the steps so far, no answer
         for i in range(1, c.max_steps + 1):
+            phase(ctx.trace, "turn", i, c.max_steps)
             prompt = ctx.prompt("react", instruction=ctx.task.instruction, question=problem.question,
                                 scratchpad=scratch + f"Thought {i}:")
             text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,

@@ -16,7 +16,8 @@ A reply off the format is a ``malformed`` event: self-ask's chain without
 "So the final answer is" (then read for any answer), an empty DSP query
 (the question is searched instead). Trace events and their fields
 (``retrieval``, ``sample``, ``vote``, ``self_ask_step``, ``dsp_hop``,
-``malformed``): :mod:`thoughtloom.core.events`.
+``malformed``; ``phase`` "hop 2/5", "search hop 1/2", "sampling 5" for
+live progress): :mod:`thoughtloom.core.events`.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...core.events import RAW_CHARS, malformed
+from ...core.events import RAW_CHARS, malformed, phase
 from ...core.types import Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, vote_samples
 from ..passages import dedupe, format_passages
@@ -40,6 +41,7 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
     temp = temperature if n > 1 else 0.0
     reqs = [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed, sample_index=i,
                        stop=("\nQuestion:",)) for i in range(n)]
+    phase(ctx.trace, "sampling", of=n)
     result, _ = vote_samples(ctx, await ctx.lm.generate(reqs))
     result.details.update(passages=[p.id for p in passages], gathered=[p.id for p in passages],
                           gathered_titles=[p.title for p in passages])
@@ -96,6 +98,7 @@ class SelfAsk(Strategy):
         gathered: list[Passage] = []
         ctx.best_so_far(lambda: _self_ask_result(ctx, scratch, cut, gathered))  # the chain so far
         for hop in range(c.max_hops + 1):
+            phase(ctx.trace, "hop", hop + 1, c.max_hops + 1)
             prompt = ctx.prompt("self_ask", instruction=ctx.task.instruction,
                                 question=problem.question, scratchpad=scratch)
             req = Request.of(prompt, max_tokens=c.max_tokens, seed=ctx.seed,
@@ -158,6 +161,7 @@ class DSP(Strategy):
         context: list[Passage] = []
         ctx.best_so_far(lambda: Result(answer="", details={"gathered": [p.id for p in context]}))
         for hop in range(c.hops):
+            phase(ctx.trace, "search hop", hop + 1, c.hops)
             block = "" if not context else "Context:\n" + format_passages(context, c.passage_words) + "\n"
             prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
             text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,

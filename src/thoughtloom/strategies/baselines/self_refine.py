@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.events import phase
 from ..base import register
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
@@ -32,9 +33,10 @@ class SelfRefine(TreeSearch):
 
     async def search(self, s: SearchRun, root: Node) -> None:
         cfg: SelfRefineConfig = self.config
-        for _ in range(cfg.iterations):
+        for i in range(cfg.iterations):
             if cfg.stop_at_goal and s.solved(s.current):
                 break
+            phase(s.ctx.trace, "round", i + 1, cfg.iterations)
             rewrite = await s.generator.expand(s.current, 1)
             await s.evaluator.evaluate(rewrite)
             if rewrite:  # else an unreadable rewrite: try again from the same version

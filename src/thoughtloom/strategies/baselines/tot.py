@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.events import phase
 from ..base import register
 from ..treesearch.dfs import DepthFirst
 from ..treesearch.generator import ExtendingGenerator
@@ -43,9 +44,10 @@ class ToTBFS(TreeSearch):
     async def search(self, s: SearchRun, root: Node) -> None:
         cfg: BFSConfig = self.config
         frontier = [root]
-        for _ in range(cfg.max_depth):
+        for level in range(cfg.max_depth):
             if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
                 break
+            phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
             groups = await s.generator.expand_many(frontier, cfg.k)
             children = [c for g in groups for c in g]
             await s.evaluator.evaluate(children)

@@ -28,6 +28,8 @@ like any other.
 
 Trace events (``decomp_step``, ``program_end``, ``malformed`` with ``what:
 decomp_step``, ``retrieval``) and their fields: :mod:`thoughtloom.core.events`.
+Each round starts with a ``phase`` event ("program step 4", with the
+program's depth) for live progress.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from typing import Any, Awaitable, Callable, Sequence
 
 from ... import prompts
 from ...core.errors import ConfigError, ParseError
-from ...core.events import malformed
+from ...core.events import malformed, phase
 from ...core.types import Passage, Request
 from ...lm.structured import parse_json
 from ..base import Context
@@ -163,6 +165,7 @@ class Controller:
             active = [r for r in active if not r.done]
             if not active:
                 break
+            phase(self.ctx.trace, "program step", max(len(r.steps) for r in active) + 1, depth=depth)
             steps = await self._next_steps(program, active)
             todo = []
             for r, step in zip(active, steps):

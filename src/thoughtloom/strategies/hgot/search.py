@@ -22,7 +22,9 @@ cancelled); the strategy answers with the root's first answer.
 Trace events (``hgot_infer``, ``passage_scores``, ``plan``,
 ``plan_fallback``, ``rewrite``, ``rewrite_skipped``, ``hgot_stop``,
 ``malformed`` with ``what`` hgot_plan / hgot_thought / hgot_rewrite) and
-their fields: :mod:`thoughtloom.core.events`.
+their fields: :mod:`thoughtloom.core.events`. ``phase`` events name the
+steps for live progress: "first answer", "planning", "plan level 2/3",
+"final answer", each with the node's depth.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Sequence
 
-from ...core.events import malformed
+from ...core.events import malformed, phase
 from ..base import Context, finished
 from . import plan as planmod
 from .config import HGOTConfig
@@ -182,6 +184,7 @@ async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], d
 
 async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> None:
     """Step 1: Infer over the node's probed passages."""
+    phase(ctx.trace, "first answer", depth=node.depth)
     first = await infer(ctx, cfg, node.question, pool, node.depth, demos.infer)
     node.answer, node.confidence, node.pool = first.answer, first.confidence, first.pool
     node.rationale = first.rationale
@@ -192,6 +195,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
     depth, question = node.depth, node.question
     if depth + 1 >= cfg.max_depth:
         return stop(ctx, node, "depth limit")
+    phase(ctx.trace, "planning", depth=depth)
     node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos.plan)
     if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
         return stop(ctx, node, "single step resembles question")
@@ -200,6 +204,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
                          parent_weight=cfg.parent_weight, clip=cfg.clip)
     hints = "Answers to sub-questions:\n" + "\n".join(
         f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+    phase(ctx.trace, "final answer", depth=depth)
     second = await infer(ctx, cfg, question, merged, depth, demos.infer, hints)
     if second.answer:
         node.answer, node.rationale = second.answer, second.rationale
@@ -218,7 +223,9 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
                        demos: Demos) -> list[Node]:
     """Visit the DAG generation by generation; one batch per kind of call."""
     solved: dict[int, Node] = {}
-    for level in plan.levels():
+    levels = plan.levels()
+    for number, level in enumerate(levels, 1):
+        phase(ctx.trace, "plan level", number, len(levels), depth=depth)
         questions: dict[int, str] = {}
         dependent = [s for s in level if plan.parents(s)]
         for s in level:

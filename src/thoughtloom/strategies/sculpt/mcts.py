@@ -36,6 +36,7 @@ import math
 from dataclasses import dataclass
 
 from ...core.errors import ConfigError
+from ...core.events import phase
 from ..base import register
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
@@ -138,6 +139,7 @@ class SculptMCTS(TreeSearch):
         cfg: MCTSConfig = self.config
         done = 0
         while done < cfg.rollouts:
+            phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)
             lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done))
             done += len(lasts)
             if cfg.stop_at_goal and any(s.solved(n) for n in lasts):

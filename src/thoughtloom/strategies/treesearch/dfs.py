@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.events import phase
 from .search import SearchConfig, SearchRun, TreeSearch
 from .tree import Node
 
@@ -39,6 +40,7 @@ class DepthFirst(TreeSearch):
             if node.depth >= cfg.max_depth or steps >= cfg.max_steps:
                 return False
             steps += 1
+            phase(s.ctx.trace, "expansion", steps, cfg.max_steps, depth=node.depth)
             children = await s.generator.expand(node, cfg.k)
             await s.evaluator.evaluate(children)
             for child in sorted(children, key=lambda n: (-(n.score or 0.0), n.id)):

@@ -18,7 +18,9 @@ Trace events (``sculpt_node``, ``sculpt_eval``, ``sculpt_eval_salvaged``,
 ``sculpt_rejected``, ``sculpt_select``, ``sculpt_backprop``,
 ``sculpt_prune``, ``sculpt_budget_trim``, ``sculpt_answer``, ``malformed``
 with ``what`` sculpt_root / sculpt_child / sculpt_evaluation) and their
-fields: :mod:`thoughtloom.core.events`.
+fields: :mod:`thoughtloom.core.events`. Each loop names its steps with
+``phase`` events ("first answer", then "rollout 3/8", "expansion 2/8",
+"depth 2/3", "round 1/3") for live progress.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from abc import abstractmethod
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from ...core.events import phase
 from ...core.types import Problem
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from .evaluator import ModelEvaluator, SymbolicEvaluator
@@ -103,6 +106,7 @@ class TreeSearch(Strategy):
     async def run(self, problem: Problem, ctx: Context) -> Result:
         s = SearchRun(problem, ctx, self.config, self.generator)
         ctx.best_so_far(lambda: self._answer(s))  # a budget stop answers from the tree so far
+        phase(ctx.trace, "first answer")
         s.current = root = await s.generator.root()
         await s.evaluator.evaluate([root])
         await self.search(s, root)
