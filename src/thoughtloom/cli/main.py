@@ -25,7 +25,7 @@ from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
 from . import options as o
-from .render import RichProgress, err, out, print_summary, shown, usage_line
+from .render import RichProgress, RichStatus, err, out, print_summary, shown, usage_line
 from .data import data_app
 from .index import index_app
 
@@ -60,11 +60,13 @@ def _resources(opts: o.RunOptions, lm: LM) -> EvalResources:
 
 
 async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: LM,
-                  settings: EvalSettings, opts: o.RunOptions | None = None) -> ProblemRun:
-    """One question through the eval runner's per-example path; the model is closed after."""
+                  settings: EvalSettings, opts: o.RunOptions | None = None, *,
+                  status: RichStatus | None = None) -> ProblemRun:
+    """One question through the eval runner's per-example path, shown live on ``status``;
+    the model is closed after."""
     try:
         resources = EvalResources(lm) if opts is None else _resources(opts, lm)
-        return await run_problem(strategy, task, problem, resources, settings)
+        return await run_problem(strategy, task, problem, resources, settings, progress=status)
     finally:
         await lm.aclose()
 
@@ -85,7 +87,9 @@ def demo(
                     threads=threads, parallel=parallel)
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
     err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
-    answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings()))
+    with RichStatus(err) as status:
+        answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings(),
+                                       status=status))
     result = _result_or_exit(answered)
     samples = ", ".join(str(a) for a in result.details.get("samples", []))
     out.print(f"[bold]samples:[/] {shown(samples)}")
@@ -109,8 +113,9 @@ def run(
     """Answer one question with a strategy and print the answer and its cost."""
     strat = opts.strategy(strategy)
     task_obj = tasks.get(task)
-    answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
-                                   EvalSettings(budget=opts.budget()), opts))
+    with RichStatus(err) as status:
+        answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
+                                       EvalSettings(budget=opts.budget()), opts, status=status))
     if trace_out is not None:
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)
@@ -191,7 +196,7 @@ def eval_(
         async def go() -> dict[str, Any]:
             try:
                 resources = _resources(opts, lm)
-                with RichProgress(task_obj.primary_metric) as progress:
+                with RichProgress(task_obj.primary_metric, console=err) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
                                           progress=progress, meta=meta, lock=False)
             finally:

@@ -1,4 +1,6 @@
-"""Rich rendering for the CLI: progress, summaries, one-line usage."""
+"""Rich rendering for the CLI: summaries, one-line usage, and the live progress
+displays of :mod:`thoughtloom.eval.rich_progress` (shared with notebooks and
+other commands), drawn on :data:`err`."""
 
 from __future__ import annotations
 
@@ -6,14 +8,15 @@ from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..core.text import encodable
-from ..eval.runner import RunStats
+from ..eval.rich_progress import RichProgress, RichStatus
 from ..lm.meter import UsageTotals
 
 err = Console(stderr=True)
 out = Console()
+
+__all__ = ["RichProgress", "RichStatus", "err", "out", "print_summary", "shown", "usage_line"]
 
 
 def shown(text: object) -> str:
@@ -26,46 +29,6 @@ def usage_line(usage: UsageTotals, seconds: float) -> str:
     truncated = f" · {usage.truncated_calls} cut off at max_tokens" if usage.truncated_calls else ""
     return (f"LLM calls: {usage.calls}{cached} · tokens: {usage.prompt_tokens} prompt + "
             f"{usage.completion_tokens} completion{truncated} · {seconds:.2f} s")
-
-
-class RichProgress:
-    """Done/total, running score, tokens and calls, on stderr."""
-
-    def __init__(self, metric: str) -> None:
-        self.metric = metric
-        self._bar = Progress(
-            TextColumn("[bold]{task.description}"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("{task.fields[info]}"),
-            TimeElapsedColumn(),
-            console=err,
-            transient=False,
-        )
-        self._task: Any = None
-
-    def __enter__(self) -> "RichProgress":
-        self._bar.__enter__()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._bar.__exit__(*exc)
-
-    def start(self, stats: RunStats) -> None:
-        self._task = self._bar.add_task("eval", total=stats.total, completed=stats.done,
-                                        info=self._info(stats))
-
-    def update(self, record: dict[str, Any], stats: RunStats) -> None:
-        self._bar.update(self._task, completed=stats.done, info=self._info(stats))
-
-    def _info(self, stats: RunStats) -> str:
-        score = stats.running_metric
-        shown = f"{self.metric} {score:.3f}" if score is not None else f"{self.metric} -"
-        u = stats.usage
-        return (f"{shown} · {u.total_tokens} tok · {u.calls} calls ({u.cached_calls} cached)"
-                + (f" · [red]{stats.errors} errors" if stats.errors else "")
-                + (f" · [yellow]{stats.truncated} truncated" if stats.truncated else "")
-                + (f" · [yellow]{stats.budget_stopped} out of budget" if stats.budget_stopped else ""))
 
 
 def print_summary(summary: dict[str, Any], out_dir: str) -> None:

@@ -2,11 +2,11 @@
 :mod:`thoughtloom.tasks.stratify`)."""
 
 from .lock import OutputLock, OutputLocked
-from .runner import (DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, RunStats, evaluate, run_example,
-                     run_problem)
+from .progress import Progress, RunStats
+from .runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_example, run_problem
 from .summary import summarize
 
 __all__ = [
-    "DEFAULT_MAX_CALLS", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "RunStats",
-    "evaluate", "run_example", "run_problem", "summarize",
+    "DEFAULT_MAX_CALLS", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "Progress",
+    "RunStats", "evaluate", "run_example", "run_problem", "summarize",
 ]

@@ -26,6 +26,10 @@ in the summary).
 
 The output folder is locked for the whole run (:mod:`.lock`), and
 ``summary.json`` is written at start and kept current (:mod:`.summary`).
+
+Progress: a ``progress`` object (:mod:`.progress`) hears of every model
+call and phase change of the questions in flight, and of each record as
+it is written.
 """
 
 from __future__ import annotations
@@ -38,12 +42,13 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol, Sequence
+from typing import Any, Sequence
 
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
 from ..core.text import encodable
 from ..core.options import check_options
+from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
@@ -51,6 +56,7 @@ from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from .lock import OutputLock
+from .progress import Progress, RunStats
 from .results import ResultsFile, dump_line
 from .services import pooled_retriever
 from .summary import SummaryWriter, summarize
@@ -79,31 +85,6 @@ class EvalSettings:
     seed: int = 0
     trace_text: bool = True
     example_timeout_s: float | None = None  # total deadline per example; None: none
-
-
-@dataclass
-class RunStats:
-    """Running figures of this invocation, for progress displays."""
-
-    total: int = 0
-    done: int = 0
-    new: int = 0
-    errors: int = 0
-    truncated: int = 0
-    budget_stopped: int = 0
-    metric_sum: float = 0.0
-    metric_n: int = 0
-    usage: UsageTotals = field(default_factory=UsageTotals)
-
-    @property
-    def running_metric(self) -> float | None:
-        return self.metric_sum / self.metric_n if self.metric_n else None
-
-
-class Progress(Protocol):
-    def start(self, stats: RunStats) -> None: ...
-
-    def update(self, record: dict[str, Any], stats: RunStats) -> None: ...
 
 
 @dataclass
@@ -180,14 +161,19 @@ class ProblemRun:
 
 
 async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
-                      settings: EvalSettings) -> ProblemRun:
+                      settings: EvalSettings, *, progress: ProgressHook | None = None) -> ProblemRun:
     """Run one problem on a fresh per-question context (metered LM, trace, traced services).
 
     Raises only a fatal (service or set-up) error; any other failure of the
     strategy becomes the run's ``error``. The eval (:func:`run_example`) and
-    ``thoughtloom run`` both answer through here.
+    ``thoughtloom run`` both answer through here. ``progress`` is called at
+    the start, at every model call and at every phase change
+    (:mod:`thoughtloom.core.progress`).
     """
-    trace = Trace(example=problem.id)
+    watcher = QuestionProgress(progress, problem.id) if progress is not None else None
+    trace = Trace(sink=watcher, example=problem.id)
+    if watcher is not None:
+        watcher.start()
     lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
     retriever, entail = question_services(res.retriever, res.entail, lm, trace)
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
@@ -210,15 +196,17 @@ def _failed(trace: Trace, exc: Exception) -> str:
 
 
 async def run_example(
-    strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings
+    strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings, *,
+    progress: ProgressHook | None = None,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run and score one example; returns its record and its trace events.
 
     Raises only a fatal (service or set-up) error; anything else that goes
     wrong, scoring and serializing included, becomes the record's ``error``.
+    ``progress``: as :func:`run_problem`'s.
     """
     t0 = time.perf_counter()
-    run = await run_problem(strategy, task, example.problem, res, settings)
+    run = await run_problem(strategy, task, example.problem, res, settings, progress=progress)
     record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
                               "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None,
                               "truncated": False, "stopped": None}
@@ -340,9 +328,18 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
     sem = asyncio.Semaphore(max(1, settings.concurrency))
     primary = task.primary_metric
 
+    def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change
+        stats.running[update.question] = update
+        if progress is not None:
+            progress.live(update, stats)
+
     async def one(example: Example) -> None:
         async with sem:
-            record, events = await run_example(strategy, task, example, res, settings)
+            try:
+                record, events = await run_example(strategy, task, example, res, settings,
+                                                   progress=live if progress is not None else None)
+            finally:
+                stats.running.pop(example.problem.id, None)
         store.append(record, events)
         stats.done += 1
         stats.new += 1
