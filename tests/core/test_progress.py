@@ -38,9 +38,14 @@ async def test_the_hook_hears_every_model_call_with_growing_counts():
     run = await run_problem(refine(), GSM, Problem("q1", "2 + 2?"), EvalResources(lm), EvalSettings(),
                             progress=updates.append)
     assert run.error is None and lm.calls == 6  # root + evaluation, then 2 rounds of rewrite + evaluation
-    assert updates[0] == ProgressUpdate("q1", "start", "")
+    first = updates[0]
+    assert (first.question, first.kind, first.phase, first.calls, first.in_flight) == ("q1", "start", "", 0, 0)
     calls = [u for u in updates if u.kind == "call"]
     assert [u.calls for u in calls] == [1, 2, 3, 4, 5, 6]
+    # each call is announced as it goes out (one at a time here), then counted when it is back
+    kinds = [u.kind for u in updates if u.kind in ("sent", "call")]
+    assert kinds == ["sent", "call"] * 6
+    assert {u.in_flight for u in updates if u.kind == "sent"} == {1} and {u.in_flight for u in calls} == {0}
     tokens = [u.total_tokens for u in calls]
     assert tokens == sorted(tokens) and len(set(tokens)) == 6
     last = updates[-1]

@@ -27,7 +27,8 @@ class Recorder:
         self.seen.append(("start", stats.done))
 
     def live(self, update, stats):
-        self.seen.append(("live", update.question, update.kind, stats.usage.calls, stats.usage_so_far().calls))
+        self.seen.append(("live", update.question, update.kind, stats.usage.calls, stats.usage_so_far().calls,
+                          stats.in_flight))
 
     def update(self, record, stats):
         self.seen.append(("done", record["id"], stats.usage.calls, stats.usage_so_far().calls))
@@ -41,11 +42,13 @@ async def test_counters_move_at_every_call_of_a_running_question(tmp_path):
     lm = ScriptedLM(lambda req: "The answer is: 4")
     summary = await evaluate(strategy, GSM, examples, EvalResources(lm), tmp_path, progress=recorder)
     seen = recorder.seen
-    assert seen[:3] == [("start", 0), ("live", "q0", "start", 0, 0), ("live", "q0", "phase", 0, 0)]
+    assert seen[:4] == [("start", 0), ("live", "q0", "start", 0, 0, 0), ("live", "q0", "phase", 0, 0, 0),
+                        ("live", "q0", "sent", 0, 0, 3)]  # the three samples go out as one batch
     # mid-question: nothing finished yet (usage 0), while the live total climbs call by call
-    assert [s[3:] for s in seen if s[:3] == ("live", "q0", "call")] == [(0, 1), (0, 2), (0, 3)]
+    assert [s[3:] for s in seen if s[:3] == ("live", "q0", "call")] == [(0, 1, 0), (0, 2, 0), (0, 3, 0)]
     first_done = seen.index(("done", "q0", 3, 3))
-    assert [s[3:] for s in seen[first_done:] if s[:3] == ("live", "q1", "call")] == [(3, 4), (3, 5), (3, 6)]
+    assert [s[3:] for s in seen[first_done:] if s[:3] == ("live", "q1", "call")] == [(3, 4, 0), (3, 5, 0),
+                                                                                    (3, 6, 0)]
     assert seen[-1] == ("done", "q1", 6, 6) and summary["this_run"]["calls"] == 6
 
 
@@ -64,11 +67,11 @@ def test_the_eval_bar_shows_live_counters_the_running_phase_and_an_eta():
     bar = RichProgress("accuracy", console=Console(file=io.StringIO()))
     stats = RunStats(total=10, done=4, new=2, metric_sum=1.0, metric_n=2, usage=UsageTotals(calls=5))
     bar.start(stats)
-    update = ProgressUpdate("q7", "call", "rollout 2/8", calls=3, prompt_tokens=40)
+    update = ProgressUpdate("q7", "sent", "rollout 2/8", calls=3, prompt_tokens=40, in_flight=2)
     stats.running["q7"] = update
     bar.live(update, stats)
     info = bar.info(stats, elapsed_s=60.0)
-    assert info == "accuracy 0.500 · 8 calls · 40 tok · q7: rollout 2/8 · ETA 0:03:00"
+    assert info == "accuracy 0.500 · 8 calls, 2 in flight · 40 tok · q7: rollout 2/8 · ETA 0:03:00"
     del stats.running["q7"]  # finished: its phase is no longer shown
     assert "q7" not in bar.info(stats, elapsed_s=60.0)
 
@@ -76,6 +79,7 @@ def test_the_eval_bar_shows_live_counters_the_running_phase_and_an_eta():
 def test_the_status_line_draws_on_a_terminal_and_stays_silent_elsewhere():
     terminal = io.StringIO()
     with RichStatus(Console(file=terminal, force_terminal=True, color_system=None, width=120)) as status:
+        status(ProgressUpdate("q", "sent", "sampling 5", in_flight=5))
         status(ProgressUpdate("q", "call", "sampling 5", calls=2, prompt_tokens=300, completion_tokens=34))
     drawn = terminal.getvalue()
     assert "starting" in drawn and "sampling 5 · 2 calls · 334 tok" in drawn

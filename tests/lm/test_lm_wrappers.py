@@ -99,6 +99,17 @@ async def test_metered_budget_calls():
     assert lm.remaining_calls() == 0
 
 
+async def test_metered_tells_in_flight_of_each_batch_sent_and_back():
+    told = []
+    lm = Metered(ScriptedLM(["a", "b", LMError("down")]), budget=Budget(max_calls=3), in_flight=told.append)
+    await lm.generate([Request.of("1"), Request.of("2")])
+    with pytest.raises(LMError):
+        await lm.generate([Request.of("3")])
+    with pytest.raises(BudgetExceeded):  # refused before it goes out: nothing in flight
+        await lm.generate([Request.of("4"), Request.of("5")])
+    assert told == [2, -2, 1, -1]
+
+
 async def test_metered_budget_tokens_and_trace():
     trace = Trace(example="ex")
     lm = Metered(ScriptedLM(lambda r: "y" * 40), budget=Budget(max_tokens=15), trace=trace)

@@ -18,7 +18,9 @@ where it is with ``phase`` events (:func:`thoughtloom.core.events.phase`:
 "rollout 3/8", "plan level 2/3", "program step 4"...). A
 :class:`QuestionProgress` is a trace sink that turns those two event types
 into updates, so progress sees exactly what the trace records and cannot
-change any request.
+change any request. ``Metered`` also tells it when a batch goes out
+(:meth:`QuestionProgress.flight`), so a display can show calls in flight
+while a long batch (cot-sc's samples) decodes.
 
 A hook that raises is logged once and not called again: a broken display
 never costs a question its answer. Ready-made displays (rich) are in
@@ -28,6 +30,7 @@ never costs a question its answer. Ready-made displays (rich) are in
 from __future__ import annotations
 
 import logging
+import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
@@ -39,13 +42,14 @@ class ProgressUpdate:
     """One question's progress so far."""
 
     question: str | None  # the problem's id
-    kind: str  # what moved: "start", "call" (a model call returned) or "phase"
+    kind: str  # what moved: "start", "sent" (a batch went out), "call" (a call returned) or "phase"
     phase: str  # the current phase ("rollout 3/8"); "" until the strategy names one
     calls: int = 0  # model calls answered so far, cached ones included
     cached_calls: int = 0
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0  # since the question started
+    in_flight: int = 0  # calls sent and not back yet (a batch returns together)
 
     @property
     def total_tokens(self) -> int:
@@ -65,18 +69,25 @@ def phase_label(event: Mapping[str, Any]) -> str:
 
 class QuestionProgress:
     """A trace sink (``Trace(sink=...)``) that sends ``hook`` a :class:`ProgressUpdate`
-    at every ``llm_call`` and ``phase`` event of one question."""
+    at every ``llm_call`` and ``phase`` event of one question, and (as
+    ``Metered``'s ``in_flight``) when a batch of its calls goes out."""
 
     def __init__(self, hook: ProgressHook, question: str | None = None) -> None:
         self._hook: ProgressHook | None = hook
         self.question = question
         self.phase = ""
-        self.calls = self.cached_calls = self.prompt_tokens = self.completion_tokens = 0
-        self.seconds = 0.0
+        self.calls = self.cached_calls = self.prompt_tokens = self.completion_tokens = self.in_flight = 0
+        self._t0 = time.perf_counter()
 
     def start(self) -> None:
         """The first update (no calls yet), so a display shows the question at once."""
         self._send("start")
+
+    def flight(self, n: int) -> None:
+        """``n`` more calls out (``Metered(in_flight=...)``); only a batch going out is an update."""
+        self.in_flight = max(0, self.in_flight + n)
+        if n > 0:
+            self._send("sent")
 
     def __call__(self, event: Mapping[str, Any]) -> None:
         kind = event.get("type")
@@ -89,14 +100,13 @@ class QuestionProgress:
             self.phase = phase_label(event)
         else:
             return
-        self.seconds = float(event.get("t") or 0.0)
         self._send("call" if kind == "llm_call" else "phase")
 
     def _send(self, kind: str) -> None:
         if self._hook is None:
             return
-        update = ProgressUpdate(self.question, kind, self.phase, self.calls, self.cached_calls,
-                                self.prompt_tokens, self.completion_tokens, self.seconds)
+        update = ProgressUpdate(self.question, kind, self.phase, self.calls, self.cached_calls, self.prompt_tokens,
+                                self.completion_tokens, time.perf_counter() - self._t0, self.in_flight)
         try:
             self._hook(update)
         except Exception:  # a display's bug must not fail the question it displays

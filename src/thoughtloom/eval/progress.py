@@ -55,6 +55,11 @@ class RunStats:
                                     completion_tokens=u.completion_tokens))
         return total
 
+    @property
+    def in_flight(self) -> int:
+        """Model calls the running questions have out."""
+        return sum(u.in_flight for u in self.running.values())
+
     def eta_s(self, elapsed_s: float) -> float | None:
         """Seconds until every question is done at this invocation's pace (``elapsed_s`` for
         ``new`` questions, concurrency included); None until one has finished."""

@@ -39,15 +39,16 @@ def clock(seconds: float) -> str:
     return f"{whole // 3600}:{whole % 3600 // 60:02d}:{whole % 60:02d}"
 
 
-def counters(calls: int, cached: int, tokens: int) -> str:
-    """"12 calls (3 cached) · 4,567 tok"."""
-    return f"{calls} call{'' if calls == 1 else 's'}" + (f" ({cached} cached)" if cached else "") + f" · {tokens:,} tok"
+def counters(calls: int, cached: int, tokens: int, in_flight: int = 0) -> str:
+    """"12 calls (3 cached), 5 in flight · 4,567 tok"."""
+    return (f"{calls} call{'' if calls == 1 else 's'}" + (f" ({cached} cached)" if cached else "")
+            + (f", {in_flight} in flight" if in_flight else "") + f" · {tokens:,} tok")
 
 
 def status_line(update: ProgressUpdate, idle: str = "starting") -> str:
     """One question's progress as rich markup: its phase, then its counters."""
     phase = escape(update.phase or idle)
-    return f"[bold]{phase}[/] · {counters(update.calls, update.cached_calls, update.total_tokens)}"
+    return f"[bold]{phase}[/] · {counters(update.calls, update.cached_calls, update.total_tokens, update.in_flight)}"
 
 
 class RichStatus:
@@ -127,7 +128,7 @@ class RichProgress:
         u = stats.usage_so_far()
         latest = self._latest if self._latest is not None and self._latest.question in stats.running else None
         eta = stats.eta_s(time.perf_counter() - self._t0 if elapsed_s is None else elapsed_s)
-        parts = [shown, counters(u.calls, u.cached_calls, u.total_tokens)]
+        parts = [shown, counters(u.calls, u.cached_calls, u.total_tokens, stats.in_flight)]
         parts += [f"[red]{stats.errors} errors[/]"] if stats.errors else []
         parts += [f"[yellow]{stats.truncated} truncated[/]"] if stats.truncated else []
         parts += [f"[yellow]{stats.budget_stopped} out of budget[/]"] if stats.budget_stopped else []

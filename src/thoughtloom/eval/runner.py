@@ -174,7 +174,8 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     trace = Trace(sink=watcher, example=problem.id)
     if watcher is not None:
         watcher.start()
-    lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text)
+    lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text,
+                 in_flight=watcher.flight if watcher is not None else None)
     retriever, entail = question_services(res.retriever, res.entail, lm, trace)
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
                   prompt_dir=res.prompt_dir, seed=settings.seed)

@@ -8,7 +8,7 @@ questions can run concurrently in one process).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.errors import BudgetExceeded
 from ..core.protocols import LM
@@ -79,13 +79,19 @@ class UsageTotals:
 
 @dataclass
 class Metered:
-    """Wraps an LM: enforces a :class:`Budget`, sums usage, traces each call."""
+    """Wraps an LM: enforces a :class:`Budget`, sums usage, traces each call.
+
+    ``in_flight`` (for live progress) is told ``+n`` as a batch of ``n``
+    calls goes out and ``-n`` when it is back (or failed), before its
+    calls are traced.
+    """
 
     inner: LM
     budget: Budget = field(default_factory=Budget)
     trace: Trace | None = None
     totals: UsageTotals = field(default_factory=UsageTotals)
     trace_text: bool = True
+    in_flight: Callable[[int], None] | None = None
 
     @property
     def model_id(self) -> str:
@@ -113,7 +119,13 @@ class Metered:
         if not requests:
             return []
         self._check(len(requests))
-        completions = await self.inner.generate(requests)
+        if self.in_flight is not None:
+            self.in_flight(len(requests))
+        try:
+            completions = await self.inner.generate(requests)
+        finally:
+            if self.in_flight is not None:
+                self.in_flight(-len(requests))
         for request, completion in zip(requests, completions):
             self.totals.add(completion)
             if self.trace is not None:
