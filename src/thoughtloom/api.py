@@ -43,6 +43,7 @@ from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
 
 from . import strategies, tasks
 from .core.errors import ThoughtloomError
+from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem
@@ -105,14 +106,16 @@ async def asolve(strategy: str, question: str, *, task: str = "freeform", model:
                  context: str = "", max_calls: int | None = None, token_budget: int | None = None,
                  cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
                  index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
-                 seed: int = 0, timeout_s: float | None = None, **options: Any) -> Solution:
+                 seed: int = 0, timeout_s: float | None = None, progress: ProgressHook | None = None,
+                 **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
     strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.get(task)
     settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
     async with _model(model, cache, cache_mode, api_key, 1) as lm:
         resources = _resources(lm, index, entail, prompts)
-        run = await run_problem(strat, task_obj, Problem("api", question, context), resources, settings)
+        run = await run_problem(strat, task_obj, Problem("api", question, context), resources, settings,
+                                progress=progress)
     if run.result is None:
         raise SolveFailed(run.error or "the strategy failed", trace=run.trace, usage=run.usage)
     return Solution(run.result.answer, run.result, run.usage, run.trace, run.seconds)
@@ -125,9 +128,12 @@ def solve(strategy: str, question: str, **kwargs: Any) -> Solution:
     ...; ``"freeform"`` by default), ``context`` is the problem's context
     (facts, a premise). Other keywords: ``model``, ``max_calls``,
     ``token_budget``, ``cache``, ``cache_mode``, ``api_key``, ``index``,
-    ``entail``, ``prompts``, ``seed``, ``timeout_s``, and the strategy's
-    options (``n=5``, ``temperature=0.8``, ...). Raises :class:`SolveFailed`
-    when the strategy fails on the question.
+    ``entail``, ``prompts``, ``seed``, ``timeout_s``, ``progress`` (a hook
+    called at every model call and phase change, e.g.
+    :class:`thoughtloom.eval.rich_progress.RichStatus`; see
+    :mod:`thoughtloom.core.progress`), and the strategy's options (``n=5``,
+    ``temperature=0.8``, ...). Raises :class:`SolveFailed` when the strategy
+    fails on the question.
     """
     return _sync(asolve, "solve", strategy, question, **kwargs)
 
@@ -165,8 +171,10 @@ def evaluate(strategy: str, task: str, data: str | Path | None = None, **kwargs:
     keywords: ``model``, ``limit``, ``offset``, ``concurrency``,
     ``max_calls``, ``token_budget``, ``cache``, ``cache_mode``, ``api_key``,
     ``index``, ``entail``, ``prompts``, ``seed``, ``example_timeout_s``,
-    ``retry_errors``, ``progress`` (an object with ``start(stats)`` and
-    ``update(record, stats)``), and the strategy's options.
+    ``retry_errors``, ``progress`` (an object with ``start(stats)``,
+    ``update(record, stats)`` and optionally ``live(update, stats)`` at every
+    model call, e.g. :class:`thoughtloom.eval.rich_progress.RichProgress`;
+    see :mod:`thoughtloom.eval.progress`), and the strategy's options.
     """
     return _sync(aevaluate, "evaluate", strategy, task, data, **kwargs)
 

@@ -4,6 +4,7 @@ import io
 
 from rich.console import Console
 
+import thoughtloom
 from thoughtloom import strategies, tasks
 from thoughtloom.core import Problem
 from thoughtloom.core.progress import ProgressUpdate
@@ -92,3 +93,28 @@ def test_the_status_line_draws_on_a_terminal_and_stays_silent_elsewhere():
 
 def test_clock():
     assert clock(0) == "0:00:00" and clock(3725.4) == "1:02:05"
+
+
+def test_solve_and_evaluate_take_progress(tmp_path):
+    updates = []
+    solution = thoughtloom.solve("cot-sc", "2 + 2?", task="gsm8k", n=2, progress=updates.append,
+                                 model=ScriptedLM(lambda req: "The answer is: 4"))
+    assert solution.answer == "4"
+    assert [(u.kind, u.phase, u.calls) for u in updates] == [
+        ("start", "", 0), ("phase", "sampling 2", 0), ("sent", "sampling 2", 0), ("call", "sampling 2", 1),
+        ("call", "sampling 2", 2)]
+
+    class RecordsOnly:  # an eval display without live(): it hears of finished questions alone
+        def __init__(self):
+            self.done = []
+
+        def start(self, stats):
+            pass
+
+        def update(self, record, stats):
+            self.done.append(record["id"])
+
+    shown = RecordsOnly()
+    thoughtloom.evaluate("cot", "gsm8k", limit=2, out=tmp_path / "o", progress=shown,
+                         model=ScriptedLM(lambda req: "The answer is: 4"))
+    assert len(shown.done) == 2

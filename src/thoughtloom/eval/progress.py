@@ -11,6 +11,9 @@ The runner (:func:`~thoughtloom.eval.runner.evaluate`) keeps one
   counters move while questions are in flight, not only when one ends;
 - ``update(record, stats)`` when a question ends, with its record.
 
+``live`` is optional: an object with only ``start`` and ``update`` hears of
+finished questions alone.
+
 :meth:`RunStats.usage_so_far` adds the running questions' calls and tokens
 to the finished ones'; :meth:`RunStats.eta_s` estimates the time left from
 this invocation's pace. A rich bar that shows both is

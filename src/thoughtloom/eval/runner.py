@@ -329,16 +329,18 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
     sem = asyncio.Semaphore(max(1, settings.concurrency))
     primary = task.primary_metric
 
+    shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
+
     def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change
         stats.running[update.question] = update
-        if progress is not None:
-            progress.live(update, stats)
+        if shown is not None:
+            shown(update, stats)
 
     async def one(example: Example) -> None:
         async with sem:
             try:
                 record, events = await run_example(strategy, task, example, res, settings,
-                                                   progress=live if progress is not None else None)
+                                                   progress=live if shown is not None else None)
             finally:
                 stats.running.pop(example.problem.id, None)
         store.append(record, events)
