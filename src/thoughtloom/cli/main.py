@@ -14,6 +14,7 @@ from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.events import count_step_problems
 from ..core.protocols import LM
 from ..core.text import encodable
 from ..core.types import Problem
@@ -21,11 +22,12 @@ from ..eval.lock import OutputLock
 from ..eval.results import dump_line
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
 from ..eval.services import open_entail, open_retriever
+from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
 from . import options as o
-from .render import RichProgress, err, out, print_summary, shown, usage_line
+from .render import RichProgress, err, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
 from .index import index_app
 
@@ -115,9 +117,11 @@ def run(
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)
     result = _result_or_exit(answered)
+    problems = count_step_problems(answered.trace.events)  # as an eval record keeps them
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
                                   "truncated": result.truncated, "stopped": result.stopped,
+                                  "step_problems": problems,
                                   "text": result.text, "details": result.details,
                                   "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
@@ -134,6 +138,7 @@ def run(
     stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
                "--set max_calls=N)[/]" if result.stopped == "budget" else "")
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
+    print_step_problems(tally_step_problems([problems]))
     out.print(usage_line(answered.usage, answered.seconds))
 
 

@@ -22,7 +22,9 @@ the budget says otherwise, and optionally a total deadline
 ``await``, so it bounds waiting on the model, not a CPU-bound loop). A
 spent budget is not an error: the strategy answers with its best so far
 and the record says ``stopped: "budget"`` (counted as ``n_budget_stopped``
-in the summary).
+in the summary). What went wrong inside an example (replies cut off,
+unparsed or salvaged; refused calls) is counted from its trace into the
+record's ``step_problems`` (:func:`~thoughtloom.core.events.count_step_problems`).
 
 The output folder is locked for the whole run (:mod:`.lock`), and
 ``summary.json`` is written at start and kept current (:mod:`.summary`).
@@ -42,6 +44,7 @@ from typing import Any, Protocol, Sequence
 
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
+from ..core.events import count_step_problems
 from ..core.text import encodable
 from ..core.options import check_options
 from ..core.protocols import LM, Entailment, Retriever
@@ -246,6 +249,7 @@ async def run_example(
         "usage": run.usage.as_dict(),
         "latency_s": round(time.perf_counter() - t0, 6),
         "error": error,
+        "step_problems": count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
         "meta": to_json(dict(example.problem.meta)),
         "details": details,
     })
