@@ -106,8 +106,9 @@ EVENTS: dict[str, EventType] = {
         "tokens and calls, a handler error", ("program", "depth", "step", "handler", "operator", "question",
                                               "inputs", "answer", "tokens", "calls", "error"),
         source="strategies.decomp.controller"),
-    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit",
-                             ("program", "depth", "status", "steps"), source="strategies.decomp.controller"),
+    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit; reason: why a "
+                             "malformed one stopped (the step, the error, the last reply)",
+                             ("program", "depth", "status", "steps"), ("reason",), "strategies.decomp.controller"),
     # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
     "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
                              ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
