@@ -45,7 +45,6 @@ from typing import Any, Protocol, Sequence
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
 from ..core.events import count_step_problems
-from ..core.text import encodable
 from ..core.options import check_options
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
@@ -54,7 +53,7 @@ from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from .lock import OutputLock
-from .results import ResultsFile, dump_line
+from .results import ResultsFile, describe_error, writable
 from .services import pooled_retriever
 from .summary import SummaryWriter, summarize
 
@@ -66,10 +65,6 @@ FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
 #: reply and a timed-out call (after retries): they cost the example whose
 #: call it was, not the eval.
 PER_EXAMPLE_LM_ERRORS = (ModelCrashed, MalformedReply, CallTimeout)
-
-#: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
-MAX_ERROR_CHARS = 1000
-
 
 @dataclass(frozen=True)
 class EvalSettings:
@@ -128,11 +123,6 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     if callable(bind):
         entail = bind(lm, trace)
     return retriever, entail
-
-
-def describe_error(exc: BaseException) -> str:
-    text = encodable(f"{type(exc).__name__}: {exc}")
-    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
 
 
 def is_fatal(exc: BaseException) -> bool:
@@ -254,32 +244,6 @@ async def run_example(
         "details": details,
     })
     return writable(record, run.trace.events)
-
-
-def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``record`` and ``events`` as the results file can write them.
-
-    An event JSON cannot hold (say an int past Python's 4,300-digit limit)
-    is replaced by an ``error`` event; a record that cannot be written loses
-    its prediction and details and gets an error saying why.
-    """
-    safe_events = []
-    for event in events:
-        try:
-            dump_line(event)
-            safe_events.append(event)
-        except ValueError as exc:
-            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record["id"],
-                                "error": f"unwritable {event.get('type')} event: {describe_error(exc)}"})
-    try:
-        dump_line(record)
-    except ValueError as exc:
-        error = f"unwritable record: {describe_error(exc)}"
-        record = {**record, "prediction": None, "confidence": None, "details": {},
-                  "error": f"{record['error']}; {error}" if record.get("error") else error}
-        safe_events.append({"type": "error", "t": 0.0, "example": record["id"], "error": error})
-        dump_line(record)  # every remaining field came from our code or the data file
-    return record, safe_events
 
 
 async def evaluate(
