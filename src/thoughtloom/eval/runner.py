@@ -26,8 +26,10 @@ in the summary). What went wrong inside an example (replies cut off,
 unparsed or salvaged; refused calls) is counted from its trace into the
 record's ``step_problems`` (:func:`~thoughtloom.core.events.count_step_problems`).
 
-The output folder is locked for the whole run (:mod:`.lock`), and
-``summary.json`` is written at start and kept current (:mod:`.summary`).
+The output folder is locked for the whole run (:mod:`.lock`), its
+``run.json`` says what its results were made with and refuses a resume
+with another config (:mod:`.identity`), and ``summary.json`` is written at
+start and kept current (:mod:`.summary`).
 """
 
 from __future__ import annotations
@@ -52,6 +54,7 @@ from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
+from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .results import ResultsFile, describe_error, writable
 from .services import pooled_retriever
@@ -257,6 +260,9 @@ async def evaluate(
     progress: Progress | None = None,
     meta: dict[str, Any] | None = None,
     lock: bool = True,
+    source: DataSource | None = None,
+    command: Sequence[str] | str | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Run every example not already in ``out_dir``; return the summary.
 
@@ -267,6 +273,11 @@ async def evaluate(
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
     holds ``out_dir``. ``lock=False``: the caller already holds the
     :class:`OutputLock` (the CLI takes it before loading the model).
+
+    ``source`` (the data file and slice) and ``command`` go into the run's
+    identity (``run.json``); a folder whose results were made with another
+    config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
+    anything is read or run, unless ``force``.
     """
     check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
@@ -278,9 +289,12 @@ async def evaluate(
         res = dataclasses.replace(res, retriever=pooled_retriever(pooled))
         meta = {**(meta or {}), "pooled_corpus": str(pooled.path)}
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
+        identity = open_identity(out_dir, run_identity(strategy, task, res, settings, source=source,
+                                                       command=command, notes=meta), force=force)
         store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
         try:
-            return await _run(strategy, task, examples, res, store, settings, progress, meta)
+            return await _run(strategy, task, examples, res, store, settings, progress,
+                              {**(meta or {}), "identity": identity})
         finally:
             store.close()
 
@@ -339,6 +353,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
             raise first from None
         finished = True
     finally:
+        write_identity(store.dir, run_meta["identity"], touch=True)
         summary = summaries.write(finished, final=True)
     return summary
 
