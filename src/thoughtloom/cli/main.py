@@ -203,7 +203,7 @@ def eval_(
                 with RichProgress(task_obj.primary_metric) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
                                           progress=progress, meta=meta, lock=False, force=force,
-                                          source=DataSource(data, offset, limit), command=sys.argv)
+                                          source=DataSource(dataset.path, offset, limit), command=sys.argv)
             finally:
                 await lm.aclose()
 
