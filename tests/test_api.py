@@ -148,6 +148,18 @@ def test_evaluate_reads_a_data_file_and_resumes(tmp_path):
     assert again["n"] == 2 and len(lm.requests) == calls  # resumed: nothing left to run
 
 
+def test_evaluate_refuses_a_resume_with_another_config_unless_forced(tmp_path):
+    from thoughtloom.eval.identity import ConfigMismatch
+
+    lm = ScriptedLM(lambda req: "The answer is: 2")
+    thoughtloom.evaluate("cot-sc", "gsm8k", model=lm, limit=1, out=tmp_path / "o", n=2, command="notebook: trial 1")
+    assert json.loads((tmp_path / "o" / "run.json").read_text())["command"] == "notebook: trial 1"
+    with pytest.raises(ConfigMismatch, match=r"was made with n=2, this run asks for n=3 \(pass force=True"):
+        thoughtloom.evaluate("cot-sc", "gsm8k", model=lm, limit=2, out=tmp_path / "o", n=3)
+    summary = thoughtloom.evaluate("cot-sc", "gsm8k", model=lm, limit=2, out=tmp_path / "o", n=3, force=True)
+    assert summary["n"] == 2 and summary["identity"]["forced"][0]["differences"][0]["key"] == "options.n"
+
+
 def test_import_thoughtloom_stays_light():
     heavy = ("llama_cpp", "httpx", "rich", "typer", "torch", "numpy", "thoughtloom.api", "thoughtloom.eval")
     code = ("import sys, thoughtloom\n"

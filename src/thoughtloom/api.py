@@ -47,6 +47,7 @@ from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem
+from .eval.identity import DataSource
 from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_problem
 from .eval.services import open_entail, open_retriever
 from .lm import Budget, CacheMode, UsageTotals, open_lm
@@ -144,7 +145,8 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
                     cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
                     index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
                     seed: int = 0, example_timeout_s: float | None = None, retry_errors: bool = False,
-                    progress: Progress | None = None, **options: Any) -> dict[str, Any]:
+                    progress: Progress | None = None, force: bool = False, command: str | None = None,
+                    **options: Any) -> dict[str, Any]:
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
     strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.get(task)
@@ -158,7 +160,8 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
                 "max_calls": settings.budget.max_calls, "max_tokens": token_budget,
                 "example_timeout_s": example_timeout_s, "index": str(index) if index else None, "entail": entail}
         return await run_eval(strat, task_obj, dataset.examples, _resources(lm, index, entail, prompts), out_dir,
-                              settings=settings, progress=progress, meta=meta)
+                              settings=settings, progress=progress, meta=meta, force=force, command=command,
+                              source=DataSource(dataset.path, offset, limit))
 
 
 def evaluate(strategy: str, task: str, data: str | Path | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -167,7 +170,10 @@ def evaluate(strategy: str, task: str, data: str | Path | None = None, **kwargs:
     ``data`` is a data file or folder (``thoughtloom data list`` says what
     each task reads); None runs the task's packaged sample, and the summary
     says so (``data_sample: true``). Results go to ``out`` (default
-    ``runs/<task>_<strategy>``; an existing folder is resumed). Other
+    ``runs/<task>_<strategy>``; an existing folder is resumed, unless its
+    ``run.json`` says its results were made with another config:
+    :class:`~thoughtloom.eval.identity.ConfigMismatch`, or resume anyway
+    with ``force=True``; ``command`` describes the call in ``run.json``). Other
     keywords: ``model``, ``limit``, ``offset``, ``concurrency``,
     ``max_calls``, ``token_budget``, ``cache``, ``cache_mode``, ``api_key``,
     ``index``, ``entail``, ``prompts``, ``seed``, ``example_timeout_s``,

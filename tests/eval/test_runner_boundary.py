@@ -134,8 +134,9 @@ async def test_runaway_strategy_stops_at_the_default_call_cap(tmp_path):
     assert record["stopped"] == "budget" and record["error"] is None and record["prediction"] == ""
     assert record["usage"]["calls"] == DEFAULT_MAX_CALLS
     assert json.loads((tmp_path / "summary.json").read_text())["n_budget_stopped"] == 1
+    # another budget is another config: resuming with it is refused unless forced (tests/eval/test_identity.py)
     await evaluate(Runaway(), GSM, examples(2), EvalResources(ScriptedLM(lambda r: "x")), tmp_path,
-                   settings=EvalSettings(budget=Budget(max_calls=DEFAULT_MAX_CALLS + 500)))
+                   settings=EvalSettings(budget=Budget(max_calls=DEFAULT_MAX_CALLS + 500)), force=True)
     assert read(tmp_path / "results.jsonl")[1]["usage"]["calls"] == DEFAULT_MAX_CALLS + 500  # the user raised it
 
 

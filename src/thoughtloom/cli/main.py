@@ -14,18 +14,21 @@ from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.events import count_step_problems
 from ..core.protocols import LM
 from ..core.text import encodable
 from ..core.types import Problem
+from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
 from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
 from ..eval.services import open_entail, open_retriever
+from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
 from . import options as o
-from .render import RichProgress, RichStatus, err, out, print_summary, shown, usage_line
+from .render import RichProgress, RichStatus, err, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
 from .index import index_app
 
@@ -120,9 +123,11 @@ def run(
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)
     result = _result_or_exit(answered)
+    problems = count_step_problems(answered.trace.events)  # as an eval record keeps them
     if as_json:
         out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
                                   "truncated": result.truncated, "stopped": result.stopped,
+                                  "step_problems": problems,
                                   "text": result.text, "details": result.details,
                                   "usage": answered.usage.as_dict(), "seconds": answered.seconds,
                                   **({"report": strat.report(result)} if show_program else {})}))
@@ -139,6 +144,7 @@ def run(
     stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
                "--set max_calls=N)[/]" if result.stopped == "budget" else "")
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
+    print_step_problems(tally_step_problems([problems]))
     out.print(usage_line(answered.usage, answered.seconds))
 
 
@@ -164,14 +170,17 @@ def eval_(
     offset: Annotated[int, typer.Option(help="Skip the first N examples (e.g. to tune on a held-aside slice).",
                                         min=0)] = 0,
     concurrency: o.Concurrency = 1,
-    out_dir: Annotated[Optional[Path], typer.Option("--out", "-o", help="Results folder (resumes if it exists).")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Results folder (resumes if it exists and its run.json has this config).")] = None,
     example_timeout: Annotated[Optional[float], typer.Option(
         "--example-timeout", min=0.001,
         help="Seconds one example may take in all; past it the example gets an error record.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="Rerun examples whose earlier record has an error.")] = False,
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Resume into --out even if its results were made with another config (OUT/run.json).")] = False,
 ) -> None:
-    """Evaluate a strategy on a benchmark; writes OUT/results.jsonl and OUT/summary.json."""
+    """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     strat = opts.strategy(strategy)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
@@ -198,12 +207,16 @@ def eval_(
                 resources = _resources(opts, lm)
                 with RichProgress(task_obj.primary_metric, console=err) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
-                                          progress=progress, meta=meta, lock=False)
+                                          progress=progress, meta=meta, lock=False, force=force,
+                                          source=DataSource(dataset.path, offset, limit), command=sys.argv)
             finally:
                 await lm.aclose()
 
         try:
             summary = asyncio.run(go())
+        except ConfigMismatch as exc:  # the same line, with the flags that answer it
+            raise ConfigMismatch(exc.folder, exc.differences,
+                                 hint="pass --force to resume anyway, or choose another --out") from None
         except KeyboardInterrupt:
             err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
                       "run the same command again to resume.", soft_wrap=True)

@@ -11,6 +11,7 @@ from rich.markup import escape
 
 from ..core.text import encodable
 from ..eval.rich_progress import RichProgress, RichStatus
+from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
 
 err = Console(stderr=True)
@@ -31,6 +32,12 @@ def usage_line(usage: UsageTotals, seconds: float) -> str:
             f"{usage.completion_tokens} completion{truncated} · {seconds:.2f} s")
 
 
+def print_step_problems(tally: dict[str, Any], examples: int | None = None) -> None:
+    """What went wrong inside the run, one line per kind (``eval.summary.step_problem_lines``)."""
+    for line in step_problem_lines(tally, examples=examples):
+        out.print(f"[yellow]{shown(line)}[/]", highlight=False)
+
+
 def print_summary(summary: dict[str, Any], out_dir: str) -> None:
     metrics = " · ".join(f"{k} {v:.3f}" for k, v in summary["metrics"].items())
     run = summary["this_run"]
@@ -46,6 +53,7 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "
               f"{run['wall_s']:.1f} s")
+    print_step_problems(summary.get("step_problems") or {}, summary["n"])
     strata = (summary.get("task_report") or {}).get("strata")  # length-stratified tasks (HGOT's Table 2)
     for metric, rows in (strata or {}).items():
         cells = " · ".join(f"{name.capitalize()} {rows[name]['mean']:.3f} (n={rows[name]['n']})"

@@ -18,12 +18,17 @@ Where a run is, is one event type too, ``phase`` (:func:`phase`): a
 strategy emits it as it enters a rollout, a plan level, a program step, a
 round of samples, so a live display (:mod:`.progress`) can say so while
 the calls are out.
+
+What went wrong in a run is counted from its trace in one place,
+:func:`count_step_problems` (categories: :data:`STEP_PROBLEMS`): ``thoughtloom
+run`` prints it, and the eval runner keeps it in each record and sums it in
+``summary.json``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from .trace import Trace
 
@@ -111,8 +116,9 @@ EVENTS: dict[str, EventType] = {
         "tokens and calls, a handler error", ("program", "depth", "step", "handler", "operator", "question",
                                               "inputs", "answer", "tokens", "calls", "error"),
         source="strategies.decomp.controller"),
-    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit",
-                             ("program", "depth", "status", "steps"), source="strategies.decomp.controller"),
+    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit; reason: why a "
+                             "malformed one stopped (the step, the error, the last reply)",
+                             ("program", "depth", "status", "steps"), ("reason",), "strategies.decomp.controller"),
     # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
     "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
                              ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
@@ -179,3 +185,31 @@ def problems(event: Mapping[str, Any]) -> list[str]:
     extra = [f for f in event if f not in COMMON and f not in spec.fields and f not in spec.optional]
     return ([f"{kind}: no field {f!r}" for f in missing]
             + [f"{kind}: field {f!r} is not in the schema" for f in extra])
+
+
+#: What went wrong in a run, by category (:func:`count_step_problems`): key -> what it counts.
+STEP_PROBLEMS: dict[str, str] = {
+    "cut_off": "replies cut off at max_tokens (malformed events, reason truncated), by step",
+    "unparsed": "replies that ended but could not be read as asked (malformed events, any other reason), by step",
+    "salvaged": "evaluations read only in part from a malformed reply (sculpt_eval_salvaged), by step",
+    "budget_stopped": "calls refused because a budget was spent (budget_exceeded), by limit",
+}
+
+
+def count_step_problems(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+    """How many of each :data:`STEP_PROBLEMS` category a trace holds, by step (``what``)
+    or, for budget stops, by limit; only the categories that occurred."""
+    counts: dict[str, dict[str, int]] = {}
+    for event in events:
+        kind = event.get("type")
+        if kind == "malformed":
+            key, by = ("cut_off" if event.get("reason") == "truncated" else "unparsed"), event.get("what")
+        elif kind == "sculpt_eval_salvaged":
+            key, by = "salvaged", "sculpt_evaluation"
+        elif kind == "budget_exceeded":
+            key, by = "budget_stopped", event.get("limit")
+        else:
+            continue
+        per = counts.setdefault(key, {})
+        per[str(by)] = per.get(str(by), 0) + 1
+    return counts

@@ -11,6 +11,10 @@ The trace file is kept consistent with the results: on open it is compacted
 to one trace per kept example (its last block of events), so a re-run
 example (``--retry-errors``) does not leave its earlier events behind.
 
+A record and its events are checked before they are written
+(:func:`writable`): what JSON cannot hold becomes the example's error
+(:func:`describe_error`), never a half-written line.
+
 Every rewrite writes a new file and renames it over the old one, so a kill
 at any moment leaves either the old or the new file, never half of one.
 Lines are made encodable (lone surrogates -> U+FFFD) as they are written.
@@ -45,6 +49,41 @@ def dump_line(obj: Any) -> str:
     per-example boundary turn that into the example's error.
     """
     return encodable(json.dumps(obj, ensure_ascii=False, default=str)) + "\n"
+
+
+#: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
+MAX_ERROR_CHARS = 1000
+
+
+def describe_error(exc: BaseException) -> str:
+    text = encodable(f"{type(exc).__name__}: {exc}")
+    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
+
+
+def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``record`` and ``events`` as the results file can write them.
+
+    An event JSON cannot hold (say an int past Python's 4,300-digit limit)
+    is replaced by an ``error`` event; a record that cannot be written loses
+    its prediction and details and gets an error saying why.
+    """
+    safe_events = []
+    for event in events:
+        try:
+            dump_line(event)
+            safe_events.append(event)
+        except ValueError as exc:
+            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record["id"],
+                                "error": f"unwritable {event.get('type')} event: {describe_error(exc)}"})
+    try:
+        dump_line(record)
+    except ValueError as exc:
+        error = f"unwritable record: {describe_error(exc)}"
+        record = {**record, "prediction": None, "confidence": None, "details": {},
+                  "error": f"{record['error']}; {error}" if record.get("error") else error}
+        safe_events.append({"type": "error", "t": 0.0, "example": record["id"], "error": error})
+        dump_line(record)  # every remaining field came from our code or the data file
+    return record, safe_events
 
 
 def atomic_write(path: Path, text: str) -> None:

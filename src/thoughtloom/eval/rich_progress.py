@@ -103,13 +103,14 @@ class RichProgress:
         self._latest: ProgressUpdate | None = None  # the running question heard from last
 
     def __enter__(self) -> "RichProgress":
-        self._bar.__enter__()
-        return self
+        return self  # the bar shows from start(): a run refused before it starts prints only its error
 
     def __exit__(self, *exc: object) -> None:
-        self._bar.__exit__(*exc)
+        if self._task is not None:
+            self._bar.stop()
 
     def start(self, stats: RunStats) -> None:
+        self._bar.start()
         self._t0 = time.perf_counter()
         self._task = self._bar.add_task(escape(self.label), total=stats.total, completed=stats.done,
                                         info=self.info(stats))

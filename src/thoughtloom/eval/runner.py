@@ -22,10 +22,14 @@ the budget says otherwise, and optionally a total deadline
 ``await``, so it bounds waiting on the model, not a CPU-bound loop). A
 spent budget is not an error: the strategy answers with its best so far
 and the record says ``stopped: "budget"`` (counted as ``n_budget_stopped``
-in the summary).
+in the summary). What went wrong inside an example (replies cut off,
+unparsed or salvaged; refused calls) is counted from its trace into the
+record's ``step_problems`` (:func:`~thoughtloom.core.events.count_step_problems`).
 
-The output folder is locked for the whole run (:mod:`.lock`), and
-``summary.json`` is written at start and kept current (:mod:`.summary`).
+The output folder is locked for the whole run (:mod:`.lock`), its
+``run.json`` says what its results were made with and refuses a resume
+with another config (:mod:`.identity`), and ``summary.json`` is written at
+start and kept current (:mod:`.summary`).
 
 Progress: a ``progress`` object (:mod:`.progress`) hears of every model
 call and phase change of the questions in flight, and of each record as
@@ -46,7 +50,7 @@ from typing import Any, Sequence
 
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
-from ..core.text import encodable
+from ..core.events import count_step_problems
 from ..core.options import check_options
 from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
 from ..core.protocols import LM, Entailment, Retriever
@@ -55,9 +59,10 @@ from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
+from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import ResultsFile, dump_line
+from .results import ResultsFile, describe_error, writable
 from .services import pooled_retriever
 from .summary import SummaryWriter, summarize
 
@@ -69,10 +74,6 @@ FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
 #: reply and a timed-out call (after retries): they cost the example whose
 #: call it was, not the eval.
 PER_EXAMPLE_LM_ERRORS = (ModelCrashed, MalformedReply, CallTimeout)
-
-#: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
-MAX_ERROR_CHARS = 1000
-
 
 @dataclass(frozen=True)
 class EvalSettings:
@@ -106,11 +107,6 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     if callable(bind):
         entail = bind(lm, trace)
     return retriever, entail
-
-
-def describe_error(exc: BaseException) -> str:
-    text = encodable(f"{type(exc).__name__}: {exc}")
-    return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
 
 
 def is_fatal(exc: BaseException) -> bool:
@@ -235,36 +231,11 @@ async def run_example(
         "usage": run.usage.as_dict(),
         "latency_s": round(time.perf_counter() - t0, 6),
         "error": error,
+        "step_problems": count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
         "meta": to_json(dict(example.problem.meta)),
         "details": details,
     })
     return writable(record, run.trace.events)
-
-
-def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``record`` and ``events`` as the results file can write them.
-
-    An event JSON cannot hold (say an int past Python's 4,300-digit limit)
-    is replaced by an ``error`` event; a record that cannot be written loses
-    its prediction and details and gets an error saying why.
-    """
-    safe_events = []
-    for event in events:
-        try:
-            dump_line(event)
-            safe_events.append(event)
-        except ValueError as exc:
-            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record["id"],
-                                "error": f"unwritable {event.get('type')} event: {describe_error(exc)}"})
-    try:
-        dump_line(record)
-    except ValueError as exc:
-        error = f"unwritable record: {describe_error(exc)}"
-        record = {**record, "prediction": None, "confidence": None, "details": {},
-                  "error": f"{record['error']}; {error}" if record.get("error") else error}
-        safe_events.append({"type": "error", "t": 0.0, "example": record["id"], "error": error})
-        dump_line(record)  # every remaining field came from our code or the data file
-    return record, safe_events
 
 
 async def evaluate(
@@ -278,6 +249,9 @@ async def evaluate(
     progress: Progress | None = None,
     meta: dict[str, Any] | None = None,
     lock: bool = True,
+    source: DataSource | None = None,
+    command: Sequence[str] | str | None = None,
+    force: bool = False,
 ) -> dict[str, Any]:
     """Run every example not already in ``out_dir``; return the summary.
 
@@ -288,6 +262,11 @@ async def evaluate(
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
     holds ``out_dir``. ``lock=False``: the caller already holds the
     :class:`OutputLock` (the CLI takes it before loading the model).
+
+    ``source`` (the data file and slice) and ``command`` go into the run's
+    identity (``run.json``); a folder whose results were made with another
+    config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
+    anything is read or run, unless ``force``.
     """
     check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
@@ -299,9 +278,12 @@ async def evaluate(
         res = dataclasses.replace(res, retriever=pooled_retriever(pooled))
         meta = {**(meta or {}), "pooled_corpus": str(pooled.path)}
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
+        identity = open_identity(out_dir, run_identity(strategy, task, res, settings, source=source,
+                                                       command=command, notes=meta), force=force)
         store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
         try:
-            return await _run(strategy, task, examples, res, store, settings, progress, meta)
+            return await _run(strategy, task, examples, res, store, settings, progress,
+                              {**(meta or {}), "identity": identity})
         finally:
             store.close()
 
@@ -371,6 +353,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
             raise first from None
         finished = True
     finally:
+        write_identity(store.dir, run_meta["identity"], touch=True)
         summary = summaries.write(finished, final=True)
     return summary
 

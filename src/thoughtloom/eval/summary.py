@@ -5,6 +5,13 @@ every ``every_s`` seconds while examples finish, and a last time when the
 run ends, successfully or not; each write replaces the file atomically. So
 ``summary.json`` always exists beside ``results.jsonl``, always parses, and
 says ``complete: true`` only when every example has a record.
+
+``step_problems`` sums what went wrong inside the examples: each record
+carries its own counts (``core.events.count_step_problems`` over its
+trace), :func:`tally_step_problems` adds them up, and
+:func:`step_problem_lines` says each category in one line (``thoughtloom
+run`` prints the same lines for one question). Records written before the
+counts existed count as none.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ import logging
 import math
 import time
 from typing import Any, Callable, Iterable
+
+from ..core.events import STEP_PROBLEMS
 
 log = logging.getLogger(__name__)
 
@@ -28,6 +37,49 @@ def _number(value: Any) -> float:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
+
+
+#: How each category of :data:`~thoughtloom.core.events.STEP_PROBLEMS` is said: label, unit, units.
+STEP_PROBLEM_WORDS: dict[str, tuple[str, str, str]] = {
+    "cut_off": ("malformed (cut off at max_tokens)", "reply", "replies"),
+    "unparsed": ("malformed (unparsed)", "reply", "replies"),
+    "salvaged": ("salvaged (read in part)", "reply", "replies"),
+    "budget_stopped": ("budget-stopped", "refused call", "refused calls"),
+}
+
+
+def tally_step_problems(per_example: Iterable[Any]) -> dict[str, dict[str, Any]]:
+    """Per-example counts (``count_step_problems``) summed: for each category that
+    occurred, its ``total``, the ``examples`` that had any, and the total ``by`` step."""
+    tally: dict[str, dict[str, Any]] = {}
+    for counts in per_example:
+        for key, by in _dict(counts).items():
+            if key not in STEP_PROBLEMS:
+                continue
+            cat = tally.setdefault(key, {"total": 0, "examples": 0, "by": {}})
+            here = 0
+            for what, n in _dict(by).items():
+                n = int(_number(n))
+                cat["by"][what] = cat["by"].get(what, 0) + n
+                here += n
+            cat["total"] += here
+            cat["examples"] += here > 0
+    return {key: tally[key] for key in STEP_PROBLEMS if key in tally and tally[key]["total"]}
+
+
+def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) -> list[str]:
+    """One line per category in ``tally``; ``examples``: how many the eval holds (None: one question)."""
+    lines = []
+    for key, (label, one, many) in STEP_PROBLEM_WORDS.items():
+        cat = _dict(tally.get(key))
+        total = int(_number(cat.get("total")))
+        if not total:
+            continue
+        where = f" in {int(_number(cat.get('examples')))} of {examples} examples" if examples is not None else ""
+        by = sorted(_dict(cat.get("by")).items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
+        lines.append(f"{label}: {total} {one if total == 1 else many}{where} ("
+                     + ", ".join(f"{what} {int(_number(n))}" for what, n in by) + ")")
+    return lines
 
 
 def summarize(
@@ -53,6 +105,7 @@ def summarize(
         "n_errors": sum(1 for r in records if r.get("error")),
         "n_truncated": sum(1 for r in records if r.get("truncated") is True),
         "n_budget_stopped": sum(1 for r in records if r.get("stopped") == "budget"),
+        "step_problems": tally_step_problems(r.get("step_problems") for r in records),
         "metrics": metrics,
         "usage": usage,
         "mean_latency_s": round(sum(_number(r.get("latency_s")) for r in records) / n, 4) if n else 0.0,

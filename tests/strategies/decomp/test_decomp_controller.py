@@ -149,6 +149,45 @@ async def test_persistent_garbage_ends_the_program_after_bounded_retries():
     assert result.details["status"] == "malformed" and result.answer == ""
     assert lm.calls == 3
     assert {e["reason"] for e in ctx.trace.of_type("malformed")} == {"unknown_handler"}
+    # issue 13: the printed program says which step stopped it and why, not only "(stopped: malformed)"
+    [end] = ctx.trace.of_type("program_end")
+    assert end["reason"] == result.details["executed"]["stop_reason"]
+    assert end["reason"] == "step 1 (3 tries): unknown_handler: unknown handler 'nonsense'"
+    assert result.text.splitlines()[-1] == f"(stopped: malformed at {end['reason']})"
+
+
+async def test_a_malformed_step_after_answered_ones_is_named_by_its_number():
+    good = letter_lm()
+
+    def reply(req):
+        prompt = req.messages[-1].content
+        if NEXT_STEP in prompt and program_of(prompt) == (LETTER_Q, 1):
+            return "I would rather chat about the weather today, if that is fine with you." * 3
+        return good(req)
+
+    ctx = ctx_for(ScriptedLM(reply))
+    result = await decomp(max_retries=0).run(Problem("q", LETTER_Q), ctx)
+    top = result.details["executed"]
+    assert top["status"] == "malformed" and len(top["steps"]) == 1
+    assert top["stop_reason"].startswith("step 2 (1 try): unparseable: no (handler) tag in 'I would rather")
+    assert len(top["stop_reason"]) < 200  # the parser quotes the reply clipped
+    assert result.text.splitlines()[-1] == f"(stopped: malformed at {top['stop_reason']})"
+
+
+async def test_a_budget_stop_returns_the_program_as_far_as_it_ran():
+    ctx = ctx_for(ScriptedLM(letter_lm()))
+    full = await decomp().run(Problem("q", LETTER_Q), ctx_for(ScriptedLM(letter_lm())))
+    assert full.answer == "d y e" and full.stopped is None
+    # the decomposer's 1st step, split, the 2nd step and its nested programs' (3 x 3) steps and
+    # letter lookups fit; the 3rd step of the top program does not
+    cls = get("decomp")
+    stopped = await cls(cls.Config(max_calls=16)).run(Problem("q", LETTER_Q), ctx)
+    assert stopped.stopped == "budget"
+    top = stopped.details["executed"]
+    assert top["status"] == "budget" and [s["handler"] for s in top["steps"]] == ["split", "str_position"]
+    # the last step's answer, as [EOQ] there would have returned it
+    assert top["steps"][-1]["answer"] == ["d", "y", "e"] and stopped.answer == '["d", "y", "e"]'
+    assert stopped.text.splitlines()[-1] == "(stopped: budget)"
 
 
 async def test_bad_reference_is_a_malformed_step():
@@ -330,7 +369,10 @@ async def test_a_decomposer_that_keeps_calling_its_own_program_ends_at_max_calls
     assert strategy.config.max_calls == 300
     result = await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'),
                                 Context(lm=lm, task=get_task("list_reversal")))
-    assert result.stopped == "budget" and result.details == {"program": "reverse_halving"}
+    # the budget ran out inside the first step's recursion: no step of the program finished
+    assert result.stopped == "budget" and result.answer == "" and result.details["status"] == "budget"
+    assert result.details["program"] == "reverse_halving" and result.details["executed"]["steps"] == []
+    assert result.text.endswith("(stopped: budget)")
     assert 250 <= lm.calls <= 300
 
 
@@ -368,7 +410,8 @@ async def test_the_executed_program_keeps_its_json_format():
                                                                            ctx_for(ScriptedLM([])))
     executed = result.details["executed"]
     assert list(executed) == ["program", "question", "depth", "status", "steps", "answer", "tokens",
-                              "calls", "format_errors"]
+                              "calls", "format_errors", "stop_reason"]
+    assert executed["stop_reason"] is None
     split, foreach, merge = executed["steps"]
     assert list(split) == ["line", "handler", "operator", "inputs", "answer", "tokens", "calls", "error",
                            "children"]

@@ -226,3 +226,44 @@ def test_replies_cut_off_at_max_tokens_are_not_read():
     top = [e for e in trace.of_type("hgot_infer") if e["depth"] == 0][-1]
     assert [t["answer"] for t in top["thoughts"]] == ["1946", None, "1946"]  # the cut-off one has no answer
     assert set(top["tally"]) == {"1946"}
+
+
+def _budget_run(max_calls, judge_from_lm=True, samples=5):
+    """HGOT with an LLM judge that asks through the question's metered LM (as the CLI's --entail llm)."""
+    from thoughtloom.entail import LLMJudge
+
+    trace = Trace()
+    lm = Metered(ScriptedLM(lambda req: "yes" if "entail" in req.messages[-1].content.lower()
+                            or "premise" in req.messages[-1].content.lower() else reply()(req)),
+                 budget=Budget(max_calls=max_calls), trace=trace)
+    judge = LLMJudge(lm, trace=trace) if judge_from_lm else None
+    ctx = Context(lm=lm, task=Task(), trace=trace, retriever=StaticRetriever(PASSAGES), entail=judge)
+    result = asyncio.run(HGOT(HGOTConfig(samples=samples, max_depth=2, thought_format="lines"))
+                         .run(Problem("q", Q), ctx))
+    return result, trace
+
+
+def test_a_budget_spent_while_the_root_thoughts_are_judged_answers_with_their_plain_vote():
+    """issue 13: `run hgot` printed `answer: (none)` with five answered thoughts in its trace."""
+    result, trace = _budget_run(max_calls=5)  # the five thoughts; the judge's first call is refused
+    assert trace.of_type("budget_exceeded") and not trace.of_type("hgot_infer")
+    assert result.stopped == "budget"
+    assert result.answer == "1946" and result.confidence == 0.8  # 4 of 5 thoughts say 1946, 1 says 1975
+    assert result.text == "Spielberg was born in 1946 [1]."
+    tree = result.details["tree"]
+    assert tree["stop"] == "budget exceeded (plain vote: its thoughts were not weighed yet)"
+    assert [e["reason"] for e in trace.of_type("hgot_stop")] == [tree["stop"]]
+
+
+def test_once_weighed_the_root_answer_is_no_longer_called_a_plain_vote():
+    result, trace = _budget_run(max_calls=12)  # the root's Infer is judged; the run stops later
+    assert result.stopped == "budget" and result.answer == "1946"
+    assert [e["depth"] for e in trace.of_type("hgot_infer")][0] == 0
+    assert result.details["tree"]["stop"] == "budget exceeded"
+
+
+def test_a_budget_too_small_for_the_first_thoughts_leaves_no_answer_but_says_where_it_stopped():
+    result, trace = _budget_run(max_calls=4)  # the batch of five thoughts is refused whole
+    assert result.stopped == "budget" and result.answer == ""
+    assert result.details["tree"]["stop"] == "budget exceeded" and result.details["tree"]["question"] == Q
+    assert HGOT().report(result).startswith(f"L1 {Q}  ->  (none) (0%; budget exceeded)")

@@ -170,3 +170,42 @@ async def test_children_cut_off_at_max_tokens_are_dropped():
     result = await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert len(result.details["tree"]) == 1  # only the root: every child was cut off
     assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("sculpt_child", "truncated")}
+
+
+async def test_a_chosen_score_salvaged_from_a_malformed_reply_says_so_in_the_report():
+    """issue 13: `run sculpt-mcts` printed "chosen #0 score=1.0" where every child was unparsed
+    and the root's score was salvaged from a malformed evaluation."""
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return '{"score": 10, "feedback": "perfect, except that the reply never clo'
+        return "no candidate here" if "Feedback on the current solution" in text else "CAND: a"
+
+    ctx = toy["make_ctx"](ScriptedLM(brain))
+    strategy = SculptMCTS(MCTSConfig(rollouts=2))
+    result = await strategy.run(toy["problem"], ctx)
+    assert result.details["nodes"] == 1 and result.details["chosen"] == 0  # every child was dropped
+    assert result.details["chosen_salvaged"] is True and result.details["tree"][0]["salvaged"] is True
+    head = strategy.report(result).splitlines()[0]
+    assert "chosen #0 score=1.0 (salvaged: read in part from a malformed evaluation) evaluator=model" in head
+
+
+async def test_a_chosen_node_without_a_readable_evaluation_says_so_and_a_clean_one_says_nothing():
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return "I like it."
+        return "no candidate here" if "Feedback on the current solution" in text else "CAND: a"
+
+    strategy = SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25))
+    result = await strategy.run(toy["problem"], toy["make_ctx"](ScriptedLM(brain)))
+    assert "score=0.25 (no readable evaluation: malformed_score) evaluator=" in strategy.report(result)
+
+    def clean(req):
+        if "JSON object" in req.messages[0].content:
+            return '{"score": 6, "feedback": "fine"}'
+        return "CAND: ab" if "Feedback on the current solution" in req.messages[0].content else "CAND: a"
+
+    result = await strategy.run(toy["problem"], toy["make_ctx"](ScriptedLM(clean)))
+    assert result.details["chosen_salvaged"] is False and result.details["chosen_evaluator"] == "model"
+    assert "score=0.6 evaluator=" in strategy.report(result).splitlines()[0]

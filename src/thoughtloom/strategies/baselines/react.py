@@ -4,8 +4,9 @@ Actions: ``search[query]`` returns the top passages as the Observation;
 ``finish[answer]`` ends. A turn without an action is asked once more for
 the action alone (as the original ReAct code does); an action that still
 fits neither form is a ``malformed`` event (``what: react_action``) and the Observation tells the
-model the valid forms. After
-``max_steps`` without finish, the last Thought's text is read for an answer.
+model the valid forms. Only ``finish[...]`` answers: after ``max_steps``
+without it, or when the budget runs out first, the result has no answer
+and its text is the steps so far.
 
 Trace events (``react_step``, ``retrieval``, ``malformed``; ``phase`` "turn 2/6" for live progress):
 :mod:`thoughtloom.core.events`.

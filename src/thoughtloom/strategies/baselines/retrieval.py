@@ -96,7 +96,8 @@ class SelfAsk(Strategy):
         c = self.config
         scratch, cut = "", False
         gathered: list[Passage] = []
-        ctx.best_so_far(lambda: _self_ask_result(ctx, scratch, cut, gathered))  # the chain so far
+        # the chain so far: an unfinished chain lacks its final answer by design, not by a format slip
+        ctx.best_so_far(lambda: _self_ask_result(ctx, scratch, cut, gathered, finished=False))
         for hop in range(c.max_hops + 1):
             phase(ctx.trace, "hop", hop + 1, c.max_hops + 1)
             prompt = ctx.prompt("self_ask", instruction=ctx.task.instruction,
@@ -122,13 +123,17 @@ class SelfAsk(Strategy):
         return _self_ask_result(ctx, scratch, cut, gathered)
 
 
-def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[Passage]) -> Result:
+def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[Passage], *,
+                     finished: bool = True) -> Result:
     """The answer the scratchpad ends with (else whatever answer it holds); ``cut``: the
-    last reply, where the answer is read, was cut off at max_tokens (not a finished answer)."""
+    last reply, where the answer is read, was cut off at max_tokens (not a finished answer).
+    A ``finished`` chain without its final answer is a malformed reply; one stopped by the
+    budget is not."""
     final = _FINAL.findall(scratch)
     answer = final[-1].strip().rstrip(".") if final else None
-    if answer is None:
+    if answer is None and finished:
         malformed(ctx.trace, "self_ask_answer", "no_final_answer", scratch[-RAW_CHARS:])
+    if answer is None:
         answer = ctx.task.extract_answer(scratch)
     if answer is not None:
         answer = ctx.task.extract_answer(f"Answer: {answer}") or answer

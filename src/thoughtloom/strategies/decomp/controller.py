@@ -116,6 +116,7 @@ class Controller:
         self.k = k
         self._known = known_names(ctx.prompt_dir)
         self._cache: dict[str, Handler] = {}
+        self.started: list[Run] = []  # the top-level runs, as far as they got (a budget stop reports them)
         self.env = HandlerEnv(lm=ctx.lm, seed=ctx.seed, extract_answer=ctx.task.extract_answer,
                               search=lambda queries: self.search(queries, self.k), resolve=self.handler)
 
@@ -144,6 +145,8 @@ class Controller:
     async def run(self, program: Program, calls: Sequence[Call], depth: int) -> list[Run]:
         s = self.cfg
         runs = [Run(program.name, c.question, c.context, depth) for c in calls]
+        if depth == 0:
+            self.started.extend(runs)
         if depth > s.max_depth:
             for r in runs:
                 self._end(r, "depth_limit")
@@ -157,7 +160,7 @@ class Controller:
                     r.script = program.reference(r.question)
                 except ValueError as exc:
                     self._malformed(r, "unparseable", str(exc), r.question, 0)
-                    self._end(r, "malformed")
+                    self._end(r, "malformed", r.unread)
         while active := [r for r in runs if not r.done]:
             for r in active:
                 if len(r.steps) >= s.max_steps:
@@ -170,7 +173,7 @@ class Controller:
             todo = []
             for r, step in zip(active, steps):
                 if step is None:
-                    self._end(r, "malformed")
+                    self._end(r, "malformed", r.unread)
                 elif isinstance(step, End):
                     self._end(r, "ok")
                 else:
@@ -178,13 +181,16 @@ class Controller:
             await self._execute(program, todo)
         return runs
 
-    def _end(self, run: Run, status: str) -> None:
-        run.done, run.status = True, status
+    def _end(self, run: Run, status: str, reason: str | None = None) -> None:
+        run.done, run.status, run.stop_reason = True, status, reason
         self.ctx.trace.emit("program_end", program=run.program, depth=run.depth, status=status,
-                            steps=len(run.steps))
+                            steps=len(run.steps), **({"reason": reason} if reason else {}))
 
     def _malformed(self, run: Run, kind: str, error: str, raw: str, attempt: int) -> None:
         run.format_errors += 1
+        # the parser's message quotes the reply where the reply's form is the problem; the trace has it whole
+        tries = "1 try" if attempt == 0 else f"{attempt + 1} tries"
+        run.unread = f"step {len(run.steps) + 1} ({tries}): {kind}: {' '.join(error.split())}"
         malformed(self.ctx.trace, "decomp_step", kind, raw, error=error, program=run.program, depth=run.depth,
                   attempt=attempt)
 

@@ -48,7 +48,9 @@ class Run:
     evidence: list[Passage] = field(default_factory=list)  # every passage retrieved, first seen first
     script: list[str] | None = None  # the reference program, when it runs in place of the decomposer
     done: bool = False
-    status: str = "ok"  # ok | malformed | step_limit | depth_limit
+    status: str = "ok"  # ok | malformed | step_limit | depth_limit | budget (stopped before its end)
+    stop_reason: str | None = None  # why a malformed program stopped: the step, its tries, the error
+    unread: str = ""  # the last step reply that could not be read (the stop reason if no re-ask reads one)
     tokens: int = 0
     calls: int = 0
     format_errors: int = 0
@@ -59,7 +61,8 @@ class Run:
     def to_json(self) -> dict[str, Any]:
         return {"program": self.program, "question": self.question, "depth": self.depth,
                 "status": self.status, "steps": [s.to_json() for s in self.steps], "answer": self.final(),
-                "tokens": self.tokens, "calls": self.calls, "format_errors": self.format_errors}
+                "tokens": self.tokens, "calls": self.calls, "format_errors": self.format_errors,
+                "stop_reason": self.stop_reason}
 
     def render(self, indent: str = "") -> str:
         """The executed program as the paper prints it; nested programs indented."""
@@ -70,6 +73,7 @@ class Run:
                 lines.append(child.render(indent + "    "))
             note = f"   [error: {step.error}]" if step.error else ""
             lines.append(f"{indent}A: {render_value(step.answer)}{note}")
-        end = "QS: [EOQ]" if self.status == "ok" else f"(stopped: {self.status})"
+        why = f" at {self.stop_reason}" if self.stop_reason else ""
+        end = "QS: [EOQ]" if self.status == "ok" else f"(stopped: {self.status}{why})"
         lines.append(f"{indent}{end}")
         return "\n".join(lines)

@@ -10,6 +10,11 @@ method is traced, counted and printed the same way:
 
 ``--set decomposer=reference --set handlers=symbolic`` is the controller
 check: the task's reference program with symbolic handlers.
+
+A spent budget ends the run with the program as far as it ran (``status:
+budget``), answering with its last step's answer, as ``[EOQ]`` there would
+have. A program whose decomposer replies cannot be read ends ``malformed``
+and says at which step and why (``stop_reason``, printed on its last line).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from .config import DecompConfig
 from .controller import Controller
 from .handlers import Call
 from .language import render_value
+from .record import Run
 
 
 class _DecompBase(Strategy):
@@ -34,19 +40,34 @@ class _DecompBase(Strategy):
         program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
         controller = Controller(ctx, cfg, k=cfg.k or program.k)
         call = Call(problem.question, problem.context)
-        ctx.best_so_far(lambda: Result(answer="", details={"program": program.name}))
+        ctx.best_so_far(lambda: _stopped(controller, program.name))
         (run,) = await controller.run(program, [call], depth=0)
-        answer = run.final()
-        text = answer if isinstance(answer, str) else render_value(answer)
-        return Result(
-            answer=text.strip().strip('"').strip(),
-            text=run.render(),
-            details={"program": program.name, "status": run.status, "steps": len(run.steps),
-                     "format_errors": run.format_errors, "executed": run.to_json()},
-        )
+        return _result(run)
 
     def report(self, result: Result) -> str:
         return result.text
+
+
+def _result(run: Run) -> Result:
+    """The program's last answer, its rendering and its record."""
+    answer = run.final()
+    text = answer if isinstance(answer, str) else render_value(answer)
+    return Result(
+        answer=text.strip().strip('"').strip(),
+        text=run.render(),
+        details={"program": run.program, "status": run.status, "steps": len(run.steps),
+                 "format_errors": run.format_errors, "executed": run.to_json()},
+    )
+
+
+def _stopped(controller: Controller, program: str) -> Result:
+    """A budget stop's result: the program as far as it ran, answering with its last step's
+    answer (what ``[EOQ]`` would have returned there); no answer before its first step."""
+    if not controller.started:
+        return Result(answer="", details={"program": program})
+    run = controller.started[0]
+    run.status = "budget"
+    return _result(run)
 
 
 @register("decomp")

@@ -17,7 +17,10 @@
    steps' answers as hints.
 
 A spent budget ends the whole run (siblings still searching are
-cancelled); the strategy answers with the root's first answer.
+cancelled); the strategy answers with the root's answer so far
+(:func:`budget_stop`). Each Infer holds its thoughts' plain vote on the
+node before the judge weighs them (:meth:`Node.hold`), so a budget that
+runs out while the root's thoughts are being judged still answers with them.
 
 Trace events (``hgot_infer``, ``passage_scores``, ``plan``,
 ``plan_fallback``, ``rewrite``, ``rewrite_skipped``, ``hgot_stop``,
@@ -42,7 +45,7 @@ from .infer import Thought, infer_requests, parse_thought
 from .probe import Scored, merge_pools, probe
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
                       judge_pairs, passage_quality, thought_quality)
-from .vote import select_answer, thought_answer
+from .vote import Vote, select_answer, thought_answer
 
 
 @dataclass
@@ -57,6 +60,18 @@ class Node:
     stop: str = ""
     original: str | None = None  # the step text before it was rewritten
     rationale: str = ""  # a rationale behind the selected answer
+    unweighted: bool = False  # the answer is a plain vote of thoughts not yet weighed (see hold)
+
+    def hold(self, vote: Vote, rationale: str) -> None:
+        """Until the node has an answer: its thoughts' plain vote, before the judge weighs them
+        by citation quality, so a budget stop during the judging still answers with them."""
+        if not self.answer and vote.winner:
+            self.answer, self.confidence, self.rationale = vote.winner, vote.confidence, rationale
+            self.unweighted = True
+
+    def settle(self, answer: str, confidence: float, rationale: str) -> None:
+        """The node's answer after an Infer finished (weighed, voted)."""
+        self.answer, self.confidence, self.rationale, self.unweighted = answer, confidence, rationale, False
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,8 +94,11 @@ class InferOutcome:
     rationale: str = ""
 
 
-async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Scored], depth: int,
-                demos: str, hints: str = "") -> InferOutcome:
+async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored], demos: str,
+                hints: str = "") -> InferOutcome:
+    """Sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the node holds
+    their plain vote while they are judged (:meth:`Node.hold`)."""
+    question, depth = node.question, node.depth
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
     texts = [s.text(cfg.passage_words) for s in top]
     reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
@@ -94,6 +112,8 @@ async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Sco
         if t.answer is None and not c.truncated:
             malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
                       index=t.index)
+    plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
+    node.hold(plain, _rationale(ctx, thoughts, plain))
     scores = await _score_thoughts(ctx, cfg, thoughts, texts)
     qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
                  if s is not None else 1.0 for s in scores]
@@ -116,9 +136,13 @@ async def infer(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Sco
     ctx.trace.emit("passage_scores", depth=depth, question=question,
                    passages=[{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4),
                               "new": round(n.score, 4)} for o, f, n in zip(top, freq, new_top)])
-    best = next((t.rationale for t in thoughts if vote.key is not None
+    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
+
+
+def _rationale(ctx: Context, thoughts: Sequence[Thought], vote: Vote) -> str:
+    """The rationale of the first thought whose answer won ``vote``."""
+    return next((t.rationale for t in thoughts if vote.key is not None
                  and ctx.task.normalize(thought_answer(ctx.task, t) or "") == vote.key), "")
-    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, best)
 
 
 def _cited_by(thought: Thought, scores: CitationScores | None) -> dict[int, int]:
@@ -185,9 +209,9 @@ async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], d
 async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> None:
     """Step 1: Infer over the node's probed passages."""
     phase(ctx.trace, "first answer", depth=node.depth)
-    first = await infer(ctx, cfg, node.question, pool, node.depth, demos.infer)
-    node.answer, node.confidence, node.pool = first.answer, first.confidence, first.pool
-    node.rationale = first.rationale
+    first = await infer(ctx, cfg, node, pool, demos.infer)
+    node.settle(first.answer, first.confidence, first.rationale)
+    node.pool = first.pool
 
 
 async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Node:
@@ -205,12 +229,18 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
     hints = "Answers to sub-questions:\n" + "\n".join(
         f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
     phase(ctx.trace, "final answer", depth=depth)
-    second = await infer(ctx, cfg, question, merged, depth, demos.infer, hints)
-    if second.answer:
-        node.answer, node.rationale = second.answer, second.rationale
-    node.confidence, node.pool = second.confidence, second.pool
+    second = await infer(ctx, cfg, node, merged, demos.infer, hints)
+    node.settle(second.answer or node.answer, second.confidence, second.rationale if second.answer else node.rationale)
+    node.pool = second.pool
     node.stop = "searched"
     return node
+
+
+def budget_stop(ctx: Context, node: Node) -> Node:
+    """``node`` as a spent budget leaves it: its answer so far, said to be a plain vote when
+    its thoughts were not weighed yet."""
+    return stop(ctx, node, "budget exceeded" + (" (plain vote: its thoughts were not weighed yet)"
+                                                if node.unweighted else ""))
 
 
 def stop(ctx: Context, node: Node, reason: str) -> Node:

@@ -9,9 +9,11 @@ Needs ``ctx.retriever`` (closed book otherwise: empty pools, traced) and
 uses ``ctx.entail`` for thought quality (without a judge every thought
 weighs 1 and the vote is plain self-consistency; traced).
 
-Once the root has its first answer, a spent budget ends the run with it:
-the result is the root (its plan, if any, and ``stop: budget exceeded``),
-marked ``stopped="budget"``.
+A spent budget ends the run with the root's answer so far: the result is
+the root (its plan, if any, and ``stop: budget exceeded``), marked
+``stopped="budget"``. Once the root's thoughts are sampled they answer,
+even before the judge has weighed them (a plain vote, and the stop says so);
+a budget too small for the first thoughts leaves no answer.
 """
 
 from __future__ import annotations
@@ -59,9 +61,9 @@ class HGOT(Strategy):
         demos = self.demo_selector.select(question, ctx.seed)
         (pool,) = await probe(ctx, [question], cfg.k)
         root = Node(question, 0)
+        # a budget stop answers with the root's answer so far (the tree's root, stopped)
+        ctx.best_so_far(lambda: _result(search.budget_stop(ctx, root)))
         await search.first_answer(ctx, cfg, root, pool, demos)
-        # from here a budget stop answers with the root's first answer (the tree's root, stopped)
-        ctx.best_so_far(lambda: _result(search.stop(ctx, root, "budget exceeded")))
         return _result(await search.refine(ctx, cfg, root, demos))
 
     def report(self, result: Result) -> str:

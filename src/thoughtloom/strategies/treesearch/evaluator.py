@@ -103,6 +103,7 @@ class ModelEvaluator:
             else:
                 reading = salvage_holistic(text)
             if reading is not None:
+                reading.salvaged = True
                 self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(reading.items))
             else:
                 malformed(self.ctx.trace, "sculpt_evaluation", reason, text, error=error, node=node.id,
@@ -115,7 +116,7 @@ class ModelEvaluator:
             node.score, node.evaluator = self.malformed_score, "malformed"
         else:
             node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
-            node.evaluator = "model"
+            node.evaluator, node.salvaged = "model", reading.salvaged
 
 
 class SymbolicEvaluator(ModelEvaluator):
@@ -124,5 +125,5 @@ class SymbolicEvaluator(ModelEvaluator):
     def settle(self, node: Node, reading: Reading | None) -> None:
         super().settle(node, reading)
         exact = self.world.view.symbolic_score(self.world.problem, node.candidate)
-        if exact is not None:
-            node.score, node.evaluator = exact, "symbolic"
+        if exact is not None:  # the score is exact, whatever was salvaged of the feedback
+            node.score, node.evaluator, node.salvaged = exact, "symbolic", False

@@ -27,6 +27,7 @@ class Reading:
     score: float
     feedback: str
     items: list[dict[str, Any]] = field(default_factory=list)
+    salvaged: bool = False  # read in part from a malformed reply (salvage_items / salvage_holistic)
 
 
 def read_score(value: Any) -> float | None:

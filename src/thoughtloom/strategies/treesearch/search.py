@@ -85,6 +85,7 @@ class SearchRun:
         details: dict[str, Any] = {
             "algorithm": algorithm, "chosen": best.id, "nodes": len(self.tree.nodes),
             "chosen_score": best.score, "chosen_mean": best.mean_value,
+            "chosen_evaluator": best.evaluator, "chosen_salvaged": best.salvaged,
             "revised": sum(n.kind == "revised" for n in self.tree.nodes),
             "extended": sum(n.kind == "extended" for n in self.tree.nodes),
             "evaluator": self.cfg.evaluator,
@@ -134,9 +135,20 @@ def report(result: Result) -> str:
     d = result.details
     head = (f"{d.get('algorithm', 'search')}: {d.get('nodes', 0)} nodes "
             f"({d.get('revised', 0)} revised, {d.get('extended', 0)} extended); "
-            f"chosen #{d.get('chosen')} score={d.get('chosen_score')} evaluator={d.get('evaluator')}"
+            f"chosen #{d.get('chosen')} score={d.get('chosen_score')}{_score_note(d)} evaluator={d.get('evaluator')}"
             + ("; budget exhausted" if result.stopped == "budget" else ""))
     tree = d.get("tree")
     body = render_tree(tree, d.get("chosen")) if tree else ""
     chosen = d.get("chosen_rendered") or result.text
     return f"{head}\n{body}\nchosen candidate:\n{chosen}"
+
+
+def _score_note(details: dict[str, Any]) -> str:
+    """Where the chosen node's score came from, when not from a readable evaluation."""
+    if details.get("chosen_salvaged"):
+        return " (salvaged: read in part from a malformed evaluation)"
+    if details.get("chosen_evaluator") == "malformed":
+        return " (no readable evaluation: malformed_score)"
+    if "chosen_evaluator" in details and details.get("chosen_score") is None:
+        return " (not evaluated)"
+    return ""

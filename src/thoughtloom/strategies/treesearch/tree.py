@@ -30,6 +30,7 @@ class Node:
     feedback: str = ""
     items: list[dict[str, Any]] = field(default_factory=list)
     evaluator: str = ""  # 'model', 'symbolic' or 'malformed'
+    salvaged: bool = False  # the model's score was read in part from a malformed reply
     visits: int = 0
     value_sum: float = 0.0
     children: list[int] = field(default_factory=list)
@@ -44,7 +45,7 @@ class Node:
         return {
             "id": self.id, "parent": self.parent, "depth": self.depth, "kind": self.kind,
             "candidate": self.candidate, "score": self.score, "feedback": self.feedback,
-            "items": self.items, "evaluator": self.evaluator, "visits": self.visits,
+            "items": self.items, "evaluator": self.evaluator, "salvaged": self.salvaged, "visits": self.visits,
             "mean_value": None if self.mean_value is None else round(self.mean_value, 6),
             "children": list(self.children), "expanded": self.expanded, "simulated": self.simulated,
         }
