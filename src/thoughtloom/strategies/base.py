@@ -44,6 +44,7 @@ from typing import Any, Callable, ClassVar, Mapping
 
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.events import malformed
+from ..core.names import choices_hint, unknown
 from ..core.protocols import LM, Entailment, Retriever, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
@@ -247,9 +248,7 @@ def get(name: str) -> type[Strategy]:
     try:
         return _REGISTRY[name]
     except KeyError:
-        raise ConfigError(
-            f"unknown strategy {name!r}", hint=f"choose one of: {', '.join(available())}"
-        ) from None
+        raise unknown("strategy", name, available()) from None
 
 
 def available() -> list[str]:
@@ -302,10 +301,8 @@ def make_config(cls: type[Strategy], overrides: Mapping[str, Any]) -> Any:
     values = {}
     for key, raw in overrides.items():
         if key not in fields:
-            raise ConfigError(
-                f"strategy {cls.name!r} has no option {key!r}",
-                hint=f"options: {', '.join(fields) or '(none)'}",
-            )
+            raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
+                              hint=choices_hint(key, fields, listing="options"))
         values[key] = _coerce(raw, hints[key], key)
     return cls.Config(**values)
 

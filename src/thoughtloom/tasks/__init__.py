@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..core.errors import ConfigError
+from ..core.names import unknown
 from .base import Example, Task
 from .commaqa import CommaQA
 from .commongen import CommonGenHard
@@ -29,7 +29,7 @@ def get(name: str) -> Task:
     try:
         return _TASKS[name]()
     except KeyError:
-        raise ConfigError(f"unknown task {name!r}", hint=f"choose one of: {', '.join(available())}") from None
+        raise unknown("task", name, available()) from None
 
 
 def available() -> list[str]:

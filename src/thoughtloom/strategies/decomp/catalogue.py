@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ...core.errors import ConfigError
+from ...core.names import unknown
 from .functions import SEPARATORS, items, last_quoted
 
 Reference = Callable[[str], list[str]]
@@ -48,8 +49,7 @@ def get_program(name: str) -> Program:
     try:
         return PROGRAMS[name]
     except KeyError:
-        raise ConfigError(f"unknown decomposed program {name!r}",
-                          hint=f"choose one of: {', '.join(sorted(PROGRAMS))}") from None
+        raise unknown("decomposed program", name, PROGRAMS) from None
 
 
 def _plain(question: str) -> str:
