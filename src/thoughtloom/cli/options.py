@@ -31,7 +31,8 @@ DEFAULT_CACHE = Path("~/.cache/thoughtloom/cache.sqlite")
 
 Model = Annotated[str, typer.Option(
     "--model", "-m", envvar="THOUGHTLOOM_MODEL",
-    help="'embedded' (SmolLM2-135M, shipped), a .gguf path, or openai:MODEL@BASE_URL.")]
+    help="'embedded' (SmolLM2-135M, shipped), a .gguf path, openai:MODEL[@BASE_URL] "
+         "(OpenAI's API without @URL) or litellm:PROVIDER/MODEL.")]
 CachePath = Annotated[Path, typer.Option(
     "--cache", envvar="THOUGHTLOOM_CACHE", help="SQLite completion cache file.")]
 NoCache = Annotated[bool, typer.Option("--no-cache", help="Neither read nor write the cache.")]
@@ -81,7 +82,8 @@ def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 
         api_key=api_key,
         cache_path=None if mode == "off" else cache.expanduser(),
         cache_mode=mode,  # type: ignore[arg-type]
-        max_concurrent=max(concurrency, 1) if model.startswith("openai:") else 64,
+        # a hosted API gets --concurrency requests at once; the embedded engine batches what it is given
+        max_concurrent=max(concurrency, 1) if model.startswith(("openai:", "litellm:")) else 64,
         n_ctx=n_ctx,
         timeout_s=timeout_s,
         threads=threads,

@@ -5,8 +5,16 @@
     Cached(Retrying(Limited(Backend)))
 
 and per question the eval runner adds ``Metered`` (budget, usage, trace).
+The backends, one file each, chosen by the spec's form:
+
+- ``embedded`` or ``PATH.gguf``: :mod:`.llamacpp` (llama.cpp in a worker process);
+- ``openai:MODEL[@BASE_URL]``: :mod:`.openai_compat` (any OpenAI-compatible
+  server; without ``@BASE_URL``, OpenAI's own API, which needs a key);
+- ``litellm:PROVIDER/MODEL``: :mod:`.litellm_api` (hosted APIs through the
+  optional LiteLLM extra).
+
 Backends are imported lazily: ``import thoughtloom.lm`` loads neither
-llama_cpp nor httpx's servers.
+llama_cpp nor httpx's servers nor LiteLLM.
 """
 
 from __future__ import annotations
@@ -15,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import ConfigError
+from ..core.names import suggestion
 from ..core.protocols import LM
 from .cache import MODES, Cached, CacheMode, CompletionStore
 from .limits import Limited
@@ -24,13 +33,18 @@ from .structured import generate_json, parse_json
 from .sync import SyncLM
 
 
+#: Where ``openai:MODEL`` (no ``@URL``) sends its requests.
+OPENAI_BASE_URL = "https://api.openai.com/v1"
+SPEC_FORMS = "'embedded', a path to a .gguf file, openai:MODEL[@BASE_URL] or litellm:PROVIDER/MODEL"
+
+
 @dataclass(frozen=True)
 class ModelSpec:
     """A parsed ``--model`` value."""
 
-    kind: str  # "gguf" or "openai"
+    kind: str  # "gguf", "openai" or "litellm"
     path: Path | None = None  # gguf; None = the embedded default
-    name: str = ""  # openai model name
+    name: str = ""  # openai model name, or litellm's PROVIDER/MODEL
     base_url: str = ""
 
     @classmethod
@@ -39,23 +53,41 @@ class ModelSpec:
         if spec in ("", "embedded"):
             return cls("gguf")
         if spec.startswith("openai:"):
-            rest = spec[len("openai:"):]
-            name, sep, base = rest.partition("@")
-            if not name or not sep or not base.startswith(("http://", "https://")):
+            name, sep, base = spec[len("openai:"):].partition("@")
+            if not name or (sep and not base.startswith(("http://", "https://"))):
                 raise ConfigError(
                     f"bad model spec {spec!r}",
-                    hint="use openai:MODEL@BASE_URL, e.g. openai:qwen@http://127.0.0.1:8000/v1",
+                    hint="use openai:MODEL (OpenAI's API) or openai:MODEL@BASE_URL, "
+                         "e.g. openai:qwen@http://127.0.0.1:8000/v1",
                 )
-            return cls("openai", name=name, base_url=base)
+            return cls("openai", name=name, base_url=base if sep else OPENAI_BASE_URL)
+        if spec.startswith("litellm:"):
+            # no @URL form: provider model names may hold an '@' (vertex_ai/claude-...@20240620)
+            name = spec[len("litellm:"):]
+            if "/" not in name.strip("/"):
+                raise ConfigError(f"bad model spec {spec!r}",
+                                  hint="use litellm:PROVIDER/MODEL, e.g. litellm:anthropic/claude-3-5-haiku-latest")
+            return cls("litellm", name=name)
         if spec.endswith(".gguf"):
             path = Path(spec).expanduser()
             if not path.is_file():
                 raise ConfigError(f"model file not found: {path}", hint="check the --model path")
             return cls("gguf", path=path)
-        raise ConfigError(
-            f"unknown model spec {spec!r}",
-            hint="use 'embedded', a path to a .gguf file, or openai:MODEL@BASE_URL",
-        )
+        raise ConfigError(f"unknown model spec {spec!r}", hint=f"{_did_you_mean(spec)}use {SPEC_FORMS}")
+
+
+def _did_you_mean(spec: str) -> str:
+    """'did you mean ...? ' for a misspelt kind ('embeded', 'opneai:gpt-4o') or a bare
+    model name ('gpt-4o-mini' -> 'openai:gpt-4o-mini'), else ''."""
+    prefix, colon, rest = spec.partition(":")
+    kind = suggestion(prefix + colon, ("embedded", "openai:", "litellm:"))
+    if kind:
+        guess = kind + rest if colon else kind
+    elif not colon and "/" not in spec and " " not in spec:
+        guess = f"openai:{spec}"
+    else:
+        return ""
+    return f"did you mean {guess!r}? "
 
 
 def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: int = 4096,
@@ -63,8 +95,10 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
                  max_parallel: int | None = None) -> LM:
     """The bare backend for a spec, with no wrappers.
 
-    ``timeout_s`` bounds one call to an OpenAI-compatible server (default 300 s);
-    the embedded backend has no per-call timeout. ``threads`` and
+    ``timeout_s`` bounds one call to an OpenAI-compatible server or a LiteLLM
+    provider (default 300 s); the embedded backend has no per-call timeout.
+    ``api_key`` is for ``openai:`` models (required for OpenAI's own URL);
+    LiteLLM reads each provider's key from that provider's variable. ``threads`` and
     ``max_parallel`` (sequences decoded together) apply to .gguf models;
     ``None`` keeps the embedded backend's defaults.
     """
@@ -72,8 +106,16 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
     if ms.kind == "openai":
         from .openai_compat import OpenAICompatLM
 
+        if not api_key and ms.base_url == OPENAI_BASE_URL:
+            raise ConfigError(f"openai:{ms.name} calls OpenAI's API, which needs a key",
+                              hint="set OPENAI_API_KEY (or THOUGHTLOOM_API_KEY), or add @BASE_URL for a local server")
+
         timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
         return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent, **timeout)
+    if ms.kind == "litellm":
+        from .litellm_api import LiteLLMBackend
+
+        return LiteLLMBackend(ms.name, **({} if timeout_s is None else {"timeout_s": timeout_s}))
     from .llamacpp import DEFAULT_MAX_PARALLEL, LlamaCppLM
 
     return LlamaCppLM(ms.path, n_ctx=n_ctx, threads=threads,
@@ -112,7 +154,7 @@ def open_lm(
 
 
 __all__ = [
-    "MODES", "Budget", "CacheMode", "Cached", "CompletionStore", "Limited", "Metered",
+    "MODES", "OPENAI_BASE_URL", "Budget", "CacheMode", "Cached", "CompletionStore", "Limited", "Metered",
     "ModelSpec", "Retrying", "SyncLM", "UsageTotals", "generate_json", "open_backend",
     "open_lm", "parse_json",
 ]

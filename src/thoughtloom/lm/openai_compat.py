@@ -140,13 +140,20 @@ class OpenAICompatLM:
 
 def completion_from_reply(resp: httpx.Response, latency: float, base_url: str, model_id: str) -> Completion:
     """The :class:`Completion` in a 200 reply, or :class:`MalformedReply` saying what is wrong."""
-    def bad(why: str) -> MalformedReply:
-        return MalformedReply(f"malformed reply from {base_url} ({why}): {encodable(resp.text[:200])!r}")
-
     try:
         data = resp.json()
     except ValueError:  # bad JSON or bad UTF-8
-        raise bad("not JSON") from None
+        raise MalformedReply(f"malformed reply from {base_url} (not JSON): {encodable(resp.text[:200])!r}") from None
+    return completion_from_body(data, latency, base_url, model_id, resp.text)
+
+
+def completion_from_body(data: Any, latency: float, where: str, model_id: str, raw: str) -> Completion:
+    """The :class:`Completion` in a chat-completions body (decoded JSON), or
+    :class:`MalformedReply` naming ``where`` and quoting ``raw``. Shared by every
+    backend whose replies have OpenAI's shape (this one, LiteLLM's)."""
+    def bad(why: str) -> MalformedReply:
+        return MalformedReply(f"malformed reply from {where} ({why}): {encodable(raw[:200])!r}")
+
     if not isinstance(data, dict):
         raise bad("not a JSON object")
     choices = data.get("choices")
