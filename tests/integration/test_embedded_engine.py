@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from thoughtloom.core import ModelCrashed, Request
+from thoughtloom.core import ModelCrashed, Request, system, user
 from thoughtloom.lm.llamacpp import LlamaCppLM
 
 pytestmark = pytest.mark.integration
@@ -142,3 +142,20 @@ def test_a_chat_the_template_refuses_fails_alone(embedded_path):
         engine.close()
     assert bad["error"] == "error" and "alternate" in bad["message"]
     assert good["text"] and good["completion_tokens"] == 4
+
+
+async def test_prompt_tokens_are_counted_exactly_before_the_call(embedded_path):
+    """count_tokens (the rate limiter's and estimates' count) is the model's own: the
+    prompt_tokens the call then reports, not characters/4."""
+    from thoughtloom.lm.tokens import count_prompt_tokens, estimated_prompt_tokens
+
+    reqs = [Request.of(p, max_tokens=4) for p in PROMPTS[:3]]
+    reqs.append(Request.of([system("Be brief."), user("Hi there")], max_tokens=4))
+    lm = LlamaCppLM(embedded_path, n_ctx=1024, max_parallel=4)
+    try:
+        counted = await count_prompt_tokens(lm, reqs)
+        replies = await lm.generate(reqs)
+    finally:
+        await lm.aclose()
+    assert counted.exact and counted.counts == [c.usage.prompt_tokens for c in replies]
+    assert counted.counts != [estimated_prompt_tokens(r) for r in reqs]

@@ -1,9 +1,11 @@
 """Rate and concurrency limits around a backend.
 
 ``max_concurrent`` caps requests in flight; ``rpm`` and ``tpm`` cap requests
-and (estimated) tokens per minute with leaky buckets from ``aiolimiter``.
-Token estimates use ``max_tokens`` plus a chars/4 prompt estimate, since the
-real count is known only after the call.
+and tokens per minute with leaky buckets from ``aiolimiter``. A request is
+charged its prompt tokens plus ``max_tokens`` (what it may cost at most,
+since the reply's length is known only after the call); the prompt tokens
+are the model's own count where the backend can tokenize, else a
+characters/4 estimate (:mod:`.tokens`).
 """
 
 from __future__ import annotations
@@ -16,11 +18,7 @@ from aiolimiter import AsyncLimiter
 
 from ..core.protocols import LM
 from ..core.types import Completion, Request
-
-
-def estimate_tokens(request: Request) -> int:
-    chars = sum(len(m.content) for m in request.messages)
-    return chars // 4 + request.max_tokens
+from .tokens import count_prompt_tokens
 
 
 @dataclass
@@ -54,7 +52,8 @@ class Limited:
         if self._rpm is not None:
             await self._rpm.acquire()
         if self._tpm is not None:
-            await self._tpm.acquire(min(estimate_tokens(request), self._tpm.max_rate))
+            (prompt,) = (await count_prompt_tokens(self.inner, [request])).counts
+            await self._tpm.acquire(min(prompt + request.max_tokens, self._tpm.max_rate))
         async with self._semaphore():
             return (await self.inner.generate([request]))[0]
 

@@ -177,6 +177,14 @@ class LlamaCppLM:
             self._drainer = loop.create_task(self._drain())
         return list(await asyncio.gather(*futures))
 
+    async def count_tokens(self, requests: Sequence[Request]) -> list[int | None]:
+        """Each request's prompt tokens, exact: the model's own chat template and
+        tokenizer, as :meth:`generate` would feed them (None where the template
+        refuses the chat). Waits for the batch in flight, like any call."""
+        loop = asyncio.get_running_loop()
+        payload = [_to_engine(r, False) for r in requests]
+        return await loop.run_in_executor(self._executor, self.worker.count, payload)
+
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
         await loop.run_in_executor(self._executor, self.worker.stop)

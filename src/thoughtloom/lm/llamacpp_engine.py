@@ -279,6 +279,17 @@ class Engine:
         stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
         return self.tokenize(result.prompt, add_bos=not result.added_special), stop
 
+    def count_tokens(self, requests: list[dict[str, Any]]) -> list[int | None]:
+        """Each request's prompt tokens exactly as :meth:`generate` feeds them
+        (chat template applied); None where the template refuses the chat."""
+        counts: list[int | None] = []
+        for req in requests:
+            try:
+                counts.append(len(self.render(req["messages"])[0]))
+            except Exception:  # the chat template refused these messages; generate says why
+                counts.append(None)
+        return counts
+
     # -- samplers ---------------------------------------------------------
     def _sampler(self, req: dict[str, Any]) -> Any:
         ll = self.ll

@@ -144,10 +144,17 @@ class ModelWorker:
 
     def call(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Results for ``requests`` (see ``Engine.generate``); raises ModelCrashed."""
+        return self._run("generate", requests)
+
+    def count(self, requests: list[dict[str, Any]]) -> list[int | None]:
+        """Prompt tokens of ``requests`` (see ``Engine.count_tokens``); raises ModelCrashed."""
+        return self._run("count", requests)
+
+    def _run(self, op: str, requests: list[dict[str, Any]]) -> Any:
         if self.proc is None or self.proc.poll() is not None:
             self._forget()
             self._start()
-        out = self._exchange(("generate", requests))
+        out = self._exchange((op, requests))
         self.crashes_in_a_row = 0
         return out
 
@@ -182,6 +189,12 @@ class InProcessWorker:
         self.pid = os.getpid()
 
     def call(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._loaded().generate(requests)
+
+    def count(self, requests: list[dict[str, Any]]) -> list[int | None]:
+        return self._loaded().count_tokens(requests)
+
+    def _loaded(self) -> Any:
         if self.engine is None:
             try:
                 self.engine = load_engine(self.engine_spec, self.options)
@@ -189,7 +202,7 @@ class InProcessWorker:
                 raise ConfigError(f"cannot load model {self.label}: {exc}",
                                   hint="is it a valid GGUF file?") from exc
             self.info = self.engine.describe()
-        return self.engine.generate(requests)
+        return self.engine
 
     def stop(self) -> None:
         if self.engine is not None:
@@ -227,9 +240,10 @@ def main(argv: list[str]) -> int:
         if op == "close":
             break
         try:
-            out = engine.generate(payload)
-        except Exception as exc:  # the batch fails, the worker stays up
-            out = [{"error": "error", "message": f"{type(exc).__name__}: {exc}"}] * len(payload)
+            out: Any = engine.count_tokens(payload) if op == "count" else engine.generate(payload)
+        except Exception as exc:  # the batch fails (a count is unknown), the worker stays up
+            failed = None if op == "count" else {"error": "error", "message": f"{type(exc).__name__}: {exc}"}
+            out = [failed] * len(payload)
         try:
             conn.send(out)
         except OSError:  # the parent went away mid-batch

@@ -44,5 +44,9 @@ class EchoEngine:
                         "completion_tokens": len(text.split()), "latency_s": 0.0, "logprobs": None})
         return out
 
+    def count_tokens(self, requests: list[dict[str, Any]]) -> list[int | None]:
+        """A word count per request, the stand-in's "tokenizer" (the same count generate reports)."""
+        return [len(req["messages"][-1]["content"].split()) for req in requests]
+
     def close(self) -> None:
         pass
