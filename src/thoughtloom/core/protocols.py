@@ -48,7 +48,8 @@ class TaskView(Protocol):
     name: str
     instruction: str
     # Optional: ``cot_answer_format``, how a chain of thought must end for
-    # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT).
+    # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
+    # ``open_domain``, True where questions are answered from retrieved passages.
 
     def demos(self) -> Sequence[Demo]: ...
 

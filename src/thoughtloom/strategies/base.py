@@ -45,7 +45,7 @@ from typing import Any, Callable, ClassVar, Mapping
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.events import malformed
 from ..core.names import choices_hint, unknown
-from ..core.protocols import LM, Entailment, Retriever, TaskView
+from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
@@ -203,9 +203,28 @@ class NoConfig:
     pass
 
 
+#: What a strategy may need of a task (``Strategy.needs``): nothing, open-domain
+#: questions (answered from retrieved passages), or a SearchTask view (candidates to
+#: generate, evaluate and revise; other tasks are searched with generic prompts).
+NEEDS = ("", "open_domain", "search")
+
+
 class Strategy(ABC):
     name: ClassVar[str] = ""
     Config: ClassVar[type] = NoConfig
+    #: the paper it comes from ("DecomP", "HGOT", "ThoughtSculpt"), or "baselines"
+    paper: ClassVar[str] = "baselines"
+    #: what a task must offer for this strategy to be built for it (one of NEEDS)
+    needs: ClassVar[str] = ""
+
+    @classmethod
+    def supports(cls, task: TaskView) -> bool:
+        """Whether the strategy is built for ``task`` (``thoughtloom strategies`` lists these)."""
+        if cls.needs == "open_domain":
+            return bool(getattr(task, "open_domain", False))
+        if cls.needs == "search":
+            return isinstance(task, SearchTask)
+        return True
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()

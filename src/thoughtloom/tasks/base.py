@@ -44,6 +44,9 @@ class Task:
     primary_metric: ClassVar[str] = "em"
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
+    # whether questions are answered from retrieved passages (the retrieval
+    # strategies are built for these tasks; see Strategy.needs)
+    open_domain: ClassVar[bool] = False
     # whether an answer read from a reply cut off at max_tokens is scored;
     # by default it is not (scored as no answer, the record says truncated)
     score_truncated: ClassVar[bool] = False

@@ -50,6 +50,7 @@ class ReActConfig:
 class ReAct(Strategy):
     """Interleaved Thought / Action search[...] / finish[...] / Observation."""
 
+    needs = "open_domain"
     Config = ReActConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:

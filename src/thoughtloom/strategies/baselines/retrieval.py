@@ -63,6 +63,7 @@ class RetrieveReadConfig:
 class RetrieveThenRead(Strategy):
     """Retrieve k passages, sample n cited chains of thought, majority vote."""
 
+    needs = "open_domain"
     Config = RetrieveReadConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
@@ -90,6 +91,7 @@ class SelfAskConfig:
 class SelfAsk(Strategy):
     """Follow-up questions, each answered by a reader over retrieved passages."""
 
+    needs = "open_domain"
     Config = SelfAskConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
@@ -159,6 +161,7 @@ class DSPConfig:
 class DSP(Strategy):
     """Demonstrate-Search-Predict multi-hop: a query per hop, then voted reading."""
 
+    needs = "open_domain"
     Config = DSPConfig
 
     async def run(self, problem: Problem, ctx: Context) -> Result:

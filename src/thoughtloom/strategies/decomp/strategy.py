@@ -20,9 +20,10 @@ and says at which step and why (``stop_reason``, printed on its last line).
 from __future__ import annotations
 
 from ...core.errors import ConfigError
+from ...core.protocols import TaskView
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
-from .catalogue import default_program, get_program
+from .catalogue import DEFAULTS, default_program, get_program
 from .config import DecompConfig
 from .controller import Controller
 from .handlers import Call
@@ -32,6 +33,12 @@ from .record import Run
 
 class _DecompBase(Strategy):
     Config = DecompConfig
+    paper = "DecomP"
+
+    @classmethod
+    def supports(cls, task: TaskView) -> bool:
+        """The tasks this strategy has a default program for (``--set program=`` runs others)."""
+        return task.name in DEFAULTS.get(cls.name, {})
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config

@@ -47,6 +47,8 @@ def _minilm_encode(texts: list[str]):
 class HGOT(Strategy):
     """Hierarchical graph of thoughts: planned sub-questions, cited thoughts, quality-weighted votes."""
 
+    paper = "HGOT"
+    needs = "open_domain"
     Config = HGOTConfig
 
     def __init__(self, config: HGOTConfig | None = None) -> None:

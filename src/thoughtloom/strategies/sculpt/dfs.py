@@ -14,4 +14,5 @@ from ..treesearch.dfs import DepthFirst
 class SculptDFS(DepthFirst):
     """ThoughtSculpt: greedy depth-first search with pruning, backtracking and revision."""
 
+    paper = "ThoughtSculpt"
     algorithm = "dfs"

@@ -132,6 +132,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int) -> list[Node]:
 class SculptMCTS(TreeSearch):
     """ThoughtSculpt: MCTS over revisable thoughts with evaluator feedback."""
 
+    paper = "ThoughtSculpt"
     Config = MCTSConfig
     algorithm = "mcts"
 

@@ -101,6 +101,7 @@ class TreeSearch(Strategy):
     """A search over a tree of candidate solutions; subclasses add only the control loop."""
 
     Config = SearchConfig
+    needs = "search"
     algorithm: ClassVar[str] = ""  # details["algorithm"]
     generator: ClassVar[type[ThoughtGenerator]] = ThoughtGenerator
 
