@@ -40,8 +40,8 @@ def _question(problem: Problem) -> str:
 
 @dataclass(frozen=True)
 class IOConfig(LayoutChecked):
-    max_tokens: int = 64
-    shots: int = 3
+    max_tokens: int = 64  # reply length cap
+    shots: int = 3  # few-shot demos from the task (0 = none)
     layout: str = "chat"  # chat: demos as chat turns; text: one message
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
@@ -65,8 +65,8 @@ class Direct(Strategy):
 
 @dataclass(frozen=True)
 class CoTConfig(LayoutChecked):
-    max_tokens: int = 384
-    shots: int = 3
+    max_tokens: int = 384  # cap on each chain of thought
+    shots: int = 3  # worked demos from the task (0 = none)
     layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
@@ -96,10 +96,10 @@ class ChainOfThought(Strategy):
 
 @dataclass(frozen=True)
 class SelfConsistencyConfig(LayoutChecked):
-    n: int = 5
-    temperature: float = 0.7
-    max_tokens: int = 384
-    shots: int = 3
+    n: int = 5  # chains sampled (one batch), then majority vote
+    temperature: float = 0.7  # sampling temperature of the chains
+    max_tokens: int = 384  # cap on each chain of thought
+    shots: int = 3  # worked demos from the task (0 = none)
     layout: str = "text"  # text: one message; chat: demos as chat turns
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 

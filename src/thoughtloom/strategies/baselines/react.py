@@ -39,10 +39,10 @@ def parse_step(text: str) -> tuple[str, str | None, str]:
 
 @dataclass(frozen=True)
 class ReActConfig:
-    max_steps: int = 6
-    k: int = 2
-    max_tokens: int = 96
-    observation_chars: int = 400
+    max_steps: int = 6  # Thought/Action turns before the last Thought is read for an answer
+    k: int = 2  # passages per search[...] action
+    max_tokens: int = 96  # cap on each turn
+    observation_chars: int = 400  # an Observation is clipped to this many characters
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 

@@ -50,11 +50,11 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
 
 @dataclass(frozen=True)
 class RetrieveReadConfig:
-    k: int = 5
-    n: int = 5
-    temperature: float = 0.7
-    max_tokens: int = 200
-    shots: int = 2
+    k: int = 5  # passages retrieved for the question
+    n: int = 5  # cited chains sampled, then majority vote
+    temperature: float = 0.7  # sampling temperature of the chains
+    max_tokens: int = 200  # cap on each chain
+    shots: int = 2  # demos in the reading prompt
     passage_words: int = 0  # clip passages in the prompt (0 = whole)
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
@@ -79,11 +79,11 @@ _FINAL = re.compile(r"So the final answer is:\s*(.+)", re.IGNORECASE)
 
 @dataclass(frozen=True)
 class SelfAskConfig:
-    k: int = 3
-    max_hops: int = 4
-    max_tokens: int = 96
-    answer_tokens: int = 48
-    passage_words: int = 0
+    k: int = 3  # passages retrieved per follow-up question
+    max_hops: int = 4  # follow-up questions at most, then the final answer
+    max_tokens: int = 96  # cap on each self-ask step
+    answer_tokens: int = 48  # cap on each follow-up's answer
+    passage_words: int = 0  # clip passages in the prompt (0 = whole)
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 
@@ -146,14 +146,14 @@ def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[P
 
 @dataclass(frozen=True)
 class DSPConfig:
-    hops: int = 2
+    hops: int = 2  # search queries written, one per hop
     k: int = 2  # passages per hop
-    n: int = 5
-    temperature: float = 0.7
-    max_tokens: int = 200
-    query_tokens: int = 48
-    shots: int = 2
-    passage_words: int = 0
+    n: int = 5  # reading chains sampled, then majority vote
+    temperature: float = 0.7  # sampling temperature of the reading chains
+    max_tokens: int = 200  # cap on each reading chain
+    query_tokens: int = 48  # cap on each search query
+    shots: int = 2  # demos in the reading prompt
+    passage_words: int = 0  # clip passages in the prompt (0 = whole)
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
 

@@ -20,8 +20,8 @@ from ..treesearch.tree import Node
 
 @dataclass(frozen=True)
 class SelfRefineConfig(SearchConfig):
-    iterations: int = 3
-    stop_at_goal: bool = True
+    iterations: int = 3  # critique-and-rewrite rounds
+    stop_at_goal: bool = True  # stop once a version reaches goal_score
 
 
 @register("self-refine")

@@ -29,8 +29,8 @@ from ..treesearch.tree import Node
 
 @dataclass(frozen=True)
 class BFSConfig(SearchConfig):
-    beam: int = 2
-    stop_at_goal: bool = True
+    beam: int = 2  # best children kept per level (b)
+    stop_at_goal: bool = True  # stop once a level holds a node reaching goal_score
 
 
 @register("tot-bfs")

@@ -14,11 +14,11 @@ class DecompConfig:
     program: str = ""  # empty: the task's default program for this strategy
     decomposer: str = "lm"  # lm | reference
     handlers: str = "lm"  # lm | symbolic (symbolic functions win over prompts)
-    max_steps: int = 10
-    max_depth: int = 12
-    max_retries: int = 2
-    retry_temperature: float = 0.7
-    decomposer_max_tokens: int = 96
+    max_steps: int = 10  # steps one program may run
+    max_depth: int = 12  # nesting of sub-programs (a handler that decomposes again)
+    max_retries: int = 2  # re-asks of the decomposer after a malformed step
+    retry_temperature: float = 0.7  # sampling temperature of those re-asks
+    decomposer_max_tokens: int = 96  # cap on each decomposer step
     k: int = 0  # passages per retrieval; 0: the program's default
     structured: bool = False  # decomposer steps as schema-constrained JSON
     max_calls: int = 300  # finite bound on model calls per question (a runaway program ends)

@@ -19,7 +19,7 @@ DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
 class HGOTConfig:
     # hierarchy
     max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
-    max_steps: int = 4
+    max_steps: int = 4  # sub-questions one plan may hold
     plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
     stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
     # retrieval and passages
@@ -32,24 +32,24 @@ class HGOTConfig:
     # thoughts: json (schema-constrained object) | lines (the paper's "Rationale/Answer" text)
     thought_format: str = "json"
     samples: int = 5  # thoughts per Infer, one batch
-    temperature: float = 0.7
+    temperature: float = 0.7  # sampling temperature of the thoughts
     max_tokens: int = 200  # a JSON thought of 3 statements runs to ~150 tokens
-    plan_max_tokens: int = 160
-    rewrite_max_tokens: int = 48
+    plan_max_tokens: int = 160  # cap on each plan
+    rewrite_max_tokens: int = 48  # cap on each rewrite of a dependent sub-question
     # thought quality (alpha, beta, gamma) and passage quality (w1, w2, w3)
-    alpha: float = 0.2
-    beta: float = 0.4
-    gamma: float = 0.4
-    w1: float = 0.2
-    w2: float = 0.55
-    w3: float = 0.25
-    entail_threshold: float = 0.5
+    alpha: float = 0.2  # thought quality q = alpha + beta * recall + gamma * precision
+    beta: float = 0.4  # weight of citation recall in thought quality
+    gamma: float = 0.4  # weight of citation precision in thought quality
+    w1: float = 0.2  # passage quality s' = w1 * score + w2 * citation frequency + w3 * confidence
+    w2: float = 0.55  # weight of a passage's quality-weighted citation frequency
+    w3: float = 0.25  # weight of the vote's confidence in passage quality
+    entail_threshold: float = 0.5  # a statement is supported by a passage at this entailment probability
     expand_citations: bool = True  # a passage that alone entails a statement counts as cited
     # demonstrations (authors' CSV format); selection: knn (MiniLM sentence embeddings, the
     # packaged all-MiniLM-L6-v2) | knn-bow (bag-of-words cosine, no model) | balanced | first
     demos: str | None = None
-    demo_select: str = "knn"
-    n_demos: int = 2
+    demo_select: str = "knn"  # how demos are chosen: knn | knn-bow | balanced | first
+    n_demos: int = 2  # demos per prompt
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:

@@ -22,7 +22,7 @@ from .tree import Node
 class DFSConfig(SearchConfig):
     max_steps: int = 8          # expansions (for crosswords: search steps)
     prune_below: float = 0.1    # children scoring below this are not explored
-    stop_at_goal: bool = True
+    stop_at_goal: bool = True   # stop at the first node reaching goal_score
 
 
 class DepthFirst(TreeSearch):

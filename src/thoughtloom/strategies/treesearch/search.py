@@ -50,8 +50,8 @@ class SearchConfig:
     eval_temperature: float = 0.0  # evaluator: greedy, so scores are reproducible
     evaluation: str = "auto"       # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
     evaluator: str = "model"       # 'model', or 'symbolic' (task's exact checker sets the score)
-    gen_max_tokens: int = 256
-    eval_max_tokens: int = 384
+    gen_max_tokens: int = 256      # cap on each generated candidate
+    eval_max_tokens: int = 384     # cap on each evaluation
     malformed_score: float = 0.0   # score of a node whose evaluation could not be read
     goal_score: float = 1.0        # a node scoring this high ends the search early
     keep_tree: bool = True         # put the tree JSON in Result.details
