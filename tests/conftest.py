@@ -33,8 +33,10 @@ def data_file(*parts: str) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_cache(tmp_path, monkeypatch):
-    """No test touches the user's ~/.cache/thoughtloom."""
+    """No test touches the user's ~/.cache/thoughtloom or reads their ~/.config/thoughtloom."""
     monkeypatch.setenv("THOUGHTLOOM_CACHE", str(tmp_path / "cache.sqlite"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.delenv("THOUGHTLOOM_CONFIG", raising=False)
 
 
 @pytest.fixture

@@ -54,8 +54,10 @@ def test_unknown_strategy_option(tmp_path):
 
 def test_cache_stats_and_clear(tmp_path):
     cache = tmp_path / "c.sqlite"
-    r = runner.invoke(app, ["cache", "stats", "--cache", str(cache)])
+    r = runner.invoke(app, ["cache", "stats", "--cache", str(cache), "--json"])
     assert r.exit_code == 0 and json.loads(r.output)["entries"] == 0
+    r = runner.invoke(app, ["cache", "stats", "--cache", str(cache)])
+    assert r.exit_code == 0 and f"{cache}: 0 entries" in " ".join(r.output.split())
     r = runner.invoke(app, ["cache", "clear", "--cache", str(cache), "--yes"])
     assert r.exit_code == 0 and "deleted 0" in r.output
 

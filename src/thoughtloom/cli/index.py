@@ -14,7 +14,8 @@ import typer
 from rich.table import Table
 
 from ..core.errors import ConfigError
-from .render import err, out
+from .conventions import quiet
+from .render import notes, out
 
 index_app = typer.Typer(help="Build, search and evaluate local passage indexes.", no_args_is_help=True)
 
@@ -74,13 +75,14 @@ def build(
     t0 = time.perf_counter()
     corp = read_corpus(corpus, fmt, skip_bad=skip_bad)
     read_s = time.perf_counter() - t0
-    err.print(f"read {len(corp)} passages from {corp.read} records in {read_s:.1f}s "
-              f"({corp.duplicates} duplicates merged, {corp.skipped} skipped)")
+    notes.print(f"read {len(corp)} passages from {corp.read} records in {read_s:.1f}s "
+                f"({corp.duplicates} duplicates merged, {corp.skipped} skipped)")
     for problem in corp.problems:
-        err.print(f"  [yellow]skipped[/] {problem}", highlight=False)
+        notes.print(f"  [yellow]skipped[/] {problem}", highlight=False)
     if corp.skipped > len(corp.problems):
-        err.print(f"  ... and {corp.skipped - len(corp.problems)} more skipped")
-    manifest = build_index(corp, kind, out_dir, parse_settings(sets), overwrite=overwrite, show_progress=True)
+        notes.print(f"  ... and {corp.skipped - len(corp.problems)} more skipped")
+    manifest = build_index(corp, kind, out_dir, parse_settings(sets), overwrite=overwrite,
+                           show_progress=not quiet())
     size = disk_size(out_dir)
     out.print(f"[bold]{kind}[/] index of {len(corp)} passages in {out_dir} "
               f"({size / 1e6:.1f} MB; built in {sum(manifest['build'].values()):.1f}s)")

@@ -1,10 +1,14 @@
-"""The ``thoughtloom`` command line. The only layer that reads env vars and flags."""
+"""The ``thoughtloom`` command line. The only layer that reads env vars, config files and flags.
+
+Every command takes -v/-q before or after its name and finds its option
+defaults in the config files (:mod:`.conventions`, :mod:`.config`); the
+listing commands live in :mod:`.info`.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import sys
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -21,22 +25,24 @@ from ..core.types import Problem
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
-from ..eval.runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
+from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
 from ..eval.services import open_entail, open_retriever
 from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
+from . import config, info
 from . import options as o
-from .render import RichProgress, RichStatus, err, out, print_step_problems, print_summary, shown, usage_line
+from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
+from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
 from .index import index_app
 
 app = typer.Typer(
     name="thoughtloom",
+    cls=Commands,
     help="Structured LLM reasoning: decomposed prompting, graphs of thoughts, tree search.",
     no_args_is_help=True,
-    add_completion=False,
     pretty_exceptions_enable=False,
 )
 cache_app = typer.Typer(help="Inspect or clear the completion cache.", no_args_is_help=True)
@@ -49,11 +55,9 @@ DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
 
 
 @app.callback()
-def _root(verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log progress details.")] = False) -> None:
-    from rich.logging import RichHandler
-
-    logging.basicConfig(level=logging.INFO if verbose else logging.WARNING, format="%(message)s",
-                        handlers=[RichHandler(console=err, show_path=False)])
+def _root(ctx: typer.Context, version: Version = False) -> None:
+    """Option defaults come from the config files, for the command about to parse its options."""
+    ctx.default_map = config.default_map(ctx.command, ctx)
 
 
 def _resources(opts: o.RunOptions, lm: LM) -> EvalResources:
@@ -89,8 +93,8 @@ def demo(
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
                     threads=threads, parallel=parallel)
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
-    err.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
-    with RichStatus(err) as status:
+    notes.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
+    with RichStatus(notes) as status:
         answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings(),
                                        status=status))
     result = _result_or_exit(answered)
@@ -104,10 +108,12 @@ def demo(
 @app.command()
 @o.with_run_options
 def run(
-    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).")],
+    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).",
+                                            autocompletion=o.complete_strategy)],
     question: Annotated[str, typer.Argument(help="The question or task input.")],
     opts: o.RunOptions,
-    task: Annotated[str, typer.Option("--task", "-t", help="Task whose prompts and answer format to use.")] = "freeform",
+    task: Annotated[str, typer.Option("--task", "-t", help="Task whose prompts and answer format to use.",
+                                      autocompletion=o.complete_task)] = "freeform",
     show_program: Annotated[bool, typer.Option(
         "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
@@ -116,7 +122,7 @@ def run(
     """Answer one question with a strategy and print the answer and its cost."""
     strat = opts.strategy(strategy)
     task_obj = tasks.get(task)
-    with RichStatus(err) as status:
+    with RichStatus(notes) as status:
         answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
                                        EvalSettings(budget=opts.budget()), opts, status=status))
     if trace_out is not None:
@@ -161,8 +167,8 @@ def _result_or_exit(answered: ProblemRun) -> Result:
 @o.with_run_options
 def eval_(
     opts: o.RunOptions,
-    strategy: Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.")],
-    task: Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.")],
+    strategy: o.StrategyName,
+    task: o.TaskName,
     data: Annotated[Optional[Path], typer.Option(
         "--data", "-d", help="Dataset file or folder (default: the task's packaged sample; "
                              "see `thoughtloom data list`).")] = None,
@@ -179,6 +185,7 @@ def eval_(
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     force: Annotated[bool, typer.Option(
         "--force", help="Resume into --out even if its results were made with another config (OUT/run.json).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the final summary as JSON (progress stays on stderr).")] = False,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     strat = opts.strategy(strategy)
@@ -187,8 +194,8 @@ def eval_(
     task_obj = tasks.get(task)
     dataset = load_examples(task_obj, data, offset=offset, limit=limit)
     if dataset.sample:
-        err.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
-                  "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
+        notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
+                    "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
     examples = dataset.examples
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = opts.cache_mode()
@@ -205,7 +212,7 @@ def eval_(
         async def go() -> dict[str, Any]:
             try:
                 resources = _resources(opts, lm)
-                with RichProgress(task_obj.primary_metric, console=err) as progress:
+                with RichProgress(task_obj.primary_metric, console=notes) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
                                           progress=progress, meta=meta, lock=False, force=force,
                                           source=DataSource(dataset.path, offset, limit), command=sys.argv)
@@ -221,51 +228,27 @@ def eval_(
             err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
                       "run the same command again to resume.", soft_wrap=True)
             raise typer.Exit(130) from None
-    print_summary(summary, str(out_dir))
-
-
-@app.command()
-def models() -> None:
-    """List the model backends and where the embedded model lives."""
-    from ..lm.llamacpp import embedded_model_path
-
-    try:
-        path = embedded_model_path()
-        where = f"{path} ({path.stat().st_size / 1e6:.0f} MB)"
-    except ThoughtloomError as exc:
-        where = f"[red]not available[/]: {exc}"
-    out.print("[bold]backends[/] (choose with --model or THOUGHTLOOM_MODEL)")
-    out.print(f"  embedded             SmolLM2-135M-Instruct via llama.cpp: {where}")
-    out.print("  PATH.gguf            any local GGUF model via llama.cpp")
-    from ..lm.llamacpp_engine import cpu_flags, repack_safe
-
-    repack = "on" if repack_safe(cpu_flags()) else "off (this CPU has AMX, where llama.cpp's repack path crashes)"
-    out.print(f"                       .gguf models run in a worker process; weight repacking {repack}; "
-              "threads follow the free cores unless --threads is given")
-    out.print("  openai:MODEL@URL     any OpenAI-compatible server (vLLM, llama.cpp, Ollama, OpenAI);"
-              " key from THOUGHTLOOM_API_KEY or OPENAI_API_KEY")
-
-
-@app.command("strategies")
-def list_strategies() -> None:
-    """List strategies and tasks with their options."""
-    import dataclasses
-
-    for name in strategies.available():
-        cls = strategies.get(name)
-        opts = ", ".join(f"{f.name}={f.default!r}" for f in dataclasses.fields(cls.Config))
-        out.print(f"[bold]{name:<14}[/] {(cls.__doc__ or '').strip().splitlines()[0]}  [dim]{opts}[/]")
-    out.print(f"[bold]tasks:[/] {', '.join(tasks.available())}")
-    out.print(f"[dim]every question is capped at {DEFAULT_MAX_CALLS} model calls by default: the runner's "
-              "--max-calls and each strategy's max_calls option (raise both: --max-calls N --set max_calls=N)[/]")
+    if as_json:
+        out.print_json(dump_line(summary))
+    else:
+        print_summary(summary, str(out_dir))
 
 
 @cache_app.command("stats")
-def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE) -> None:
+def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
     """Entries, size and stored model time of the cache."""
     store = CompletionStore(cache)
-    out.print_json(json.dumps(store.stats()))
-    store.close()
+    try:
+        stats = store.stats()
+    finally:
+        store.close()
+    if as_json:
+        out.print_json(json.dumps(stats))
+        return
+    out.print(f"[bold]{stats['path']}[/]: {stats['entries']} entries · {stats['bytes'] / 1e6:.1f} MB · "
+              f"{stats['tokens']} tokens · {stats['model_seconds_stored']:.1f} s of model time stored")
+    for model, entries in stats["by_model"].items():  # type: ignore[union-attr]
+        out.print(f"  {entries:>8}  {model}", highlight=False)
 
 
 @cache_app.command("clear")
@@ -282,29 +265,17 @@ def cache_clear(
     store.close()
 
 
-#: click's exceptions (typer < 0.25 raises click's own; later typer vendors click
-#: and raises subclasses of typer.TyperException).
-try:
-    import click as _click
-
-    _CLICK_ERRORS: tuple[type[BaseException], ...] = (_click.ClickException,)
-    _ABORTS: tuple[type[BaseException], ...] = (_click.Abort, typer.Abort, KeyboardInterrupt)
-except ImportError:  # pragma: no cover - typer without click
-    _CLICK_ERRORS, _ABORTS = (), (typer.Abort, KeyboardInterrupt)
-_CLICK_ERRORS += tuple(c for c in (getattr(typer, "TyperException", None),) if c is not None)
-
-
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
 def main() -> None:
     try:
-        rc = app(standalone_mode=False)
+        rc = app(standalone_mode=False, prog_name="thoughtloom")
     except ThoughtloomError as exc:
         err.print(f"[red]error:[/] {escape(_one_line(str(exc)))}", highlight=False, soft_wrap=True)
         sys.exit(2)
-    except _CLICK_ERRORS as exc:
+    except CLICK_ERRORS as exc:
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `thoughtloom cache`: the help is the message
             exc.show()  # type: ignore[union-attr]
             sys.exit(getattr(exc, "exit_code", 2))
@@ -314,7 +285,7 @@ def main() -> None:
         message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
         err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
         sys.exit(getattr(exc, "exit_code", 2))
-    except _ABORTS:
+    except ABORTS:
         err.print("aborted")
         sys.exit(130)
     except OSError as exc:  # disk full, permission denied, ... on a path the user gave

@@ -59,6 +59,23 @@ Parallel = Annotated[Optional[int], typer.Option(
     "--parallel", min=1, envvar="THOUGHTLOOM_PARALLEL",
     help="Sequences a .gguf model decodes together in one batch (default 16; 1 = one at a time).")]
 
+
+
+def complete_strategy(incomplete: str) -> list[str]:
+    """Shell completion of a strategy name."""
+    return [name for name in strategies.available() if name.startswith(incomplete)]
+
+
+def complete_task(incomplete: str) -> list[str]:
+    """Shell completion of a task name."""
+    from .. import tasks
+
+    return [name for name in tasks.available() if name.startswith(incomplete)]
+
+
+StrategyName = Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.", autocompletion=complete_strategy)]
+TaskName = Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.", autocompletion=complete_task)]
+
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_N_CTX = 4096
 

@@ -1,6 +1,7 @@
 """Rich rendering for the CLI: summaries, one-line usage, and the live progress
 displays of :mod:`thoughtloom.eval.rich_progress` (shared with notebooks and
-other commands), drawn on :data:`err`."""
+other commands), drawn on :data:`notes`, which ``-q`` silences (errors go to
+:data:`err`, which it never does)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,11 @@ from ..eval.rich_progress import RichProgress, RichStatus
 from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
 
-err = Console(stderr=True)
-out = Console()
+err = Console(stderr=True)  # errors: always shown
+notes = Console(stderr=True)  # live progress and notes: silenced by -q (see .conventions)
+out = Console()  # results
 
-__all__ = ["RichProgress", "RichStatus", "err", "out", "print_summary", "shown", "usage_line"]
+__all__ = ["RichProgress", "RichStatus", "err", "notes", "out", "print_summary", "shown", "usage_line"]
 
 
 def shown(text: object) -> str:
