@@ -24,8 +24,10 @@ command sets that command's only, and wins over the top level::
     [cache.clear]
     yes = true
 
-An unknown key or a value of the wrong type is a one-line error naming the
-file and the key.
+(``cache`` is both an option and a command group: one file cannot hold a
+top-level ``cache = ...`` and a ``[cache.stats]`` table; TOML refuses the
+pair.) An unknown key or a value of the wrong type is a one-line error
+naming the file and the key.
 """
 
 from __future__ import annotations
@@ -65,7 +67,7 @@ def default_map(root: Any, ctx: Any, files: list[Path] | None = None) -> dict[st
     """click's ``default_map`` for the command tree under ``root`` (nested by command
     name) from the config files; empty when there are none."""
     commands = dict(_commands(root))
-    defaults: dict[tuple[str, ...], dict[str, Any]] = {}
+    defaults: dict[tuple[str, ...], dict[str, tuple[Path, str, Any]]] = {}  # command -> name -> file, key, value
     for path in config_files() if files is None else files:
         table = _read(path)
         tables = {k: v for k, v in table.items() if isinstance(v, dict)}
@@ -77,14 +79,12 @@ def default_map(root: Any, ctx: Any, files: list[Path] | None = None) -> dict[st
                 raise ConfigError(f"{path}: unknown command table [{name}]",
                                   hint=choices_hint(name, [".".join(c) for c in commands], listing="commands"))
             _apply(path, f"[{name}] ", sub, {where: commands[where]}, defaults)
-    for where, values in defaults.items():
-        _check_types(ctx, where, values, commands[where])
     nested: dict[str, Any] = {}
-    for where, values in defaults.items():
+    for where, entries in defaults.items():
         node = nested
         for part in where:
             node = node.setdefault(part, {})
-        node.update(values)
+        node.update(_checked(ctx, entries, commands[where]))
     return nested
 
 
@@ -125,7 +125,7 @@ def _key(param: Any) -> str | None:
 
 
 def _apply(path: Path, where: str, values: dict[str, Any], commands: dict[tuple[str, ...], dict[str, Any]],
-           defaults: dict[tuple[str, ...], dict[str, Any]]) -> None:
+           defaults: dict[tuple[str, ...], dict[str, tuple[Path, str, Any]]]) -> None:
     known = {key for params in commands.values() for key in params}
     for raw_key, value in values.items():
         key = raw_key.replace("-", "_")
@@ -137,16 +137,21 @@ def _apply(path: Path, where: str, values: dict[str, Any], commands: dict[tuple[
                 defaults.setdefault(command, {})[params[key].name] = (path, raw_key, value)
 
 
-def _check_types(ctx: Any, where: tuple[str, ...], values: dict[str, Any], params: dict[str, Any]) -> None:
-    """Each value converted as its option would convert it; a bad one names file and key."""
+def _checked(ctx: Any, entries: dict[str, tuple[Path, str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """The values of ``entries`` (parameter name -> file, key, value), each checked as its
+    option would convert and range-check it; a bad one is an error naming file and key."""
     by_name = {p.name: p for p in params.values()}
-    for name, (path, raw_key, value) in list(values.items()):
+    for name, (path, raw_key, value) in entries.items():
         param = by_name[name]
         if param.multiple and not isinstance(value, list):
             raise ConfigError(f"{path}: key {raw_key!r} takes a list", hint=f'e.g. {raw_key} = ["{value}"]')
+        if not param.expose_value:  # -v/-q: their callbacks act at once, so check without calling them
+            if not isinstance(value, bool):
+                raise ConfigError(f"{path}: bad value for key {raw_key!r}: {value!r} is not true or false")
+            continue
         try:
-            param.type_cast_value(ctx, value)
+            param.process_value(ctx, value)
         except CLICK_ERRORS as exc:
             message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
             raise ConfigError(f"{path}: bad value for key {raw_key!r}: {message}") from None
-        values[name] = value
+    return {name: value for name, (_, _, value) in entries.items()}
