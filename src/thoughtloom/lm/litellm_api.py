@@ -7,12 +7,13 @@ when such a model is opened; without it the spec is one line of error naming
 the extra. LiteLLM reads each provider's key from that provider's usual
 environment variable (``ANTHROPIC_API_KEY``, ``GEMINI_API_KEY``, ...).
 
-Like :mod:`.openai_compat`, this file only translates: a :class:`Request`
-becomes ``litellm.acompletion`` keyword arguments, the OpenAI-shaped reply
-becomes a :class:`Completion` through the same reader
+Like :mod:`.openai_compat`, this file only translates, with that module's
+two halves: a :class:`Request` becomes ``litellm.acompletion`` keyword
+arguments (:func:`.openai_compat.chat_params`), and the OpenAI-shaped
+reply becomes a :class:`Completion`
 (:func:`.openai_compat.completion_from_body`: ``finish_reason`` "length"
-marks a truncated reply, usage is the provider's token counts), and
-LiteLLM's exceptions become our typed errors once, here. LiteLLM's own
+marks a truncated reply, usage is the provider's token counts). LiteLLM's
+exceptions become our typed errors once, here. LiteLLM's own
 retries are off (``num_retries=0``): retries, limits and the cache are the
 wrappers of :func:`thoughtloom.lm.open_lm`, the same as for every backend.
 Parameters a provider does not take (``seed`` on Anthropic) are dropped by
@@ -30,7 +31,7 @@ from typing import Any, Sequence
 
 from ..core.errors import CallTimeout, ConfigError, LMError, PromptTooLong, RateLimitError, TransientError
 from ..core.types import Completion, Request
-from .openai_compat import completion_from_body
+from .openai_compat import chat_params, completion_from_body
 
 EXTRA_HINT = "pip install 'thoughtloom[litellm]'"
 
@@ -61,26 +62,7 @@ class LiteLLMBackend:
         self.timeout_s = float(timeout_s)
 
     def _kwargs(self, request: Request) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "top_p": request.top_p,
-            "seed": request.derived_seed(),
-            "timeout": self.timeout_s,
-            "num_retries": 0,
-            "drop_params": True,
-        }
-        if request.stop:
-            kwargs["stop"] = list(request.stop)
-        if request.logprobs:
-            kwargs["logprobs"] = True
-            kwargs["top_logprobs"] = request.logprobs
-        if request.json_schema is not None:
-            kwargs["response_format"] = {"type": "json_schema",
-                                         "json_schema": {"name": "reply", "schema": dict(request.json_schema)}}
-        return kwargs
+        return {**chat_params(self.model, request), "timeout": self.timeout_s, "num_retries": 0, "drop_params": True}
 
     async def _one(self, request: Request) -> Completion:
         t0 = time.perf_counter()

@@ -72,28 +72,9 @@ class OpenAICompatLM:
         return client
 
     def _body(self, request: Request) -> dict[str, Any]:
-        body: dict[str, Any] = {
-            "model": self.model,
-            "messages": [{"role": m.role, "content": m.content} for m in request.messages],
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "top_p": request.top_p,
-            "seed": request.derived_seed(),
-        }
-        if request.stop:
-            body["stop"] = list(request.stop)
-        if request.logprobs:
-            body["logprobs"] = True
-            body["top_logprobs"] = request.logprobs
-        if request.json_schema is not None:
-            schema = dict(request.json_schema)
-            if self._schema_dialect == "json_schema":
-                body["response_format"] = {
-                    "type": "json_schema",
-                    "json_schema": {"name": "reply", "schema": schema},
-                }
-            else:
-                body["response_format"] = {"type": "json_object", "schema": schema}
+        body = chat_params(self.model, request)
+        if request.json_schema is not None and self._schema_dialect != "json_schema":
+            body["response_format"] = {"type": "json_object", "schema": dict(request.json_schema)}
         return body
 
     async def _post(self, body: dict[str, Any]) -> httpx.Response:
@@ -136,6 +117,28 @@ class OpenAICompatLM:
                 await client.aclose()
             except RuntimeError:  # its loop is already closed; nothing to flush
                 pass
+
+
+def chat_params(model: str, request: Request) -> dict[str, Any]:
+    """``request`` as chat-completions parameters, structured output as a ``json_schema``
+    response format; shared by every backend that speaks OpenAI's API (this one, LiteLLM's)."""
+    params: dict[str, Any] = {
+        "model": model,
+        "messages": [{"role": m.role, "content": m.content} for m in request.messages],
+        "max_tokens": request.max_tokens,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "seed": request.derived_seed(),
+    }
+    if request.stop:
+        params["stop"] = list(request.stop)
+    if request.logprobs:
+        params["logprobs"] = True
+        params["top_logprobs"] = request.logprobs
+    if request.json_schema is not None:
+        params["response_format"] = {"type": "json_schema",
+                                     "json_schema": {"name": "reply", "schema": dict(request.json_schema)}}
+    return params
 
 
 def completion_from_reply(resp: httpx.Response, latency: float, base_url: str, model_id: str) -> Completion:
