@@ -4,10 +4,12 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import thoughtloom
 from thoughtloom.cli.main import app
 
 runner = CliRunner()
@@ -64,7 +66,10 @@ def test_config_defaults_show_in_help(project):
 
 
 def run_main(*args, cwd, env=None):
+    """main() in another working folder, importing the thoughtloom these tests import."""
     environment = {k: v for k, v in os.environ.items() if k != "THOUGHTLOOM_CACHE"}
+    package_root = str(Path(thoughtloom.__file__).resolve().parents[1])
+    environment["PYTHONPATH"] = os.pathsep.join(filter(None, [package_root, environment.get("PYTHONPATH")]))
     return subprocess.run([sys.executable, "-m", "thoughtloom", *args], capture_output=True, text=True,
                           timeout=120, cwd=cwd, env={**environment, **(env or {})})
 
