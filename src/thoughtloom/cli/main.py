@@ -234,6 +234,10 @@ def eval_(
         print_summary(summary, str(out_dir))
 
 
+app.command("models")(info.models)
+app.command("strategies")(info.list_strategies)
+
+
 @cache_app.command("stats")
 def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
     """Entries, size and stored model time of the cache."""
