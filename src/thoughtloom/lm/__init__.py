@@ -108,7 +108,8 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
 
         if not api_key and ms.base_url == OPENAI_BASE_URL:
             raise ConfigError(f"openai:{ms.name} calls OpenAI's API, which needs a key",
-                              hint="set OPENAI_API_KEY (or THOUGHTLOOM_API_KEY), or add @BASE_URL for a local server")
+                              hint="set OPENAI_API_KEY or THOUGHTLOOM_API_KEY (in Python: pass api_key=...), "
+                                   "or add @BASE_URL for a local server")
 
         timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
         return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent, **timeout)
