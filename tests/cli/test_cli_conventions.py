@@ -169,3 +169,22 @@ def test_readme_lists_every_environment_variable_the_code_reads():
     table = table[:table.index("\n\n")]
     listed = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)`", table, re.MULTILINE))
     assert read - listed == set(), "add these to the README's environment-variable table"
+
+
+def test_quiet_silences_the_live_status_on_a_terminal(monkeypatch):
+    import io
+
+    from thoughtloom.cli import options, render
+    from thoughtloom.testing import ScriptedLM
+
+    monkeypatch.setattr(options, "build_lm", lambda *a, **kw: ScriptedLM(lambda r: "The answer is: 4"))
+    screen = io.StringIO()
+    monkeypatch.setattr(render.notes, "file", screen)
+    monkeypatch.setattr(render.notes, "_force_terminal", True)  # stderr as a terminal: the status is drawn
+    drawn = []
+    for quiet in ([], ["-q"]):
+        r = runner.invoke(app, ["run", "cot-sc", "2 + 2?", "-t", "gsm8k", "--no-cache", *quiet])
+        assert r.exit_code == 0 and "answer: 4" in r.output
+        drawn.append(screen.getvalue())
+        screen.truncate(0), screen.seek(0)
+    assert drawn[0] and drawn[1] == ""

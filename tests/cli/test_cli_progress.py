@@ -26,9 +26,9 @@ def scripted(monkeypatch):
 
 @pytest.fixture
 def terminal(monkeypatch):
-    """stderr as a terminal (colourless, so the text can be read back)."""
+    """stderr as a terminal (colourless, so the text can be read back), for the live displays (render.notes)."""
     screen = io.StringIO()
-    monkeypatch.setattr(main, "err", Console(file=screen, force_terminal=True, color_system=None, width=200))
+    monkeypatch.setattr(main, "notes", Console(file=screen, force_terminal=True, color_system=None, width=200))
     return screen
 
 
