@@ -179,8 +179,10 @@ def test_quiet_silences_the_live_status_on_a_terminal(monkeypatch):
 
     monkeypatch.setattr(options, "build_lm", lambda *a, **kw: ScriptedLM(lambda r: "The answer is: 4"))
     screen = io.StringIO()
-    monkeypatch.setattr(render.notes, "file", screen)
-    monkeypatch.setattr(render.notes, "_force_terminal", True)  # stderr as a terminal: the status is drawn
+    # stderr as a terminal, so the status is drawn (the private fields: the `file` property would
+    # restore as the stderr of the moment, not as "whatever sys.stderr is")
+    monkeypatch.setattr(render.notes, "_file", screen)
+    monkeypatch.setattr(render.notes, "_force_terminal", True)
     drawn = []
     for quiet in ([], ["-q"]):
         r = runner.invoke(app, ["run", "cot-sc", "2 + 2?", "-t", "gsm8k", "--no-cache", *quiet])
