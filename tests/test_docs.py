@@ -1,6 +1,8 @@
-"""The README's and the method pages' commands run after `pip install`, on the packaged samples,
-and no user-facing text names our development layout (a ../shared folder beside the repository)."""
+"""The README's and the method pages' commands run after `pip install`, on the packaged samples;
+a method page lists every option of each strategy with its default; and no user-facing text names
+our development layout (a ../shared folder beside the repository)."""
 
+import dataclasses
 import json
 import re
 import shlex
@@ -10,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO
+from thoughtloom import strategies
 from thoughtloom.cli import options
 from thoughtloom.cli.main import app
 from thoughtloom.tasks.datasets import sample_path
@@ -59,8 +62,11 @@ def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkey
     for task in ("hotpotqa",):  # $(thoughtloom data path TASK), as a shell would expand it
         command = command.replace(f'"$(thoughtloom data path {task})"', shlex.quote(str(sample_path(task))))
     args = shlex.split(command)[1:]
-    if "--index" in args:  # the page builds it a line earlier, from the HotpotQA sample
-        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", args[args.index("--index") + 1]]
+    # an index the page builds a line earlier, from the HotpotQA sample
+    built = args[args.index("--index") + 1] if "--index" in args else \
+        args[2] if args[:2] in (["index", "search"], ["index", "eval"]) else None
+    if built is not None:
+        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", built]
         assert CliRunner().invoke(app, index).exit_code == 0
     if args[0] == "eval":  # the sample's first questions, and a bound on the scripted model's calls
         args += [] if "--limit" in args else ["--limit", "2"]
@@ -68,3 +74,31 @@ def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkey
     r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
     assert r.exit_code == 0, f"{doc}: {command}\n{r.output[-2000:]}\n{r.exception!r}"
     assert not re.search(r"\b[1-9]\d* errors", r.output), r.output[-2000:]
+
+
+def _shown(value: object) -> str:
+    """An option's default as the method pages write it."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "none" if value is None else '""' if value == "" else str(value)
+
+
+def _documented_defaults(text: str) -> set[tuple[str, str]]:
+    """(option, default) pairs of a page: table rows `| `a`, `b` | 1, 2 |` and prose `a` (1)."""
+    pairs = set(re.findall(r"`([a-z_0-9]+)` \(([^)\s]+)\)", text))
+    for line in text.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        for cell, values in zip(cells, cells[1:]):
+            if re.fullmatch(r"`[a-z_0-9]+`(, `[a-z_0-9]+`)*", cell):
+                names, shown = re.findall(r"`([a-z_0-9]+)`", cell), [v.strip(" `") for v in values.split(",")]
+                pairs |= set(zip(names, shown)) if len(names) == len(shown) else set()
+    return pairs
+
+
+@pytest.mark.parametrize("name", strategies.available())
+def test_a_method_page_lists_every_option_of_the_strategy_with_its_default(name):
+    homes = [p for p in sorted((REPO / "docs").glob("*.md")) if f"| `{name}`" in p.read_text(encoding="utf-8")]
+    assert homes, f"no page under docs/ has a table row for {name}"
+    wanted = {(f.name, _shown(f.default)) for f in dataclasses.fields(strategies.get(name).Config)}
+    missing = [wanted - _documented_defaults(p.read_text(encoding="utf-8")) for p in homes]
+    assert min(missing, key=len) == set(), f"{name}: {[p.name for p in homes]} lack {min(missing, key=len)}"
