@@ -33,14 +33,15 @@ start and kept current (:mod:`.summary`).
 
 Progress: a ``progress`` object (:mod:`.progress`) hears of every model
 call and phase change of the questions in flight, and of each record as
-it is written.
+it is written. The examples run here or on a Ray cluster (:mod:`.executors`);
+their records always come back here, the only writer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
+import functools
 import logging
 import math
 import time
@@ -59,11 +60,11 @@ from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
+from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
 from .results import ResultsFile, describe_error, writable
-from .services import pooled_retriever
 from .summary import SummaryWriter, summarize
 
 log = logging.getLogger(__name__)
@@ -204,9 +205,7 @@ async def run_example(
     """
     t0 = time.perf_counter()
     run = await run_problem(strategy, task, example.problem, res, settings, progress=progress)
-    record: dict[str, Any] = {"id": example.problem.id, "input": example.problem.question,
-                              "prediction": None, "gold": example.gold, "metrics": {}, "confidence": None,
-                              "truncated": False, "stopped": None}
+    record = _unanswered(example)
     error, details = run.error, {}
     if run.result is not None:
         result = run.result
@@ -238,11 +237,35 @@ async def run_example(
     return writable(record, run.trace.events)
 
 
+def _unanswered(example: Example) -> dict[str, Any]:
+    return {"id": example.problem.id, "input": example.problem.question, "prediction": None,
+            "gold": example.gold, "metrics": {}, "confidence": None, "truncated": False, "stopped": None}
+
+
+@dataclass(frozen=True)
+class ExampleJob:
+    """What every example of one eval runs through; picklable, so a Ray actor runs it too."""
+
+    strategy: Strategy
+    task: Task
+    settings: EvalSettings
+
+    async def run(self, example: Example, res: EvalResources, progress: ProgressHook | None = None) -> Outcome:
+        return await run_example(self.strategy, self.task, example, res, self.settings, progress=progress)
+
+    def failed(self, example: Example, error: str) -> Outcome:
+        """The error record of an example that never finished running (say its worker died)."""
+        record = {**_unanswered(example), "metrics": fallback_metrics(self.task, example.gold),
+                  "usage": UsageTotals().as_dict(), "latency_s": 0.0, "error": error, "step_problems": {},
+                  "meta": to_json(dict(example.problem.meta)), "details": {}}
+        return writable(record, [{"type": "error", "t": 0.0, "example": example.problem.id, "error": error}])
+
+
 async def evaluate(
     strategy: Strategy,
     task: Task,
     examples: Sequence[Example],
-    res: EvalResources,
+    res: EvalResources | None,
     out_dir: str | Path,
     *,
     settings: EvalSettings = EvalSettings(),
@@ -252,12 +275,13 @@ async def evaluate(
     source: DataSource | None = None,
     command: Sequence[str] | str | None = None,
     force: bool = False,
+    executor: Executor | None = None,
 ) -> dict[str, Any]:
     """Run every example not already in ``out_dir``; return the summary.
 
-    Without ``res.retriever``, a task with a pooled corpus (its data file's
-    paragraphs, :meth:`Task.pooled_corpus`) is searched with BM25 over it,
-    by every strategy alike (:func:`.services.pooled_retriever`).
+    ``executor``: where the examples run (:mod:`.executors`); by default here, on ``res``
+    (None for Ray: its workers open their own). Either way, without a retriever a task with a
+    pooled corpus (:meth:`Task.pooled_corpus`) is searched with BM25 over it, by every strategy.
 
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
     holds ``out_dir``. ``lock=False``: the caller already holds the
@@ -272,23 +296,24 @@ async def evaluate(
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    pooled = task.pooled_corpus() if res.retriever is None else None
-    if pooled is not None:  # the same fallback for every strategy on the task
-        log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.path)
-        res = dataclasses.replace(res, retriever=pooled_retriever(pooled))
-        meta = {**(meta or {}), "pooled_corpus": str(pooled.path)}
+    executor = executor or LocalExecutor(res)
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
-        identity = open_identity(out_dir, run_identity(strategy, task, res, settings, source=source,
-                                                       command=command, notes=meta), force=force)
-        store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
-        try:
-            return await _run(strategy, task, examples, res, store, settings, progress,
-                              {**(meta or {}), "identity": identity})
+        try:  # the identity names the services the examples run on: known once the executor opened them
+            meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
+            identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,
+                                         command=command, notes=meta)
+            identity = open_identity(out_dir, await executor.describe(identify), force=force)
+            store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
+            try:
+                return await _run(strategy, task, examples, executor, store, settings, progress,
+                                  {**meta, "identity": identity})
+            finally:
+                store.close()
         finally:
-            store.close()
+            await executor.aclose()
 
 
-async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res: EvalResources,
+async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], executor: Executor,
                store: ResultsFile, settings: EvalSettings, progress: Progress | None,
                meta: dict[str, Any] | None) -> dict[str, Any]:
     todo = [e for e in examples if e.problem.id not in store.done()]
@@ -308,7 +333,6 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
     summaries.write()
     if progress is not None:
         progress.start(stats)
-    sem = asyncio.Semaphore(max(1, settings.concurrency))
     primary = task.primary_metric
 
     shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
@@ -318,13 +342,8 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
         if shown is not None:
             shown(update, stats)
 
-    async def one(example: Example) -> None:
-        async with sem:
-            try:
-                record, events = await run_example(strategy, task, example, res, settings,
-                                                   progress=live if shown is not None else None)
-            finally:
-                stats.running.pop(example.problem.id, None)
+    def one(record: dict[str, Any], events: list[dict[str, Any]]) -> None:
+        stats.running.pop(record["id"], None)
         store.append(record, events)
         stats.done += 1
         stats.new += 1
@@ -341,16 +360,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], res:
 
     finished = False
     try:
-        try:
-            async with asyncio.TaskGroup() as group:
-                for example in todo:
-                    group.create_task(one(example))
-        except BaseExceptionGroup as eg:
-            # Surface the first real error rather than the group wrapper.
-            first = eg.exceptions[0]
-            while isinstance(first, BaseExceptionGroup):
-                first = first.exceptions[0]
-            raise first from None
+        await executor.run(todo, one, live if shown is not None else None)
         finished = True
     finally:
         write_identity(store.dir, run_meta["identity"], touch=True)

@@ -1,0 +1,127 @@
+"""Where an eval's examples run: in this process, or on the actors of a Ray cluster.
+
+The runner (:func:`.runner.evaluate`) owns the output folder: it picks the
+examples not yet in ``results.jsonl``, hands them to an executor, and
+appends each record the executor gives back. It is the only writer, so
+resume keeps its guarantee (no lost, no duplicated record) whatever runs
+the examples. An executor only decides where each example's
+:meth:`Job.run` is awaited and on which services:
+
+- :class:`LocalExecutor`: here, ``concurrency`` examples at a time, their
+  model calls sharing one LM stack (``--executor local``, the default);
+- :class:`~.ray_executor.RayExecutor`: on N Ray actors, each with its own
+  LM stack, retriever and judge (``--executor ray``).
+
+Both apply the same fallback retriever: without one, a task with a pooled
+corpus is searched with BM25 over it (:func:`with_pooled`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+
+from ..core.errors import ConfigError
+from ..core.progress import ProgressHook
+from ..tasks.base import CorpusFile, Example
+from .services import pooled_retriever
+
+if TYPE_CHECKING:
+    from .runner import EvalResources
+
+log = logging.getLogger(__name__)
+
+#: One example's record and its trace events, as the results file writes them.
+Outcome = tuple[dict[str, Any], list[dict[str, Any]]]
+OnRecord = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+
+
+class Job(Protocol):
+    """What every example of one eval runs through (:class:`.runner.ExampleJob`); picklable."""
+
+    settings: Any  # EvalSettings: ``concurrency`` examples at a time per process
+
+    async def run(self, example: Example, res: EvalResources, progress: ProgressHook | None = None) -> Outcome: ...
+
+    def failed(self, example: Example, error: str) -> Outcome: ...
+
+
+class Executor(Protocol):
+    async def start(self, job: Job, pooled: CorpusFile | None) -> dict[str, Any]:
+        """Open the services and get ready to run ``job`` (no model call); returns facts for
+        the summary (e.g. which model)."""
+
+    async def describe(self, describe: Callable[[EvalResources], dict[str, Any]]) -> dict[str, Any]:
+        """``describe`` (picklable) applied to the services the examples run on: the run's identity."""
+
+    async def run(self, examples: Sequence[Example], on_record: OnRecord,
+                  progress: ProgressHook | None = None) -> None:
+        """Run every example, calling ``on_record`` in this process as each finishes.
+
+        ``progress`` hears of the running examples' model calls where the
+        executor can tell it (the local one can; Ray's workers send records
+        only). Raises a fatal (service or set-up) error; any other failure is
+        an example's error record.
+        """
+
+    async def aclose(self) -> None: ...
+
+
+def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalResources, dict[str, Any]]:
+    """``res`` with BM25 over ``pooled`` as its retriever when it has none, and the fact to record."""
+    if res.retriever is not None or pooled is None:
+        return res, {}
+    log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.path)
+    return dataclasses.replace(res, retriever=pooled_retriever(pooled)), {"pooled_corpus": str(pooled.path)}
+
+
+def first_error(group: BaseExceptionGroup) -> BaseException:
+    """The first real error inside (nested) exception groups."""
+    first: BaseException = group
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
+class LocalExecutor:
+    """Examples as asyncio tasks in this process, ``--concurrency`` at a time, on ``res``.
+
+    ``res`` stays the caller's: :meth:`aclose` does not close its model.
+    """
+
+    def __init__(self, res: EvalResources | None) -> None:
+        if res is None:
+            raise ConfigError("a local run needs its services (EvalResources)", hint="pass res to evaluate")
+        self.res = res
+        self.job: Job | None = None
+
+    async def start(self, job: Job, pooled: CorpusFile | None) -> dict[str, Any]:
+        self.job = job
+        self.res, facts = with_pooled(self.res, pooled)
+        return facts
+
+    async def describe(self, describe: Callable[[EvalResources], dict[str, Any]]) -> dict[str, Any]:
+        return describe(self.res)
+
+    async def run(self, examples: Sequence[Example], on_record: OnRecord,
+                  progress: ProgressHook | None = None) -> None:
+        job = self.job
+        assert job is not None, "start() first"
+        sem = asyncio.Semaphore(max(1, job.settings.concurrency))
+
+        async def one(example: Example) -> None:
+            async with sem:
+                record, events = await job.run(example, self.res, progress)
+            on_record(record, events)
+
+        try:
+            async with asyncio.TaskGroup() as group:
+                for example in examples:
+                    group.create_task(one(example))
+        except BaseExceptionGroup as eg:  # surface the first real error, not the group wrapper
+            raise first_error(eg) from None
+
+    async def aclose(self) -> None:
+        return None
