@@ -1,4 +1,4 @@
-"""Shared fixtures: data location, an isolated cache, the embedded model, a loopback server.
+"""Shared fixtures: data location, an isolated cache, the embedded model, a loopback server, a Ray cluster.
 
 Keep this the only conftest.py: test folders are not packages, so a second
 conftest module would shadow this one's ``data_file`` import.
@@ -6,10 +6,13 @@ conftest module would shadow this one's ``data_file`` import.
 
 from __future__ import annotations
 
+import importlib.util
 import os
+import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -101,3 +104,20 @@ def llama_server(embedded_path, tmp_path_factory):
             proc.wait(10)
         except subprocess.TimeoutExpired:
             proc.kill()
+
+
+@pytest.fixture(scope="session")
+def ray_cluster():
+    """A Ray cluster of this machine on loopback (2 CPUs) for the session; yields its address,
+    which a CLI run in a subprocess joins with --ray-address."""
+    if importlib.util.find_spec("ray") is None:
+        pytest.skip('needs Ray (pip install -e ".[ray]")')
+    from thoughtloom.eval.ray_executor import start_local_cluster
+
+    temp = tempfile.mkdtemp(prefix="tlray", dir="/tmp")  # short: Ray's socket paths must fit in 107 bytes
+    ray = start_local_cluster(num_cpus=2, temp_dir=temp)
+    try:
+        yield ray.get_runtime_context().gcs_address
+    finally:
+        ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)

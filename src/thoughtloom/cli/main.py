@@ -26,13 +26,13 @@ from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
 from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
-from ..eval.services import open_entail, open_retriever
 from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
 from . import config, info
 from . import options as o
+from . import scaleout
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
 from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
@@ -60,19 +60,13 @@ def _root(ctx: typer.Context, version: Version = False) -> None:
     ctx.default_map = config.default_map(ctx.command, ctx)
 
 
-def _resources(opts: o.RunOptions, lm: LM) -> EvalResources:
-    """The services every question shares; the judge may ask the model, so it comes after it."""
-    return EvalResources(lm, open_retriever(opts.index), open_entail(opts.entail, lm, opts.prompts),
-                         prompt_dir=opts.prompts)
-
-
 async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: LM,
                   settings: EvalSettings, opts: o.RunOptions | None = None, *,
                   status: RichStatus | None = None) -> ProblemRun:
     """One question through the eval runner's per-example path, shown live on ``status``;
     the model is closed after."""
     try:
-        resources = EvalResources(lm) if opts is None else _resources(opts, lm)
+        resources = EvalResources(lm) if opts is None else opts.resources(lm)
         return await run_problem(strategy, task, problem, resources, settings, progress=status)
     finally:
         await lm.aclose()
@@ -186,9 +180,13 @@ def eval_(
     force: Annotated[bool, typer.Option(
         "--force", help="Resume into --out even if its results were made with another config (OUT/run.json).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the final summary as JSON (progress stays on stderr).")] = False,
+    executor: scaleout.ExecutorName = "local",
+    ray_address: scaleout.RayAddress = None,
+    workers: scaleout.Workers = 2,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     strat = opts.strategy(strategy)
+    run_on = scaleout.executor(executor, opts, concurrency, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
     task_obj = tasks.get(task)
@@ -206,18 +204,21 @@ def eval_(
             "index": str(opts.index) if opts.index else None, "entail": opts.entail}
     # Lock first: a folder in use is refused in one line, before the model loads.
     with OutputLock(out_dir):
-        lm = opts.lm(concurrency)
-        meta = {"model": lm.model_id, **meta}
+        lm = opts.lm(concurrency) if run_on is None else None  # on Ray, each worker opens its own
+        if lm is not None:
+            meta = {"model": lm.model_id, **meta}
 
         async def go() -> dict[str, Any]:
             try:
-                resources = _resources(opts, lm)
+                resources = None if lm is None else opts.resources(lm)
                 with RichProgress(task_obj.primary_metric, console=notes) as progress:
                     return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
                                           progress=progress, meta=meta, lock=False, force=force,
-                                          source=DataSource(dataset.path, offset, limit), command=sys.argv)
+                                          source=DataSource(dataset.path, offset, limit), command=sys.argv,
+                                          executor=run_on)
             finally:
-                await lm.aclose()
+                if lm is not None:
+                    await lm.aclose()
 
         try:
             summary = asyncio.run(go())

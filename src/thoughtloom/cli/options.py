@@ -23,6 +23,8 @@ import typer
 from .. import strategies
 from ..core.errors import ConfigError
 from ..core.protocols import LM
+from ..eval.runner import EvalResources
+from ..eval.services import open_entail, open_retriever
 from ..lm import Budget, open_lm
 from ..strategies.base import DEFAULT_MAX_CALLS
 from .index import EntailSpec, IndexDir
@@ -155,6 +157,11 @@ class RunOptions:
 
     def budget(self) -> Budget:
         return Budget(max_calls=self.max_calls, max_tokens=self.max_tokens)
+
+    def resources(self, lm: LM) -> EvalResources:
+        """The services every question shares; the judge may ask the model, so it comes after it."""
+        return EvalResources(lm, open_retriever(self.index), open_entail(self.entail, lm, self.prompts),
+                             prompt_dir=self.prompts)
 
 
 RUN_OPTIONS_PANEL = "Strategy, model, cache, budget and services (run and eval)"
