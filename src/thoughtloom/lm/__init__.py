@@ -10,6 +10,8 @@ The backends, one file each, chosen by the spec's form:
 - ``embedded`` or ``PATH.gguf``: :mod:`.llamacpp` (llama.cpp in a worker process);
 - ``openai:MODEL[@BASE_URL]``: :mod:`.openai_compat` (any OpenAI-compatible
   server; without ``@BASE_URL``, OpenAI's own API, which needs a key);
+  ``openai:MODEL@URL1,URL2,...``: several servers of one model behind one
+  backend (:mod:`.server_pool`);
 - ``litellm:PROVIDER/MODEL``: :mod:`.litellm_api` (hosted APIs through the
   optional LiteLLM extra).
 
@@ -45,7 +47,12 @@ class ModelSpec:
     kind: str  # "gguf", "openai" or "litellm"
     path: Path | None = None  # gguf; None = the embedded default
     name: str = ""  # openai model name, or litellm's PROVIDER/MODEL
-    base_url: str = ""
+    base_url: str = ""  # several servers of one model: comma-separated (see base_urls)
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """The servers of ``openai:MODEL@URL1,URL2,...`` (one for a plain spec)."""
+        return tuple(url.strip() for url in self.base_url.split(","))
 
     @classmethod
     def parse(cls, spec: str) -> "ModelSpec":
@@ -54,11 +61,11 @@ class ModelSpec:
             return cls("gguf")
         if spec.startswith("openai:"):
             name, sep, base = spec[len("openai:"):].partition("@")
-            if not name or (sep and not base.startswith(("http://", "https://"))):
+            if not name or (sep and not all(u.strip().startswith(("http://", "https://")) for u in base.split(","))):
                 raise ConfigError(
                     f"bad model spec {spec!r}",
                     hint="use openai:MODEL (OpenAI's API) or openai:MODEL@BASE_URL, "
-                         "e.g. openai:qwen@http://127.0.0.1:8000/v1",
+                         "e.g. openai:qwen@http://127.0.0.1:8000/v1 (several servers: openai:MODEL@URL1,URL2)",
                 )
             return cls("openai", name=name, base_url=base if sep else OPENAI_BASE_URL)
         if spec.startswith("litellm:"):
@@ -112,6 +119,11 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
                                    "or add @BASE_URL for a local server")
 
         timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
+        if len(ms.base_urls) > 1:  # the max_concurrent calls in flight are split evenly between the servers
+            from .server_pool import ServerPool
+
+            return ServerPool(ms.name, ms.base_urls, api_key=api_key, **timeout,
+                              max_per_server=-(-max_concurrent // len(ms.base_urls)))
         return OpenAICompatLM(ms.name, ms.base_url, api_key=api_key, max_connections=max_concurrent, **timeout)
     if ms.kind == "litellm":
         from .litellm_api import LiteLLMBackend

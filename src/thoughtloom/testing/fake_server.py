@@ -34,12 +34,12 @@ class FakeOpenAIServer:
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
+        self._alive = True
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, name="fake-openai", daemon=True)
         self._thread.start()
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        self._alive = True
 
     def __enter__(self) -> "FakeOpenAIServer":
         return self
@@ -49,9 +49,10 @@ class FakeOpenAIServer:
 
     def kill(self) -> None:
         """Stop: refuse new connections and cut the open ones (idempotent)."""
-        if not self._alive:
+        with self._lock:
+            alive, self._alive = self._alive, False
+        if not alive:
             return
-        self._alive = False
         self._httpd.shutdown()
         self._httpd.server_close()
         with self._lock:
