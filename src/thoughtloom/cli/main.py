@@ -30,9 +30,8 @@ from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
-from . import config, info
+from . import cache_merge, config, info, scaleout
 from . import options as o
-from . import scaleout
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
 from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
@@ -45,7 +44,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
 )
-cache_app = typer.Typer(help="Inspect or clear the completion cache.", no_args_is_help=True)
+cache_app = typer.Typer(help="Inspect, clear or merge completion caches.", no_args_is_help=True)
 app.add_typer(cache_app, name="cache")
 app.add_typer(index_app, name="index")
 app.add_typer(data_app, name="data")
@@ -268,6 +267,9 @@ def cache_clear(
     store = CompletionStore(cache)
     out.print(f"deleted {store.clear(model)} entries")
     store.close()
+
+
+cache_app.command("merge")(cache_merge.merge)
 
 
 def _one_line(text: str) -> str:

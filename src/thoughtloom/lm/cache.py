@@ -15,7 +15,9 @@ Modes:
 
 Many processes may share one file: WAL mode plus a busy timeout lets
 concurrent writers wait for each other, and ``INSERT OR REPLACE`` makes a
-duplicate write harmless.
+duplicate write harmless. Processes on different machines (a Ray cluster's
+nodes) each write a file of their own; :meth:`CompletionStore.merge` joins
+them into one (``thoughtloom cache merge``).
 
 The store keeps what it is given: text that SQLite cannot encode (lone
 surrogates from a backend that did not clean them) is stored with U+FFFD in
@@ -53,6 +55,7 @@ CREATE TABLE IF NOT EXISTS completions (
     created REAL NOT NULL
 )
 """
+_COLUMNS = "key, model, text, finish_reason, prompt_tokens, completion_tokens, logprobs, latency_s, created"
 
 
 class CompletionStore:
@@ -115,6 +118,46 @@ class CompletionStore:
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
+
+    def merge(self, source: str | Path) -> dict[str, int]:
+        """Copy the entries of another cache file into this one; an entry both hold keeps this file's.
+
+        Returns how many were ``added``, already here the ``same``, and here
+        but ``differing`` (a sampled call answered twice, say by two nodes
+        that both ran an example): the first file merged wins, as the first
+        writer of a shared file would have.
+        """
+        src = Path(source).expanduser()
+        if not src.is_file():
+            raise ConfigError(f"cache file not found: {src}", hint="check the path")
+        if src.resolve() == self.path.resolve():
+            raise ConfigError(f"cannot merge {src} into itself", hint="pass --into another file")
+        same_text = "s.text = m.text AND s.finish_reason = m.finish_reason AND s.logprobs IS m.logprobs"
+        with self._lock:
+            try:
+                self._db.execute("ATTACH DATABASE ? AS src", (str(src),))
+            except sqlite3.DatabaseError as exc:  # not SQLite at all
+                raise ConfigError(f"cannot read cache {src}: {exc}", hint="pass thoughtloom cache files") from None
+            try:
+                if not self._db.execute("SELECT 1 FROM src.sqlite_master WHERE type = 'table' "
+                                        "AND name = 'completions'").fetchone():
+                    raise ConfigError(f"{src} is not a thoughtloom cache (it has no completions table)")
+                same, differing = self._db.execute(
+                    f"SELECT COALESCE(SUM({same_text}), 0), COALESCE(SUM(NOT ({same_text})), 0) "
+                    "FROM src.completions s JOIN main.completions m ON s.key = m.key").fetchone()
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    added = self._db.execute(f"INSERT OR IGNORE INTO main.completions ({_COLUMNS}) "
+                                             f"SELECT {_COLUMNS} FROM src.completions").rowcount
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+            except sqlite3.DatabaseError as exc:  # a damaged file, or another schema
+                raise ConfigError(f"cannot read cache {src}: {exc}", hint="pass thoughtloom cache files") from None
+            finally:
+                self._db.execute("DETACH DATABASE src")
+        return {"added": added, "same": same, "differing": differing}
 
     def stats(self) -> dict[str, object]:
         with self._lock:
