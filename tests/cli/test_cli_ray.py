@@ -49,7 +49,8 @@ def test_ray_eval_matches_local_and_resumes_after_the_driver_is_killed(tmp_path,
     with FakeOpenAIServer(reply) as server:
         cmd = eval_cmd(path, server, tmp_path / "ray", "--executor", "ray", "--ray-address", ray_cluster,
                        "--workers", "2")
-        driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        env = {**os.environ, "OPENAI_API_KEY": "sk-driver"}  # the cluster was started without it
+        driver = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env)
         results = tmp_path / "ray" / "results.jsonl"
         deadline = time.monotonic() + 120
         while driver.poll() is None and time.monotonic() < deadline:
@@ -59,10 +60,11 @@ def test_ray_eval_matches_local_and_resumes_after_the_driver_is_killed(tmp_path,
         time.sleep(0.3)  # the gated examples are in flight on the workers
         driver.send_signal(signal.SIGKILL)
         driver.wait()
+        assert server.authorization == "Bearer sk-driver"  # the driver's key reached the workers
         before = [json.loads(line)["id"] for line in results.read_text().splitlines()]
         assert sorted(before) == sorted(f"gsm8k-{i}" for i in range(GATED_FROM))  # killed mid-run, not after
         gate.set()
-        rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
+        rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
         assert rerun.returncode == 0, rerun.stderr
         local = subprocess.run(eval_cmd(path, server, tmp_path / "local"), capture_output=True, text=True,
                                timeout=300)
@@ -99,3 +101,12 @@ def test_bad_executor_flags_are_one_line(tmp_path):
     assert r.returncode == 2 and "unknown --executor 'dask'" in r.stderr and "local, ray" in r.stderr
     r = subprocess.run([*base, "--ray-address", "auto"], capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and "--ray-address needs --executor ray" in r.stderr
+
+
+@pytest.mark.integration
+def test_an_unreachable_ray_address_is_one_line(tmp_path):
+    with FakeOpenAIServer(str) as server:
+        cmd = eval_cmd(data(tmp_path), server, tmp_path / "o", "--executor", "ray", "--ray-address", "127.0.0.1:9")
+        r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_ADDRESS": ""})
+    assert r.returncode == 2 and "Traceback" not in r.stderr
+    assert "error: cannot join the Ray cluster at 127.0.0.1:9" in r.stderr

@@ -5,63 +5,40 @@ import subprocess
 import sys
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+
+from thoughtloom.testing.fake_server import FakeOpenAIServer
 
 GOOD = "".join(json.dumps({"question": f"What is {i} plus 1?", "answer": f"#### {i + 1}"}) + "\n" for i in range(6))
 
 
 class FakeServer:
-    """Replies per question; ``delay_s`` slows every reply."""
+    """Replies per question (text, or raw bytes for the whole body); ``delay_s`` slows every reply."""
 
     def __init__(self):
         self.delay_s = 0.0
         self.gate = threading.Event()  # replies wait until it is set
         self.gate.set()
-        self.replies = {}  # substring of the question -> raw body (bytes)
+        self.replies = {}  # substring of the question -> reply
         self.default = "The answer is: 1"
-        self.hits = 0
 
-    def body_for(self, question):
+    def reply(self, question):
+        self.gate.wait(60)
+        time.sleep(self.delay_s)
         for key, body in self.replies.items():
             if key in question:
                 return body
-        return json.dumps({"choices": [{"message": {"content": self.default}, "finish_reason": "stop"}],
-                           "usage": {"prompt_tokens": 3, "completion_tokens": 1}}).encode()
+        return self.default
 
 
 @pytest.fixture
 def server():
     fake = FakeServer()
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self):
-            body = json.loads(self.rfile.read(int(self.headers["content-length"])))
-            fake.hits += 1
-            fake.gate.wait(60)
-            time.sleep(fake.delay_s)
-            raw = fake.body_for(body["messages"][-1]["content"])
-            try:
-                self.send_response(200)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(raw)))
-                self.end_headers()
-                self.wfile.write(raw)
-            except (BrokenPipeError, ConnectionResetError):  # the client gave up (a timeout test)
-                pass
-
-        def log_message(self, *args):
-            pass
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    fake.model = f"openai:m@http://127.0.0.1:{httpd.server_address[1]}/v1"
-    yield fake
-    httpd.shutdown()
-    httpd.server_close()
+    with FakeOpenAIServer(fake.reply) as http:
+        fake.http = http
+        fake.model = f"openai:m@{http.base_url}"
+        yield fake
 
 
 def cli(*args, **kw):
@@ -83,7 +60,7 @@ def test_two_concurrent_evals_on_one_out_cannot_both_write(tmp_path, server):
             "--no-cache"]
     first = cli(*args)
     deadline = time.monotonic() + 60
-    while server.hits == 0 and time.monotonic() < deadline:  # the first run is writing
+    while server.http.calls == 0 and time.monotonic() < deadline:  # the first run is writing
         time.sleep(0.05)
     second = finish(cli(*args))
     server.gate.set()

@@ -36,6 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import socket
 import sys
 from collections import deque
 from dataclasses import dataclass, field
@@ -107,9 +108,6 @@ class ExampleWorker:
         assert self.res is not None
         return await self.job.run(example, self.res)
 
-    async def pid(self) -> int:
-        return os.getpid()
-
     async def close(self) -> None:
         if self.res is not None:
             await self.res.lm.aclose()
@@ -161,7 +159,13 @@ class RayExecutor:
             if self.address is None:
                 start_local_cluster()
             else:
-                ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                try:
+                    _check_reachable(self.address)  # Ray itself would retry an address nothing answers for minutes
+                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
+                except Exception as exc:  # Ray's errors for a wrong or unreachable address vary by version
+                    raise ConfigError(f"cannot join the Ray cluster at {self.address}: {_last_line(exc)}",
+                                      hint="check --ray-address (auto, HOST:PORT, or ray://HOST:PORT, which "
+                                           'needs pip install "ray[client]")') from None
             self._connected_here = True
         return ray
 
@@ -267,3 +271,12 @@ def _last_line(exc: BaseException) -> str:
     """The gist of a Ray error, whose text is a report of many lines ending in the cause."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     return lines[-1] if lines else type(exc).__name__
+
+
+def _check_reachable(address: str, timeout_s: float = 10.0) -> None:
+    """Raise ``OSError`` when nothing accepts a connection at a ``HOST:PORT`` address."""
+    host, sep, port = address.rpartition(":")
+    if address == "auto" or "://" in address or not sep or not port.isdigit():
+        return  # Ray resolves these itself, and fails fast
+    with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout_s):
+        pass

@@ -5,7 +5,9 @@
     with FakeOpenAIServer(lambda prompt: "The answer is: 4", latency_s=0.2, slots=8) as server:
         lm = open_lm(f"openai:fake@{server.base_url}")
 
-It answers ``POST /v1/chat/completions`` with ``reply(last message)``. A
+It answers ``POST /v1/chat/completions`` with ``reply(last message)``: a
+text is sent as a completion, bytes as the raw body (to test what a client
+makes of a malformed reply). A
 request first waits for one of ``slots`` (a server decoding that many
 sequences at once; None: no limit), then holds it ``latency_s`` seconds, so
 its throughput is at most ``slots / latency_s`` calls per second. Other
@@ -27,10 +29,11 @@ from typing import Any, Callable
 
 
 class FakeOpenAIServer:
-    def __init__(self, reply: Callable[[str], str], *, latency_s: float = 0.0, slots: int | None = None) -> None:
+    def __init__(self, reply: Callable[[str], str | bytes], *, latency_s: float = 0.0, slots: int | None = None) -> None:
         self.reply = reply
         self.latency_s = latency_s
         self.calls = 0
+        self.authorization: str | None = None  # the last request's Authorization header
         self._slots = threading.BoundedSemaphore(slots) if slots else None
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
@@ -74,6 +77,8 @@ class FakeOpenAIServer:
         elif self.latency_s:
             time.sleep(self.latency_s)
         text = self.reply(prompt)
+        if isinstance(text, bytes):
+            return text
         usage = {"prompt_tokens": max(1, len(prompt) // 4), "completion_tokens": max(1, len(text) // 4)}
         return json.dumps({"object": "chat.completion", "model": body.get("model", "fake"), "usage": usage,
                            "choices": [{"index": 0, "message": {"role": "assistant", "content": text},
@@ -96,6 +101,7 @@ class FakeOpenAIServer:
                 super().finish()
 
             def do_POST(self) -> None:
+                server.authorization = self.headers.get("authorization")
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 raw = server._answer(body)
                 try:
