@@ -59,11 +59,18 @@ def main() -> None:
     ap.add_argument("--latency", type=float, default=0.2, help="seconds a call takes on the fake server")
     ap.add_argument("--slots", type=int, default=8, help="calls one fake server serves at once")
     a = ap.parse_args()
-    tmp = Path(tempfile.mkdtemp(prefix="scaleout"))
+    with tempfile.TemporaryDirectory(prefix="scaleout") as tmp, \
+            tempfile.TemporaryDirectory(prefix="tlray", dir="/tmp") as ray_dir:  # short: Ray's socket paths
+        ray = start_local_cluster(temp_dir=ray_dir)
+        try:
+            measure(a, Path(tmp), ray.get_runtime_context().gcs_address)
+        finally:
+            ray.shutdown()
+
+
+def measure(a: argparse.Namespace, tmp: Path, address: str) -> None:
     data = write_data(tmp, a.n)
     calls = a.n * CALLS_PER_EXAMPLE
-    ray = start_local_cluster(temp_dir=tempfile.mkdtemp(prefix="tlray", dir="/tmp"))
-    address = ray.get_runtime_context().gcs_address
     s = a.slots
 
     def executors(servers: int) -> list[tuple[str, list[str], int]]:
@@ -96,7 +103,6 @@ def main() -> None:
             summary, _ = run_eval(data, tmp / f"instant-{label}".replace(" ", "_"), [instant.base_url], flags, c)
             overheads.append(f"{label} {1000 * summary['this_run']['wall_s'] / a.n:.1f} ms")
     print(f"per-example overhead (a server answering at once, no slot limit): {'; '.join(overheads)}")
-    ray.shutdown()
 
 
 if __name__ == "__main__":
