@@ -23,6 +23,7 @@ from ..core.protocols import LM
 from ..core.text import encodable
 from ..core.types import Problem
 from ..eval.identity import ConfigMismatch, DataSource
+from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
 from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
@@ -31,6 +32,7 @@ from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
 from . import cache_merge, config, info, scaleout
+from . import estimate as est
 from . import options as o
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
 from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
@@ -178,10 +180,15 @@ def eval_(
     seed: Annotated[int, typer.Option(help="Sampling seed.")] = 0,
     force: Annotated[bool, typer.Option(
         "--force", help="Resume into --out even if its results were made with another config (OUT/run.json).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the final summary as JSON (progress stays on stderr).")] = False,
+    as_json: Annotated[bool, typer.Option(
+        "--json", help="Print the final summary (with --dry-run: the estimate) as JSON (progress stays on stderr).")] = False,
     executor: scaleout.ExecutorName = "local",
     ray_address: scaleout.RayAddress = None,
     workers: scaleout.Workers = 2,
+    dry_run: est.DryRun = False,
+    pilot: est.PilotSize = est.DEFAULT_PILOT,
+    price_in: est.PriceIn = None,
+    price_out: est.PriceOut = None,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     strat = opts.strategy(strategy)
@@ -211,10 +218,10 @@ def eval_(
             try:
                 resources = None if lm is None else opts.resources(lm)
                 with RichProgress(task_obj.primary_metric, console=notes) as progress:
-                    return await evaluate(strat, task_obj, examples, resources, out_dir, settings=settings,
-                                          progress=progress, meta=meta, lock=False, force=force,
-                                          source=DataSource(dataset.path, offset, limit), command=sys.argv,
-                                          executor=run_on)
+                    return await evaluate(strat, task_obj, examples[:pilot] if dry_run else examples, resources,
+                                          out_dir, settings=settings, progress=progress, meta=meta, lock=False,
+                                          force=force, source=DataSource(dataset.path, offset, limit),
+                                          command=sys.argv, executor=run_on)
             finally:
                 if lm is not None:
                     await lm.aclose()
@@ -228,7 +235,10 @@ def eval_(
             err.print(f"[yellow]interrupted[/]: finished examples are saved in {out_dir}; "
                       "run the same command again to resume.", soft_wrap=True)
             raise typer.Exit(130) from None
-    if as_json:
+    if dry_run:  # the pilot's records stay: the real run resumes past them
+        estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency)
+        est.print_estimate(estimate, price_in, price_out, as_json=as_json)
+    elif as_json:
         out.print_json(dump_line(summary))
     else:
         print_summary(summary, str(out_dir))

@@ -226,3 +226,10 @@ class ResultsFile:
         path = self.dir / SUMMARY
         atomic_write(path, encodable(json.dumps(summary, indent=2, ensure_ascii=False, default=str)) + "\n")
         return path
+
+
+def read_records(out_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """The records of a results folder by example id (the last one per id), read without
+    taking the folder: for reports and estimates beside or after a run."""
+    records, _bad, _dirty = read_lines(Path(out_dir) / RESULTS)
+    return {r["id"]: r for r in records if isinstance(r.get("id"), str)}

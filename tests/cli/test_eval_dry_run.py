@@ -1,0 +1,66 @@
+"""`thoughtloom eval --dry-run`: the pilot's estimate against the real run, on ScriptedLM."""
+
+import hashlib
+import json
+
+from typer.testing import CliRunner
+
+from thoughtloom.cli import options
+from thoughtloom.cli.main import app
+from thoughtloom.testing import ScriptedLM
+
+KEYS = ("calls", "prompt_tokens", "completion_tokens")
+
+
+def scripted(salt):
+    """Evaluator scores and feedback lengths vary with the prompt, so self-refine's calls (it stops at
+    a 10/10 score) and tokens vary from question to question; ``salt`` makes another model."""
+    def reply(request):
+        h = int(hashlib.sha256(f"{salt}{request.prompt_text()}".encode()).hexdigest()[:8], 16)
+        score = 10 if h % 3 == 0 else h % 10
+        return f'{{"score": {score}, "feedback": "{"more " * (h % 13)}"}}\nThe answer is: {h % 7}'
+    return reply
+
+
+def estimate_then_run(tmp_path, monkeypatch, salt):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Tom has {i} pens{' and more' * (i % 5)}. How many?",
+                                        "answer": f"#### {i}"}) + "\n" for i in range(40)))
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(scripted(salt)))
+    base = ["eval", "-S", "self-refine", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / f"o{salt}"),
+            "--no-cache"]
+    r = CliRunner().invoke(app, base + ["--dry-run", "--pilot", "8", "--json"])
+    assert r.exit_code == 0, r.output
+    estimate = json.loads(r.stdout)
+    r = CliRunner().invoke(app, base + ["--json"])
+    assert r.exit_code == 0, r.output
+    return estimate, json.loads(r.stdout)["this_run"]
+
+
+def test_dry_run_estimate_brackets_the_real_run(tmp_path, monkeypatch):
+    """Ten models: the 95% interval from an 8-example pilot holds the real cost of the other 32 in
+    at least 8 of them, for calls and both token counts, and the point estimates are not biased."""
+    covered = {key: 0 for key in KEYS}
+    error = {key: 0.0 for key in KEYS}
+    for salt in range(10):
+        estimate, actual = estimate_then_run(tmp_path, monkeypatch, salt)
+        assert estimate["examples_done"] == 8 and estimate["examples_remaining"] == 32
+        assert actual["examples"] == 32  # the pilot's 8 were kept: the real run resumed past them
+        for key in KEYS:
+            low, mid, high = (estimate[key][k] for k in ("low", "estimate", "high"))
+            assert low < mid < high  # calls and tokens really vary, so every interval has width
+            covered[key] += low <= actual[key] <= high
+            error[key] += (mid - actual[key]) / actual[key] / 10
+        assert 0 <= estimate["seconds"]["low"] <= estimate["seconds"]["estimate"] <= estimate["seconds"]["high"]
+    assert all(n >= 8 for n in covered.values()), covered
+    assert all(abs(e) < 0.1 for e in error.values()), error
+
+
+def test_dry_run_prints_money_when_given_prices(tmp_path, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) + "\n" for i in range(10)))
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
+    r = CliRunner().invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / "o"),
+                                 "--no-cache", "--dry-run", "--price-in", "2.5", "--price-out", "10"])
+    assert r.exit_code == 0, r.output
+    assert "still to run: 7 examples" in r.stdout and "money" in r.stdout and "$2.5 / $10 per million" in r.stdout
