@@ -38,6 +38,7 @@ from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
 from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
 from .data import data_app
 from .index import index_app
+from .reproduce import reproduce
 
 app = typer.Typer(
     name="thoughtloom",
@@ -50,6 +51,7 @@ cache_app = typer.Typer(help="Inspect, clear or merge completion caches.", no_ar
 app.add_typer(cache_app, name="cache")
 app.add_typer(index_app, name="index")
 app.add_typer(data_app, name="data")
+app.command("reproduce")(reproduce)
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")

@@ -1,0 +1,213 @@
+"""``thoughtloom reproduce``: run a paper's comparison suite and write its reproduction card.
+
+``thoughtloom reproduce list`` prints the packaged suites; ``thoughtloom
+reproduce SUITE`` runs every (dataset, method, seed) cell of it through the
+eval runner into ``OUT/<dataset>/<method>[-seed<K>]/``, resuming whatever is
+already there, and writes ``OUT/card.md`` and ``OUT/card.html`` at the end of
+every sitting (also one that is interrupted). ``--dataset`` / ``--method``
+choose the cells this sitting runs; the card always covers the whole suite.
+``--dry-run`` runs a small pilot and prints the estimated cost of the rest;
+``--replay`` rebuilds the card from the results folders, answering any
+missing example from the completion cache alone (zero model calls).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import datetime
+import json
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Iterator, Optional
+
+import typer
+
+from .. import __version__
+from ..core.protocols import LM
+from ..core.errors import ConfigError, ThoughtloomError
+from ..eval.estimate import NOTHING, CostEstimate
+from ..eval.reproduce import card as cards
+from ..eval.reproduce import run as runs
+from ..eval.reproduce import suites
+from ..eval.reproduce.render import verdict_counts, write_card
+from ..eval.runner import EvalSettings
+from ..lm import Budget
+from . import estimate as est
+from . import options as o
+from .index import IndexDir
+from .render import RichProgress, err, out
+
+SuiteArg = Annotated[str, typer.Argument(
+    help="A suite name (see `thoughtloom reproduce list`), `list`, or a suite .toml file.")]
+DataRoot = Annotated[Optional[Path], typer.Option(
+    "--data-root", envvar="THOUGHTLOOM_DATA", help="Folder the suites' data files are read from.")]
+Names = Annotated[Optional[list[str]], typer.Option(help="Run only this one (repeatable); the card still covers all.")]
+
+
+def git_commit() -> str | None:
+    """The source checkout's commit (``+dirty`` with local changes), or None outside git."""
+    where = Path(__file__).resolve().parent
+    try:
+        rev = subprocess.run(["git", "-C", str(where), "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                             text=True, timeout=10)
+        if rev.returncode != 0:
+            return None
+        dirty = subprocess.run(["git", "-C", str(where), "status", "--porcelain", "--", "."], capture_output=True,
+                               text=True, timeout=10)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return rev.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _command() -> str:
+    return shlex.join(["thoughtloom", *sys.argv[1:]])
+
+
+def print_suites(as_json: bool) -> None:
+    loaded = [suites.load(name) for name in suites.available()]
+    if as_json:
+        out.print_json(json.dumps([{"name": s.name, "title": s.title, "paper": s.paper, "n": s.n,
+                                    "datasets": [d.id for d in s.datasets], "methods": [m.id for m in s.methods],
+                                    "claims": len(s.claims), "paper_figures": len(s.figures)} for s in loaded]))
+        return
+    for s in loaded:
+        out.print(f"[bold]{s.name:<18}[/] {s.title}", highlight=False)
+        out.print(f"{'':<18} [dim]n={s.n} · datasets: {', '.join(d.id for d in s.datasets)} · methods: "
+                  f"{', '.join(m.id for m in s.methods)} · {len(s.claims)} claims, {len(s.figures)} paper figures[/]",
+                  highlight=False)
+
+
+class SuiteBars:
+    """A suite-level line before each cell, then the eval's own progress bar for it."""
+
+    def __init__(self, plan: runs.Plan) -> None:
+        self.plan = plan
+
+    @contextlib.contextmanager
+    def cell(self, cell: runs.Cell, index: int, total: int, status: runs.SuiteStatus) -> Iterator[RichProgress]:
+        eta = status.eta_s()
+        when = f" · suite ETA at this pace {est.duration(eta)}" if eta is not None else ""
+        err.print(f"[bold]cell {index + 1}/{total}[/] {cell.name} · suite {status.done}/{status.total} examples"
+                  f" done{when}", highlight=False)
+        with RichProgress(cell.dataset.primary) as bar:
+            yield bar
+
+
+def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance: dict[str, Any]) -> None:
+    provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
+    card = cards.collect(card_plan, slices, provenance)
+    md, page = write_card(card, card_plan.out)
+    verdicts = ", ".join(f"{v}: {k}" for k, v in verdict_counts(card).items()) or "no claims"
+    out.print(f"card: {md} · {page} · claims {verdicts}", highlight=False)
+
+
+def reproduce(
+    suite: SuiteArg,
+    model: o.Model = "embedded",
+    n: Annotated[Optional[int], typer.Option("--n", min=1, help="Examples per dataset (default: the suite's).")] = None,
+    seeds: Annotated[Optional[int], typer.Option(min=1, help="Seeds per method (default: the suite's).")] = None,
+    out_dir: Annotated[Optional[Path], typer.Option(
+        "--out", "-o", help="Results folder (default runs/reproduce/SUITE; resumes if it exists).")] = None,
+    data_root: DataRoot = None,
+    dataset: Names = None,
+    method: Names = None,
+    concurrency: o.Concurrency = 1,
+    max_calls: Annotated[Optional[int], typer.Option(min=1, help="Override the suite's calls per example.")] = None,
+    max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Override the suite's tokens per example.")] = None,
+    dry_run: est.DryRun = False,
+    pilot: est.PilotSize = est.DEFAULT_PILOT,
+    price_in: est.PriceIn = None,
+    price_out: est.PriceOut = None,
+    replay: Annotated[bool, typer.Option(
+        "--replay", help="Rebuild the card from the results folders; answer any missing example from the "
+                         "cache only (a miss is an error). Makes no model call.")] = False,
+    as_json: est.AsJson = False,
+    cache: o.CachePath = o.DEFAULT_CACHE,
+    no_cache: o.NoCache = False,
+    index: IndexDir = None,
+    entail: Annotated[Optional[str], typer.Option(
+        help="Entailment judge (llm, lexical, cross:PATH, none); default: the suite's, else llm.")] = None,
+    prompts: o.PromptDir = None,
+    n_ctx: o.NCtx = o.DEFAULT_N_CTX,
+    threads: o.Threads = None,
+    parallel: o.Parallel = None,
+    timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
+) -> None:
+    """Run a paper's comparison suite at equal budgets and write OUT/card.md and OUT/card.html."""
+    if suite == "list":
+        print_suites(as_json)
+        return
+    if dry_run and replay:
+        raise ConfigError("--dry-run and --replay cannot be used together",
+                          hint="--replay spends nothing to estimate; drop --dry-run")
+    spec = suites.load(suite)
+    out_dir = out_dir or Path("runs") / "reproduce" / spec.name
+    budget = Budget(max_calls=max_calls or spec.budget.max_calls, max_tokens=max_tokens or spec.budget.max_tokens)
+    plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget, datasets=dataset or (),
+                          methods=method or ())
+    card_plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell
+    slices = runs.load_slices(card_plan, data_root)
+    services = runs.Services(index, entail or spec.entail or "llm", prompts)
+    settings = EvalSettings(concurrency=concurrency)
+    todo = runs.missing_cells(plan, slices) if replay else plan.cells()
+    # a replay of complete cells needs no model at all
+    lm = (o.build_lm(model, cache, "replay" if replay else o.cache_mode(no_cache, False, False), concurrency,
+                     n_ctx, timeout, threads, parallel) if todo or dry_run else None)
+    provenance = {"version": __version__, "commit": git_commit(), "command": _command(), "generated": _now(),
+                  "entail": services.entail, "index": str(index) if index else None}
+    runs.log_sitting(out_dir, spec, {
+        "kind": "dry-run" if dry_run else "replay" if replay else "run", "started": provenance["generated"],
+        "command": provenance["command"], "model": lm.model_id if lm is not None else None,
+        "commit": provenance["commit"], "version": __version__, "n": plan.n, "seeds": plan.seeds,
+        "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
+    if lm is None:
+        _write_card(card_plan, slices, provenance)
+    elif dry_run:
+        parts = _dry_run(plan, slices, lm, services, settings, pilot)
+        est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
+    else:
+        _run_and_write_card(plan, card_plan, slices, lm, services, settings, todo, provenance)
+
+
+def _run_and_write_card(plan: runs.Plan, card_plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM,
+                        services: runs.Services, settings: EvalSettings, todo: list[runs.Cell],
+                        provenance: dict[str, Any]) -> None:
+    """Run the cells; the card is written however the sitting ends."""
+    try:
+        asyncio.run(_run(plan, slices, lm, services, settings, todo))
+    except KeyboardInterrupt:
+        err.print(f"[yellow]interrupted[/]: finished examples are saved under {plan.out}; "
+                  "run the same command again to resume.", soft_wrap=True)
+        _write_card(card_plan, slices, provenance)
+        raise typer.Exit(130) from None
+    except ThoughtloomError:  # a fatal error (service down, a replay cache miss): the card shows what is done
+        _write_card(card_plan, slices, provenance)
+        raise
+    _write_card(card_plan, slices, provenance)
+
+
+async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+               settings: EvalSettings, todo: list[runs.Cell]) -> None:
+    try:
+        await runs.run_cells(plan, slices, lm, services, settings, progress=SuiteBars(plan), cells=todo)
+    finally:
+        await lm.aclose()
+
+
+def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+             settings: EvalSettings, size: int) -> dict[str, CostEstimate]:
+    async def go() -> None:
+        try:
+            await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan))
+        finally:
+            await lm.aclose()
+
+    asyncio.run(go())
+    return runs.estimate(plan, slices, settings.concurrency)

@@ -1,0 +1,169 @@
+"""What a reproduction card says, computed from the cells' results folders alone.
+
+Nothing here calls a model: a card is a function of ``OUT/<cell>/results.jsonl``
+and the suite, so ``--replay`` (and any later sitting) regenerates it exactly.
+
+Per cell: each metric's mean with a 95% bootstrap interval over examples
+(:func:`..stats.mean_ci`; with several seeds, over the examples every seed
+has scored, resampling seeds too), the primary metric by length stratum
+where the dataset is stratified, calls and tokens per example, and tokens
+per solved case (all tokens over the sum of the primary score, which for a
+0/1 metric is the number solved). Per claim "A beats B": the paired
+difference A - B on the examples both scored (each example's score averaged
+over seeds first) and the verdict :func:`..stats.judge` reads from it.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from ..stats import Estimate, judge, mean_ci, paired_difference
+from ..results import SUMMARY, read_records
+from .run import Cell, Plan, Slice
+from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
+
+NOT_RUN = "not run"
+INCONCLUSIVE = "inconclusive at this n"
+
+
+@dataclass(frozen=True)
+class CellResult:
+    dataset: DatasetSpec
+    method: MethodSpec
+    total: int  # examples in the slice
+    seeds: int  # seeds with any record
+    n: int  # examples every one of those seeds has scored
+    metrics: Mapping[str, Estimate] = field(default_factory=dict)
+    strata: Mapping[str, Estimate] = field(default_factory=dict)  # primary metric; "overall" too
+    calls: float = 0.0  # per example
+    tokens: float = 0.0  # per example
+    tokens_per_solved: float | None = None
+    errors: int = 0
+    budget_stopped: int = 0
+    truncated: int = 0
+    by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
+    stratum_of: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def complete(self) -> bool:
+        return self.n >= self.total
+
+
+@dataclass(frozen=True)
+class ClaimResult:
+    claim: Claim
+    dataset: DatasetSpec
+    metric: str
+    difference: Estimate | None  # None: a cell has no results
+    verdict: str
+    paper: tuple[tuple[str, float, float], ...] = ()  # (model, better, worse) where the paper reports both
+
+
+def _score(record: Mapping[str, Any], metric: str) -> float:
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+    value = metrics.get(metric, 0.0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def _usage(record: Mapping[str, Any], key: str) -> float:
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    value = usage.get(key, 0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
+    """One (dataset, method) over the plan's seeds, from its folders."""
+    order = sl.ids
+    runs = [read_records(Cell(dataset, method, seed).folder(plan.out)) for seed in range(plan.seeds)]
+    runs = [{i: r for i, r in run.items() if i in set(order)} for run in runs]
+    runs = [run for run in runs if run]
+    if not runs:
+        return CellResult(dataset, method, total=len(order), seeds=0, n=0)
+    common = [i for i in order if all(i in run for run in runs)]
+    records = [run[i] for run in runs for i in common]
+    by_example = {m: {i: sum(_score(run[i], m) for run in runs) / len(runs) for i in common}
+                  for m in dataset.metrics}
+    metrics = {m: mean_ci([[_score(run[i], m) for i in common] for run in runs]) for m in dataset.metrics}
+    stratum_of = {i: str((runs[0][i].get("meta") or {}).get("stratum", "medium")) for i in common}
+    strata: dict[str, Estimate] = {}
+    if dataset.strata:
+        for name in ("long", "medium", "short"):
+            ids = [i for i in common if stratum_of[i] == name]
+            if ids:
+                strata[name] = mean_ci([[_score(run[i], dataset.primary) for i in ids] for run in runs])
+        strata["overall"] = metrics[dataset.primary]
+    tokens = sum(_usage(r, "total_tokens") for r in records)
+    solved = sum(_score(r, dataset.primary) for r in records)
+    return CellResult(
+        dataset, method, total=len(order), seeds=len(runs), n=len(common), metrics=metrics, strata=strata,
+        calls=sum(_usage(r, "calls") for r in records) / len(records) if records else 0.0,
+        tokens=tokens / len(records) if records else 0.0,
+        tokens_per_solved=tokens / solved if solved > 0 else None,
+        errors=sum(1 for r in records if r.get("error")),
+        budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
+        truncated=sum(1 for r in records if r.get("truncated") is True),
+        by_example=by_example, stratum_of=stratum_of)
+
+
+def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple[tuple[str, float, float], ...]:
+    def values(method: str) -> dict[str, float]:
+        return {f.model: f.value for f in figures
+                if f.method == method and f.metric == metric and f.stratum == claim.stratum}
+
+    better, worse = values(claim.better), values(claim.worse)
+    return tuple((model, better[model], worse[model]) for model in better if model in worse)
+
+
+def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, str], CellResult],
+                 figures: list[PaperFigure]) -> ClaimResult:
+    metric = claim.metric or dataset.primary
+    paper = _paper_pairs(figures, claim, metric)
+    better, worse = cells.get((dataset.id, claim.better)), cells.get((dataset.id, claim.worse))
+    if better is None or worse is None or not better.n or not worse.n:
+        return ClaimResult(claim, dataset, metric, None, NOT_RUN, paper)
+
+    def scores(cell: CellResult) -> dict[str, float]:
+        return {i: s for i, s in cell.by_example[metric].items()
+                if claim.stratum is None or cell.stratum_of.get(i) == claim.stratum}
+
+    difference = paired_difference(scores(worse), scores(better))
+    verdict = judge(difference)
+    return ClaimResult(claim, dataset, metric, difference, INCONCLUSIVE if verdict == "inconclusive" else verdict,
+                       paper)
+
+
+@dataclass(frozen=True)
+class CardData:
+    plan: Plan
+    slices: Mapping[str, Slice]
+    cells: tuple[CellResult, ...]
+    claims: tuple[ClaimResult, ...]
+    provenance: Mapping[str, Any]  # version, commit, command, generated, sittings, judge, index
+    models: tuple[str, ...] = ()  # the model ids the cells' summaries name
+
+
+def _models(plan: Plan) -> tuple[str, ...]:
+    """The models behind the results: each cell folder's summary.json names its own."""
+    found = []
+    for cell in plan.cells():
+        try:
+            model = json.loads((cell.folder(plan.out) / SUMMARY).read_text(encoding="utf-8")).get("model")
+        except (OSError, ValueError, AttributeError):  # a cell not run yet, or a damaged summary
+            continue
+        if isinstance(model, str) and model not in found:
+            found.append(model)
+    return tuple(found)
+
+
+def collect(plan: Plan, slices: Mapping[str, Slice], provenance: Mapping[str, Any]) -> CardData:
+    """Every cell and claim of the plan, from the folders under ``plan.out`` (a claim on a method
+    the plan leaves out is "not run")."""
+    cells = {(d.id, m.id): cell_result(plan, d, m, slices[d.id]) for d in plan.datasets for m in plan.methods}
+    suite = plan.suite
+    claims = []
+    for d in plan.datasets:
+        figures = [f for f in suite.figures if f.dataset in (None, d.id)]
+        claims += [claim_result(claim, d, cells, figures) for claim in suite.claims_for(d.id)]
+    return CardData(plan, slices, tuple(cells.values()), tuple(claims), dict(provenance), _models(plan))

@@ -1,0 +1,205 @@
+"""A reproduction card as Markdown and as HTML, from one document outline.
+
+:func:`outline` turns :class:`~.card.CardData` into blocks (headings,
+paragraphs, lists, code, tables) and each writer renders the same blocks, so
+the two files never say different things. Every text that reaches HTML is
+escaped (suite notes, settings, the command line, paths); Markdown table
+cells have their pipes escaped and their newlines folded.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from pathlib import Path
+from typing import Any, Sequence, Union
+
+from ..results import atomic_write
+from ..stats import Estimate
+from .card import CardData, CellResult, ClaimResult
+
+Block = Union[tuple[str, str], tuple[str, list[str]], tuple[str, list[str], list[list[str]]]]
+
+CARD_MD = "card.md"
+CARD_HTML = "card.html"
+
+
+def pct(e: Estimate | None, *, signed: bool = False) -> str:
+    """``62.0 [48.0, 75.0]``: a mean and its interval in percent (points for a difference)."""
+    if e is None or e.n == 0 or math.isnan(e.mean):
+        return "–"
+    sign = "+" if signed else ""
+    return f"{100 * e.mean:{sign}.1f} [{100 * e.ci_low:{sign}.1f}, {100 * e.ci_high:{sign}.1f}]"
+
+
+def _settings(cell: CellResult) -> str:
+    m = cell.method
+    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items())
+    return f"{m.strategy}" + (f" ({opts})" if opts else "")
+
+
+def _paper(card: CardData, cell: CellResult) -> str:
+    figures = card.plan.suite.figures_for(cell.dataset.id, cell.method.id)
+    return "; ".join(f"{f.value:g} {f.metric}{f' ({f.stratum})' if f.stratum else ''} — {f.model}, {f.source}"
+                     + (f", {f.setting}" if f.setting else "") for f in figures) or "–"
+
+
+def _flags(cell: CellResult) -> str:
+    parts = [f"{cell.errors} errors" if cell.errors else "", f"{cell.budget_stopped} budget-stopped"
+             if cell.budget_stopped else "", f"{cell.truncated} truncated" if cell.truncated else "",
+             f"incomplete: {cell.n} of {cell.total}" if cell.seeds and not cell.complete else ""]
+    return ", ".join(p for p in parts if p) or "–"
+
+
+def _results_table(card: CardData, cells: Sequence[CellResult]) -> Block:
+    d = cells[0].dataset
+    others = [m for m in d.metrics if m != d.primary]
+    headers = (["method", "strategy (settings)", "paper (model, source)", f"ours: {d.primary} % [95% CI]"]
+               + [f"{m} % [95% CI]" for m in others]
+               + ["n", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
+    rows = []
+    for c in cells:
+        if not c.seeds:
+            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 6))
+            continue
+        rows.append([c.method.label, _settings(c), _paper(card, c), pct(c.metrics[d.primary])]
+                    + [pct(c.metrics[m]) for m in others]
+                    + [str(c.n), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
+                       f"{c.tokens_per_solved:,.0f}" if c.tokens_per_solved is not None else "– (none solved)",
+                       _flags(c)])
+    return ("table", headers, rows)
+
+
+def _strata_table(cells: Sequence[CellResult]) -> Block:
+    names = ("long", "medium", "short", "overall")
+    rows = [[c.method.label] + [f"{pct(c.strata.get(s))} (n={c.strata[s].n})" if s in c.strata else "–"
+                                for s in names] for c in cells]
+    return ("table", ["method"] + [f"{s} %" for s in names], rows)
+
+
+def _claims_table(claims: Sequence[ClaimResult]) -> Block:
+    rows = []
+    for r in claims:
+        where = f" [{r.claim.stratum}]" if r.claim.stratum else ""
+        paper = "; ".join(f"{model}: {b:g} vs {w:g}" for model, b, w in r.paper) or "–"
+        ours = (f"{pct(r.difference, signed=True)} pts (n={r.difference.n})" if r.difference is not None else "–")
+        rows.append([r.claim.statement + where, f"{r.claim.better} > {r.claim.worse} on {r.metric}",
+                     r.claim.source, paper, ours, r.verdict])
+    return ("table", ["claim", "checked as", "source", "paper", "ours: difference [95% CI]", "verdict"], rows)
+
+
+def outline(card: CardData) -> list[Block]:
+    plan, suite, prov = card.plan, card.plan.suite, card.provenance
+    budget = plan.budget
+    limits = [f"{budget.max_calls} calls" if budget.max_calls else "", f"{budget.max_tokens:,} tokens"
+              if budget.max_tokens else ""]
+    blocks: list[Block] = [
+        ("h1", f"Reproduction card: {suite.name}"),
+        ("p", suite.title),
+        ("list", [f"Paper: {suite.paper}",
+                  f"Model: {', '.join(card.models) or 'none yet (no cell has run)'}",
+                  f"thoughtloom {prov.get('version', '?')}, commit {prov.get('commit') or 'unknown (not a git checkout)'}",
+                  f"Card generated: {prov.get('generated', '?')}",
+                  f"n = {plan.n} examples per dataset, seeds = {plan.seeds}; budget per example, every method alike: "
+                  + (" and ".join(x for x in limits if x) or "the runner's default"),
+                  f"Entailment judge: {prov.get('entail', 'none')}; retrieval: "
+                  + (f"the index {prov['index']}" if prov.get("index") else
+                     "BM25 over the data file's pooled paragraphs where it has them, else none (closed book)"),
+                  f"Suite file: {suite.source} (sha256 {suite.digest[:12]})"]),
+        ("h2", "Commands"),
+        ("code", "\n".join([f"# sitting {i + 1} ({s.get('kind', 'run')}, {s.get('started', '?')}, "
+                            f"model {s.get('model', '?')}, commit {s.get('commit') or '?'}):\n{s.get('command', '?')}"
+                            for i, s in enumerate(prov.get("sittings", []))]
+                           + [f"# this card:\n{prov.get('command', '?')}"])),
+    ]
+    for d in plan.datasets:
+        cells = [c for c in card.cells if c.dataset.id == d.id]
+        sl = card.slices[d.id]
+        blocks += [("h2", f"{d.id}: task {d.task}, {d.data}, examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
+        if d.note:
+            blocks.append(("p", d.note))
+        blocks.append(_results_table(card, cells))
+        if d.strata:
+            blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells)]
+        claims = [r for r in card.claims if r.dataset.id == d.id]
+        if claims:
+            blocks += [("h3", "The paper's claims"), _claims_table(claims)]
+    notes = list(suite.notes) + [f"{m.label}: {m.note}" for m in suite.methods if m.note] + [
+        "Figures are percentages. Ours: the mean over examples with a 95% percentile bootstrap interval "
+        "(10,000 replicates; with several seeds, examples and seeds are resampled together). A claim "
+        "\"A beats B\" is checked on the paired difference A − B over the examples both scored: it holds "
+        "when the whole interval is above 0, does not hold when none of it is, and is inconclusive at "
+        "this n otherwise. The paper's figures come from its own model and set-up; compare orderings, "
+        "not levels.",
+    ]
+    blocks += [("h2", "Notes"), ("list", notes)]
+    return blocks
+
+
+def _md_cell(text: str) -> str:
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def to_markdown(blocks: list[Block]) -> str:
+    out: list[str] = []
+    for block in blocks:
+        kind = block[0]
+        if kind in ("h1", "h2", "h3"):
+            out.append("#" * int(kind[1]) + " " + " ".join(str(block[1]).split()))
+        elif kind == "p":
+            out.append(str(block[1]))
+        elif kind == "list":
+            out.append("\n".join(f"- {' '.join(str(item).split())}" for item in block[1]))
+        elif kind == "code":
+            fence = "````" if "```" in str(block[1]) else "```"
+            out.append(f"{fence}\n{block[1]}\n{fence}")
+        elif kind == "table":
+            headers, rows = block[1], block[2]  # type: ignore[misc]
+            lines = ["| " + " | ".join(_md_cell(h) for h in headers) + " |", "|" + "---|" * len(headers)]
+            lines += ["| " + " | ".join(_md_cell(c) for c in row) + " |" for row in rows]
+            out.append("\n".join(lines))
+    return "\n\n".join(out) + "\n"
+
+
+_STYLE = ("body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem auto;padding:0 1rem}"
+          "table{border-collapse:collapse;margin:1rem 0}td,th{border:1px solid #ccc;padding:.3rem .5rem;"
+          "text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.8rem;overflow-x:auto}")
+
+
+def to_html(blocks: list[Block], title: str) -> str:
+    e = html.escape
+    out = [f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{e(title)}</title>"
+           f"<style>{_STYLE}</style></head><body>"]
+    for block in blocks:
+        kind = block[0]
+        if kind in ("h1", "h2", "h3", "p"):
+            out.append(f"<{kind}>{e(str(block[1]))}</{kind}>")
+        elif kind == "list":
+            out.append("<ul>" + "".join(f"<li>{e(str(item))}</li>" for item in block[1]) + "</ul>")
+        elif kind == "code":
+            out.append(f"<pre><code>{e(str(block[1]))}</code></pre>")
+        elif kind == "table":
+            headers, rows = block[1], block[2]  # type: ignore[misc]
+            head = "".join(f"<th>{e(str(h))}</th>" for h in headers)
+            body = "".join("<tr>" + "".join(f"<td>{e(str(c))}</td>" for c in row) + "</tr>" for row in rows)
+            out.append(f"<table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>")
+    out.append("</body></html>\n")
+    return "\n".join(out)
+
+
+def write_card(card: CardData, out: Path) -> tuple[Path, Path]:
+    """``OUT/card.md`` and ``OUT/card.html``, each replaced atomically."""
+    blocks = outline(card)
+    out.mkdir(parents=True, exist_ok=True)
+    md, page = out / CARD_MD, out / CARD_HTML
+    atomic_write(md, to_markdown(blocks))
+    atomic_write(page, to_html(blocks, f"Reproduction card: {card.plan.suite.name}"))
+    return md, page
+
+
+def verdict_counts(card: CardData) -> dict[str, Any]:
+    """How many claims got each verdict (for the CLI's last line)."""
+    counts: dict[str, int] = {}
+    for r in card.claims:
+        counts[r.verdict] = counts.get(r.verdict, 0) + 1
+    return counts

@@ -1,0 +1,251 @@
+"""Running a suite: every (dataset, method, seed) cell through the eval runner.
+
+Each cell is one :func:`~thoughtloom.eval.runner.evaluate` into its own
+folder, ``OUT/<dataset>/<method>`` (``-seed<K>`` added for seeds after the
+first), so a suite resumes cell by cell and example by example after any
+stop, and a later sitting with a larger ``n`` or more seeds only runs what is
+new. All cells share one LM stack (one completion cache, one backend), the
+suite's per-example budget, and per dataset one retriever (``--index``, else
+BM25 over the data file's pooled paragraphs, built once for all methods).
+
+A dry run (:func:`pilot`) runs the first few examples of each method's first
+seed into those same folders, then :func:`estimate` extrapolates from every
+record there to what the rest of the plan will cost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ContextManager, Protocol, Sequence
+
+from ... import tasks
+from ...core.errors import ConfigError
+from ...core.protocols import LM
+from ...lm.meter import Budget
+from ..estimate import CostEstimate, extrapolate
+from ..results import atomic_write, read_records
+from ..runner import EvalResources, EvalSettings, Progress, evaluate
+from ..services import open_entail, open_retriever, pooled_retriever
+from .suites import DatasetSpec, MethodSpec, Suite
+
+#: Written beside the cells: the suite, and one entry per sitting (command, model, commit).
+RUN_LOG = "reproduce.json"
+
+
+@dataclass(frozen=True)
+class Cell:
+    dataset: DatasetSpec
+    method: MethodSpec
+    seed: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.dataset.id}/{self.method.id}" + (f"-seed{self.seed}" if self.seed else "")
+
+    def folder(self, out: Path) -> Path:
+        return out / self.name
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What this sitting covers: the suite cut to the chosen datasets, methods, n and seeds."""
+
+    suite: Suite
+    out: Path
+    n: int
+    seeds: int
+    budget: Budget
+    datasets: tuple[DatasetSpec, ...]
+    methods: tuple[MethodSpec, ...]
+
+    def cells(self) -> list[Cell]:
+        return [Cell(d, m, s) for d in self.datasets for m in self.methods for s in range(self.seeds)]
+
+
+def make_plan(suite: Suite, out: Path, *, n: int | None = None, seeds: int | None = None,
+              budget: Budget | None = None, datasets: Sequence[str] = (), methods: Sequence[str] = ()) -> Plan:
+    """The plan, refusing a dataset or method id the suite does not have."""
+    def chosen(kind: str, items: tuple, wanted: Sequence[str]) -> tuple:
+        known = [i.id for i in items]
+        unknown = [w for w in wanted if w not in known]
+        if unknown:
+            raise ConfigError(f"suite {suite.name} has no {kind} {unknown[0]!r}", hint=f"choose from: {', '.join(known)}")
+        return tuple(i for i in items if not wanted or i.id in wanted)
+
+    return Plan(suite, out, n or suite.n, seeds or suite.seeds, budget or suite.budget,
+                chosen("dataset", suite.datasets, datasets), chosen("method", suite.methods, methods))
+
+
+@dataclass
+class Slice:
+    """A dataset's examples for this plan, and the task object that loaded them."""
+
+    task: tasks.Task
+    path: Path
+    examples: list[tasks.Example]
+
+    @property
+    def ids(self) -> list[str]:
+        return [e.problem.id for e in self.examples]
+
+
+def resolve_data(dataset: DatasetSpec, data_root: Path | None) -> Path:
+    if data_root is None:
+        raise ConfigError(f"dataset {dataset.id!r} reads {dataset.data} under a data folder",
+                          hint="pass --data-root DIR or set THOUGHTLOOM_DATA")
+    path = data_root.expanduser() / dataset.data
+    if not path.exists():
+        raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
+                          hint="check --data-root / THOUGHTLOOM_DATA")
+    return path
+
+
+def load_slices(plan: Plan, data_root: Path | None) -> dict[str, Slice]:
+    out = {}
+    for d in plan.datasets:
+        path = resolve_data(d, data_root)
+        task = tasks.get(d.task)
+        examples = task.load(path)[d.offset: d.offset + plan.n]
+        if not examples:
+            raise ConfigError(f"dataset {d.id!r}: {path} has no examples past offset {d.offset}")
+        out[d.id] = Slice(task, path, examples)
+    return out
+
+
+@dataclass(frozen=True)
+class Services:
+    """What every question shares besides the model: the ``--index`` retriever, the judge, prompts."""
+
+    index: Path | None = None
+    entail: str = "none"
+    prompt_dir: Path | None = None
+
+
+@dataclass
+class SuiteStatus:
+    """Examples done and to do over the plan, and this sitting's pace, for progress displays."""
+
+    total: int
+    done: int
+    new: int = 0
+    started: float = dataclasses.field(default_factory=time.monotonic)
+
+    def eta_s(self) -> float | None:
+        elapsed = time.monotonic() - self.started
+        return elapsed / self.new * (self.total - self.done) if self.new else None
+
+
+class SuiteProgress(Protocol):
+    def cell(self, cell: Cell, index: int, total: int, status: SuiteStatus) -> ContextManager[Progress | None]:
+        """Entered around each cell; yields the eval's per-example progress for it."""
+        ...
+
+
+def _resources(datasets: set[str], slices: dict[str, Slice], lm: LM,
+               services: Services) -> dict[str, tuple[EvalResources, dict[str, Any]]]:
+    """Per dataset, the services of its questions and what its cells' summaries say about retrieval.
+
+    Without ``--index``, a data file with paragraphs is indexed once here for
+    every method (the runner's own fallback would index it once per cell).
+    """
+    shared = open_retriever(services.index)
+    entail = open_entail(services.entail, lm, services.prompt_dir)
+    out = {}
+    for name in sorted(datasets):
+        pooled = slices[name].task.pooled_corpus() if shared is None else None
+        retriever = pooled_retriever(pooled) if pooled is not None else shared
+        meta = {"index": str(services.index)} if shared is not None else \
+            {"pooled_corpus": str(pooled.path)} if pooled is not None else {}
+        out[name] = (EvalResources(lm, retriever, entail, prompt_dir=services.prompt_dir), meta)
+    return out
+
+
+def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM) -> dict[str, Any]:
+    """What a cell's summary.json says about where it comes from (the same in every sitting)."""
+    return {"suite": plan.suite.name, "dataset": cell.dataset.id, "method": cell.method.id,
+            "model": lm.model_id, "data": str(sl.path), "offset": cell.dataset.offset, "seed": cell.seed,
+            "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
+
+
+async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings, *,
+                    progress: SuiteProgress | None = None, limit: int | None = None,
+                    cells: Sequence[Cell] | None = None) -> dict[str, dict[str, Any]]:
+    """Evaluate ``cells`` (default: the whole plan) on their slices (the first ``limit`` examples
+    when given); returns each cell's summary by name. Stops at the first fatal error, with every
+    finished example on disk."""
+    todo = list(plan.cells() if cells is None else cells)
+    status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
+                         done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
+    resources = _resources({c.dataset.id for c in todo}, slices, lm, services)
+    summaries = {}
+    for i, cell in enumerate(todo):
+        sl = slices[cell.dataset.id]
+        res, retrieval = resources[cell.dataset.id]
+        cell_settings = dataclasses.replace(settings, seed=cell.seed, budget=plan.budget)
+        with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
+            summary = await evaluate(cell.method.build(), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
+                                     settings=cell_settings, progress=bar,
+                                     meta={**cell_meta(plan, cell, sl, lm), **retrieval})
+        summaries[cell.name] = summary
+        status.done += summary["this_run"]["examples"]
+        status.new += summary["this_run"]["examples"]
+    return summaries
+
+
+def _done_ids(cell: Cell, plan: Plan, slices: dict[str, Slice], limit: int | None) -> set[str]:
+    return set(read_records(cell.folder(plan.out))) & set(slices[cell.dataset.id].ids[:limit])
+
+
+def missing_cells(plan: Plan, slices: dict[str, Slice]) -> list[Cell]:
+    """Cells with examples of their slice not yet done."""
+    return [c for c in plan.cells() if len(_done_ids(c, plan, slices, None)) < len(slices[c.dataset.id].examples)]
+
+
+async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings,
+                size: int, progress: SuiteProgress | None = None) -> None:
+    """The first ``size`` examples of each method's first seed, into the real cell folders."""
+    first_seed = [c for c in plan.cells() if c.seed == 0]
+    await run_cells(plan, slices, lm, services, settings, progress=progress, limit=size, cells=first_seed)
+
+
+def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1) -> dict[str, CostEstimate]:
+    """Per ``dataset/method``, the cost of its examples not yet done over all seeds, from its records."""
+    out = {}
+    for d in plan.datasets:
+        ids = set(slices[d.id].ids)
+        for m in plan.methods:
+            records, done = [], 0
+            for seed in range(plan.seeds):
+                kept = [r for i, r in read_records(Cell(d, m, seed).folder(plan.out)).items() if i in ids]
+                records += kept
+                done += len(kept)
+            remaining = len(ids) * plan.seeds - done
+            out[f"{d.id}/{m.id}"] = extrapolate(records, done=done, remaining=remaining, concurrency=concurrency)
+    return out
+
+
+def log_sitting(out: Path, suite: Suite, entry: dict[str, Any]) -> list[dict[str, Any]]:
+    """Append one sitting to ``OUT/reproduce.json``; returns every sitting so far."""
+    path = out / RUN_LOG
+    try:
+        log = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except ValueError:
+        log = {}  # a damaged log loses its history, never the run
+    sittings = [s for s in log.get("sittings", []) if isinstance(s, dict)] + [entry]
+    out.mkdir(parents=True, exist_ok=True)
+    atomic_write(path, json.dumps({"suite": suite.name, "suite_file": suite.source, "suite_sha256": suite.digest,
+                                   "sittings": sittings}, indent=2, ensure_ascii=False) + "\n")
+    return sittings
+
+
+def sittings(out: Path) -> list[dict[str, Any]]:
+    path = out / RUN_LOG
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("sittings", [])) if path.exists() else []
+    except (ValueError, AttributeError):
+        return []

@@ -1,0 +1,274 @@
+"""Reproduction suites: one TOML file per paper comparison, read and checked.
+
+A suite names the datasets (task, data file relative to a data root, slice),
+the methods (an id, a registered strategy and its settings), one budget per
+example that every method gets alike, the default n and seeds, and the
+paper's own figures and ordering claims with their sources. The packaged
+suites live beside this module in ``suites/``; ``load`` also takes a path, so
+a user can write their own.
+
+A suite is checked twice before any model call: against :data:`SCHEMA`
+(jsonschema), then for meaning (every method's strategy and settings, every
+task, every id a figure or claim names). Each failure is a
+:class:`~thoughtloom.core.errors.ConfigError` naming the file and the key,
+e.g. ``sculpt-game24.toml: methods[2].settings: strategy 'tot-bfs' has no
+option 'beams'``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import tomllib
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+from typing import Any, Mapping
+
+import jsonschema
+
+from ... import strategies, tasks
+from ...core.errors import ConfigError, ThoughtloomError
+from ...core.options import check_options
+from ...lm.meter import Budget
+
+_ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_.-]*$"}
+_TEXT = {"type": "string", "minLength": 1}
+_STRATUM = {"enum": ["long", "medium", "short"]}
+_POSITIVE = {"type": "integer", "minimum": 1}
+
+#: The shape of a suite file (what the meaning checks then rely on).
+SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["name", "title", "paper", "n", "datasets", "methods"],
+    "properties": {
+        "name": _ID,
+        "title": _TEXT,
+        "paper": _TEXT,
+        "n": _POSITIVE,
+        "seeds": _POSITIVE,
+        "entail": _TEXT,
+        "notes": {"type": "array", "items": _TEXT},
+        "budget": {"type": "object", "additionalProperties": False, "minProperties": 1,
+                   "properties": {"max_calls": _POSITIVE, "max_tokens": _POSITIVE}},
+        "datasets": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["id", "task", "data"],
+            "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
+                           "metrics": {"type": "array", "minItems": 1, "items": _TEXT}, "primary": _TEXT,
+                           "strata": {"type": "boolean"}, "note": _TEXT}}},
+        "methods": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
+            "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT,
+                           "settings": {"type": "object", "additionalProperties": {
+                               "type": ["string", "integer", "number", "boolean"]}}}}},
+        "paper_figures": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False,
+            "required": ["method", "metric", "value", "model", "source"],
+            "properties": {"method": _ID, "dataset": _ID, "metric": _TEXT, "stratum": _STRATUM,
+                           "value": {"type": "number", "minimum": 0, "maximum": 100},
+                           "model": _TEXT, "source": _TEXT, "setting": _TEXT}}},
+        "claims": {"type": "array", "items": {
+            "type": "object", "additionalProperties": False, "required": ["better", "worse", "statement", "source"],
+            "properties": {"better": _ID, "worse": _ID, "dataset": _ID, "metric": _TEXT, "stratum": _STRATUM,
+                           "statement": _TEXT, "source": _TEXT}}},
+    },
+}
+
+
+@dataclass(frozen=True)
+class DatasetSpec:
+    """One benchmark slice: ``data`` is relative to the data root; examples ``offset`` to ``offset + n``."""
+
+    id: str
+    task: str
+    data: str
+    offset: int
+    metrics: tuple[str, ...]
+    primary: str
+    strata: bool = False  # report the primary metric by question-length stratum (HGOT's Table 2)
+    note: str = ""
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    id: str
+    strategy: str
+    label: str
+    settings: Mapping[str, Any] = field(default_factory=dict)
+    note: str = ""
+
+    def build(self) -> strategies.Strategy:
+        """The strategy with this method's settings (checked as ``--set`` values are)."""
+        cls = strategies.get(self.strategy)
+        config = strategies.make_config(cls, {k: _as_option_text(v) for k, v in self.settings.items()})
+        check_options(config, owner=self.strategy)
+        return cls(config)
+
+
+@dataclass(frozen=True)
+class PaperFigure:
+    """A figure the paper reports, in percent, for one of our cells."""
+
+    method: str
+    dataset: str | None
+    metric: str
+    value: float
+    model: str
+    source: str
+    stratum: str | None = None
+    setting: str = ""  # the paper's own setting when it differs from ours (e.g. "k = 100")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The paper says ``better`` beats ``worse`` (on ``dataset``, or on each dataset when None)."""
+
+    better: str
+    worse: str
+    statement: str
+    source: str
+    dataset: str | None = None
+    metric: str | None = None  # None: the dataset's primary metric
+    stratum: str | None = None
+
+
+@dataclass(frozen=True)
+class Suite:
+    name: str
+    title: str
+    paper: str
+    n: int
+    seeds: int
+    budget: Budget
+    datasets: tuple[DatasetSpec, ...]
+    methods: tuple[MethodSpec, ...]
+    figures: tuple[PaperFigure, ...] = ()
+    claims: tuple[Claim, ...] = ()
+    entail: str | None = None
+    notes: tuple[str, ...] = ()
+    source: str = ""  # the file it was read from
+    digest: str = ""  # sha256 of the file's bytes
+
+    def dataset(self, dataset_id: str) -> DatasetSpec:
+        return next(d for d in self.datasets if d.id == dataset_id)
+
+    def method(self, method_id: str) -> MethodSpec:
+        return next(m for m in self.methods if m.id == method_id)
+
+    def figures_for(self, dataset: str, method: str) -> list[PaperFigure]:
+        return [f for f in self.figures if f.method == method and f.dataset in (None, dataset)]
+
+    def claims_for(self, dataset: str) -> list[Claim]:
+        return [c for c in self.claims if c.dataset in (None, dataset)]
+
+
+def _as_option_text(value: Any) -> str:
+    """A TOML value as the ``--set`` text the strategies' option parser reads."""
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def _packaged() -> Any:
+    return resources.files(__package__).joinpath("suites")
+
+
+def available() -> list[str]:
+    """Names of the packaged suites."""
+    return sorted(p.name[: -len(".toml")] for p in _packaged().iterdir() if p.name.endswith(".toml"))
+
+
+def load(name_or_path: str | Path) -> Suite:
+    """A packaged suite by name, or a suite file by path."""
+    path = Path(name_or_path)
+    if path.suffix == ".toml" and path.is_file():
+        return parse(path.read_bytes(), str(path))
+    if str(name_or_path) not in available():
+        raise ConfigError(f"unknown suite {str(name_or_path)!r}",
+                          hint=f"choose one of: {', '.join(available())} (or pass a suite .toml file)")
+    resource = _packaged().joinpath(f"{name_or_path}.toml")
+    return parse(resource.read_bytes(), f"{name_or_path}.toml")
+
+
+def _key(path: Any) -> str:
+    """``methods[2].settings`` from jsonschema's path (``deque(['methods', 2, 'settings'])``)."""
+    out = ""
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+    return out or "(top level)"
+
+
+def parse(raw: bytes, source: str) -> Suite:
+    """Read and check a suite file's bytes; ``source`` names it in errors."""
+    try:
+        doc = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"{source}: not a valid TOML file ({exc})") from None
+    error = jsonschema.exceptions.best_match(jsonschema.Draft202012Validator(SCHEMA).iter_errors(doc))
+    if error is not None:
+        raise ConfigError(f"{source}: {_key(error.absolute_path)}: {error.message}")
+    suite = _build(doc, source, hashlib.sha256(raw).hexdigest())
+    _check_meaning(suite, source)
+    return suite
+
+
+def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
+    datasets = []
+    for i, d in enumerate(doc["datasets"]):
+        try:
+            task = tasks.get(d["task"])
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: datasets[{i}].task: {exc}") from None
+        metrics = tuple(d.get("metrics", [task.primary_metric]))
+        datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
+                                    d.get("primary", metrics[0]), d.get("strata", False), d.get("note", "")))
+    methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
+                               m.get("note", "")) for m in doc["methods"])
+    budget = doc.get("budget", {})
+    return Suite(
+        name=doc["name"], title=doc["title"], paper=doc["paper"], n=doc["n"], seeds=doc.get("seeds", 1),
+        budget=Budget(max_calls=budget.get("max_calls"), max_tokens=budget.get("max_tokens")),
+        datasets=tuple(datasets), methods=methods,
+        figures=tuple(PaperFigure(f["method"], f.get("dataset"), f["metric"], float(f["value"]), f["model"],
+                                  f["source"], f.get("stratum"), f.get("setting", ""))
+                      for f in doc.get("paper_figures", [])),
+        claims=tuple(Claim(c["better"], c["worse"], c["statement"], c["source"], c.get("dataset"),
+                           c.get("metric"), c.get("stratum")) for c in doc.get("claims", [])),
+        entail=doc.get("entail"), notes=tuple(doc.get("notes", [])), source=source, digest=digest)
+
+
+def _check_meaning(suite: Suite, source: str) -> None:
+    """Ids unique and resolvable, strategies and settings valid, metrics listed."""
+    def fail(key: str, message: str) -> None:
+        raise ConfigError(f"{source}: {key}: {message}")
+
+    if Path(source).stem != suite.name:
+        fail("name", f"{suite.name!r} differs from the file name {Path(source).name!r}")
+    for kind, items in (("datasets", suite.datasets), ("methods", suite.methods)):
+        seen: set[str] = set()
+        for i, item in enumerate(items):
+            if item.id in seen:
+                fail(f"{kind}[{i}].id", f"{item.id!r} is used twice")
+            seen.add(item.id)
+    for i, d in enumerate(suite.datasets):
+        if d.primary not in d.metrics:
+            fail(f"datasets[{i}].primary", f"{d.primary!r} is not one of its metrics {list(d.metrics)}")
+    for i, m in enumerate(suite.methods):
+        try:
+            m.build()
+        except ThoughtloomError as exc:
+            fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
+    datasets = {d.id: d for d in suite.datasets}
+    methods = {m.id for m in suite.methods}
+    for kind, items in (("paper_figures", suite.figures), ("claims", suite.claims)):
+        for i, item in enumerate(items):
+            for key in ("method",) if kind == "paper_figures" else ("better", "worse"):
+                if getattr(item, key) not in methods:
+                    fail(f"{kind}[{i}].{key}", f"no method {getattr(item, key)!r} in this suite")
+            if item.dataset is not None and item.dataset not in datasets:
+                fail(f"{kind}[{i}].dataset", f"no dataset {item.dataset!r} in this suite")
+            for d in [datasets[item.dataset]] if item.dataset else suite.datasets:
+                if item.metric is not None and item.metric not in d.metrics:
+                    fail(f"{kind}[{i}].metric", f"{item.metric!r} is not a metric of dataset {d.id!r}")
+                if item.stratum is not None and not d.strata:
+                    fail(f"{kind}[{i}].stratum", f"dataset {d.id!r} is not length-stratified")
+    if len(suite.datasets) > 1 and any(f.dataset is None for f in suite.figures):
+        fail("paper_figures", "name the dataset of each figure when the suite has several")

@@ -1,0 +1,183 @@
+"""`thoughtloom reproduce` on ScriptedLM: cells, resume, the card, --replay at zero calls, --dry-run."""
+
+import json
+import re
+
+import pytest
+from typer.testing import CliRunner
+
+from thoughtloom.cli import options
+from thoughtloom.cli.main import app
+from thoughtloom.lm import Cached, CompletionStore
+from thoughtloom.testing import ScriptedLM
+
+SUITE = """
+name = "toy"
+title = "Toy: CoT vs IO on counting baskets"
+paper = "Nobody, 2024"
+n = 12
+notes = ["A note with <b>markup</b> & | pipes"]
+
+[budget]
+max_calls = 5
+
+[[datasets]]
+id = "baskets"
+task = "gsm8k"
+data = "baskets.jsonl"
+
+[[methods]]
+id = "cot"
+strategy = "cot"
+label = "CoT"
+
+[[methods]]
+id = "io"
+strategy = "io"
+label = "IO"
+
+[[paper_figures]]
+method = "cot"
+metric = "accuracy"
+value = 90
+model = "GPT-9"
+source = "Table 1"
+
+[[paper_figures]]
+method = "io"
+metric = "accuracy"
+value = 40
+model = "GPT-9"
+source = "Table 1"
+
+[[claims]]
+better = "cot"
+worse = "io"
+statement = "CoT beats IO"
+source = "Table 1"
+
+[[claims]]
+better = "io"
+worse = "cot"
+statement = "IO beats CoT"
+source = "nowhere"
+"""
+
+
+def reply(request):
+    """CoT counts every basket right; IO only those whose number is a multiple of 3."""
+    n = int(re.findall(r"basket (\d+)", request.prompt_text())[-1])
+    if "step by step" in request.prompt_text():
+        return "Let me count them one by one. " * (n % 4) + f"The answer is: {n}"
+    return str(n if n % 3 == 0 else n + 1)
+
+
+@pytest.fixture
+def toy(tmp_path, monkeypatch):
+    """A suite file, its data root, and a model stack (real cache around ScriptedLM) that counts calls."""
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "baskets.jsonl").write_text("".join(
+        json.dumps({"question": f"How many apples are in basket {i}?", "answer": f"#### {i}"}) + "\n"
+        for i in range(1, 31)))
+    (tmp_path / "toy.toml").write_text(SUITE)
+    models = []
+
+    def build_lm(model, cache, mode, *args, **kwargs):
+        models.append(ScriptedLM(reply))
+        return Cached(models[-1], CompletionStore(cache), mode)
+
+    monkeypatch.setattr(options, "build_lm", build_lm)
+
+    def invoke(*args):
+        r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
+                                     "--out", str(tmp_path / "out"), "--cache", str(tmp_path / "c.sqlite"), *args])
+        assert r.exit_code == 0, r.output
+        return r.output
+
+    invoke.out = tmp_path / "out"
+    invoke.model_calls = lambda: sum(len(m.requests) for m in models)
+    return invoke
+
+
+def _records(folder):
+    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines()]
+
+
+def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatch):
+    monkeypatch.setattr("sys.argv", ["/usr/bin/thoughtloom", "reproduce", "toy", "--n", "12"])
+    toy()
+    assert len(_records(toy.out / "baskets" / "cot")) == 12 and len(_records(toy.out / "baskets" / "io")) == 12
+    assert all(r["stopped"] is None for r in _records(toy.out / "baskets" / "io"))
+    md = (toy.out / "card.md").read_text()
+    # CoT 12/12; IO right on 3, 6, 9, 12: 4/12
+    assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 1 \| 1\.0 \|", md)
+    assert re.search(r"\| IO \| io \| 40 accuracy — GPT-9, Table 1 \| 33\.3 \[\d+\.\d, \d+\.\d\] \| 12 \|", md)
+    assert re.search(r"\| CoT beats IO \| cot > io on accuracy \| Table 1 \| GPT-9: 90 vs 40 \| \+66\.7 \[\+\d+\.\d, "
+                     r"\+\d+\.\d\] pts \(n=12\) \| holds \|", md)
+    assert re.search(r"\| IO beats CoT \| io > cot on accuracy \| nowhere \| GPT-9: 40 vs 90 \| -66\.7 .* \| does not hold \|", md)
+    assert "budget per example, every method alike: 5 calls" in md and "Model: scripted" in md
+    assert "# this card:\nthoughtloom reproduce toy --n 12\n" in md and "A note with <b>markup</b> & | pipes" in md
+    page = (toy.out / "card.html").read_text()
+    assert page.startswith("<!doctype html>") and "<b>markup" not in page and "&lt;b&gt;markup&lt;/b&gt; &amp;" in page
+    assert "<td>holds</td>" in page and "<td>does not hold</td>" in page
+    log = json.loads((toy.out / "reproduce.json").read_text())
+    assert log["suite"] == "toy" and [s["kind"] for s in log["sittings"]] == ["run"]
+
+
+def test_sittings_resume_cell_by_cell_and_the_card_covers_every_cell(toy):
+    toy("--method", "cot", "--n", "4")
+    assert toy.model_calls() == 4
+    md = (toy.out / "card.md").read_text()
+    assert "| IO | io |" in md and "| not run |" in md and md.count("| not run |") == 3  # the cell and both claims
+    toy("--n", "6")  # CoT resumes at example 5; IO starts
+    assert toy.model_calls() == 4 + 2 + 6
+    toy("--n", "6", "--seeds", "2")  # seed 1: greedy calls, all answered by the cache
+    assert toy.model_calls() == 12
+    assert len(_records(toy.out / "baskets" / "io-seed1")) == 6
+    assert "| 6 | 2 |" in (toy.out / "card.md").read_text()
+
+
+def test_replay_regenerates_the_card_with_zero_model_calls(toy):
+    toy()
+    before = toy.model_calls()
+    card = (toy.out / "card.md").read_text()
+    (toy.out / "card.md").unlink()
+    toy("--replay")  # every cell complete: read from the folders
+    assert toy.model_calls() == before
+    (folder := toy.out / "baskets" / "io" / "results.jsonl").unlink()
+    toy("--replay")  # a lost cell: answered from the completion cache alone
+    assert toy.model_calls() == before and len(_records(folder.parent)) == 12
+
+    def table(text):
+        return [line for line in text.splitlines() if line.startswith("| ")]
+
+    assert table((toy.out / "card.md").read_text()) == table(card)
+
+
+def test_replay_with_a_cache_miss_is_an_error_and_still_writes_the_card(toy, tmp_path):
+    toy("--method", "cot")
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
+                                 "--out", str(toy.out), "--cache", str(tmp_path / "c.sqlite"), "--replay"])
+    assert r.exit_code != 0 and "not in the cache" in str(r.exception)
+    assert toy.model_calls() == 12 and (toy.out / "card.md").exists()
+
+
+def test_dry_run_pilots_into_the_real_folders_and_prints_an_estimate(toy):
+    output = toy("--dry-run", "--pilot", "3", "--json", "--price-in", "1", "--price-out", "2")
+    doc = json.loads(output[output.index("{"):])
+    for key in ("calls", "prompt_tokens", "completion_tokens", "seconds"):
+        assert doc[key]["low"] <= doc[key]["estimate"] <= doc[key]["high"]
+    assert doc["calls"]["estimate"] == 18 and doc["examples_remaining"] == 18 and doc["examples_done"] == 6
+    assert set(doc["cells"]) == {"baskets/cot", "baskets/io"} and doc["cost_usd"]["estimate"] > 0
+    assert toy.model_calls() == 6
+    toy()  # the real run resumes past the pilot
+    assert toy.model_calls() == 24
+
+
+def test_unknown_method_and_missing_data_root_are_one_line_errors(toy, tmp_path, monkeypatch):
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--method", "tot", "--data-root",
+                                 str(tmp_path / "data")])
+    assert "suite toy has no method 'tot'" in str(r.exception)
+    monkeypatch.delenv("THOUGHTLOOM_DATA", raising=False)
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml")])
+    assert "--data-root" in str(r.exception)

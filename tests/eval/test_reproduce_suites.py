@@ -1,0 +1,103 @@
+"""Suite files: every packaged suite loads and builds; a bad file is one error naming file and key."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from thoughtloom.cli.main import app
+from thoughtloom.core.errors import ConfigError
+from thoughtloom.eval.reproduce import suites
+
+ISSUE_SUITES = {"decomp-letter", "decomp-math", "decomp-odqa", "hgot-hotpotqa", "hgot-fever", "sculpt-game24",
+                "sculpt-crosswords", "sculpt-commongen"}
+
+GOOD = """
+name = "toy"
+title = "A toy comparison"
+paper = "Nobody, 2024"
+n = 4
+
+[[datasets]]
+id = "d"
+task = "gsm8k"
+data = "toy.jsonl"
+
+[[methods]]
+id = "a"
+strategy = "cot"
+
+[[methods]]
+id = "b"
+strategy = "io"
+settings = { max_tokens = 32 }
+
+[[claims]]
+better = "a"
+worse = "b"
+statement = "a beats b"
+source = "Table 1"
+"""
+
+
+def test_every_issue_suite_is_packaged_loads_and_builds_its_strategies():
+    assert ISSUE_SUITES <= set(suites.available())
+    for name in suites.available():
+        suite = suites.load(name)
+        assert suite.name == name and suite.datasets and suite.methods and suite.claims
+        for method in suite.methods:
+            assert method.build().name == method.strategy
+        for figure in suite.figures:  # percent, with the model and table named
+            assert 0 <= figure.value <= 100 and figure.model and figure.source
+
+
+def test_reproduce_list_prints_the_suites():
+    r = CliRunner().invoke(app, ["reproduce", "list"])
+    assert r.exit_code == 0
+    for name in ISSUE_SUITES:
+        assert name in r.output
+    r = CliRunner().invoke(app, ["reproduce", "list", "--json"])
+    listed = {s["name"]: s for s in json.loads(r.output)}
+    assert set(listed) == set(suites.available()) and listed["sculpt-game24"]["methods"][0] == "sculpt-mcts"
+
+
+def _bad(tmp_path, text):
+    path = tmp_path / "toy.toml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        suites.load(path)
+    return str(info.value)
+
+
+@pytest.mark.parametrize("edit, key", [
+    (('settings = { max_tokens = 32 }', 'settings = { max_tokenz = 32 }'), "toy.toml: methods[1].settings:"),
+    (('settings = { max_tokens = 32 }', 'settings = { max_tokens = 0 }'), "toy.toml: methods[1].settings:"),
+    (('strategy = "io"', 'strategy = "oi"'), "toy.toml: methods[1].strategy:"),
+    (('task = "gsm8k"', 'task = "gsm9k"'), "toy.toml: datasets[0].task:"),
+    (('data = "toy.jsonl"\n', ''), "toy.toml: datasets[0]: 'data' is a required property"),
+    (('n = 4', 'n = 0'), "toy.toml: n:"),
+    (('worse = "b"', 'worse = "c"'), "toy.toml: claims[0].worse: no method 'c'"),
+    (('id = "b"', 'id = "a"'), "toy.toml: methods[1].id: 'a' is used twice"),
+    (('n = 4', 'n = 4\nseed = 2'), "toy.toml: (top level): Additional properties"),
+    (('name = "toy"', 'name = "other"'), "toy.toml: name:"),
+    (('[[claims]]', 'metrics = "em"\n[[claims]]'), "toy.toml: methods[1]: Additional properties are not allowed ('metrics'"),
+    (('source = "Table 1"', 'source = "Table 1"\nmetric = "f1"'), "toy.toml: claims[0].metric: 'f1' is not a metric of dataset 'd'"),
+])
+def test_a_bad_suite_names_its_file_and_key(tmp_path, edit, key):
+    old, new = edit
+    assert old in GOOD
+    assert key in _bad(tmp_path, GOOD.replace(old, new, 1))
+
+
+def test_a_good_suite_file_loads_from_a_path(tmp_path):
+    path = tmp_path / "toy.toml"
+    path.write_text(GOOD)
+    suite = suites.load(path)
+    assert [m.id for m in suite.methods] == ["a", "b"] and suite.datasets[0].primary == "accuracy"
+    assert suite.method("b").build().config.max_tokens == 32
+
+
+def test_unknown_suite_and_broken_toml(tmp_path):
+    with pytest.raises(ConfigError, match="unknown suite 'nope'"):
+        suites.load("nope")
+    assert "toy.toml: not a valid TOML file" in _bad(tmp_path, "name = ")
