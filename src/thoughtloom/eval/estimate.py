@@ -85,7 +85,8 @@ class CostEstimate:
 NOTHING = CostEstimate(0, 0, 0, {q: ZERO for q in QUANTITIES})
 
 
-def _number(value: Any) -> float:
+def number(value: Any) -> float:
+    """A finite number read back from a record, else 0 (records hold whatever was written)."""
     ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     return float(value) if ok else 0.0
 
@@ -93,9 +94,9 @@ def _number(value: Any) -> float:
 def per_example(record: Mapping[str, Any], concurrency: int = 1) -> dict[str, float]:
     """One record's calls, tokens and (concurrency-shared) seconds."""
     usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    return {"calls": _number(usage.get("calls")), "prompt_tokens": _number(usage.get("prompt_tokens")),
-            "completion_tokens": _number(usage.get("completion_tokens")),
-            "seconds": _number(record.get("latency_s")) / max(1, concurrency)}
+    return {"calls": number(usage.get("calls")), "prompt_tokens": number(usage.get("prompt_tokens")),
+            "completion_tokens": number(usage.get("completion_tokens")),
+            "seconds": number(record.get("latency_s")) / max(1, concurrency)}
 
 
 def predict_total(values: Sequence[float], remaining: int, confidence: float = 0.95) -> Span:

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..stats import Estimate, judge, mean_ci, paired_difference
+from ..estimate import number
 from ..results import SUMMARY, read_records
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
@@ -62,22 +63,21 @@ class ClaimResult:
 
 
 def _score(record: Mapping[str, Any], metric: str) -> float:
+    """An unscored example counts 0, as in every mean the stats module takes."""
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    value = metrics.get(metric, 0.0)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    return number(metrics.get(metric))
 
 
 def _usage(record: Mapping[str, Any], key: str) -> float:
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    value = usage.get(key, 0)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+    return number(record["usage"].get(key)) if isinstance(record.get("usage"), dict) else 0.0
 
 
 def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
     """One (dataset, method) over the plan's seeds, from its folders."""
     order = sl.ids
+    wanted = set(order)
     runs = [read_records(Cell(dataset, method, seed).folder(plan.out)) for seed in range(plan.seeds)]
-    runs = [{i: r for i, r in run.items() if i in set(order)} for run in runs]
+    runs = [{i: r for i, r in run.items() if i in wanted} for run in runs]
     runs = [run for run in runs if run]
     if not runs:
         return CellResult(dataset, method, total=len(order), seeds=0, n=0)
