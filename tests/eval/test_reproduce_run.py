@@ -181,3 +181,19 @@ def test_unknown_method_and_missing_data_root_are_one_line_errors(toy, tmp_path,
     monkeypatch.delenv("THOUGHTLOOM_DATA", raising=False)
     r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml")])
     assert "--data-root" in str(r.exception)
+
+
+def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch):
+    monkeypatch.delenv("THOUGHTLOOM_DATA", raising=False)
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: x;y;z"))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["reproduce", "decomp-letter", "--method", "cot", "--n", "2", "--out", str(out),
+                                 "--no-cache"])
+    assert r.exit_code == 0, r.output
+    assert "skipping dataset n4" in r.output and "not packaged" in r.output
+    assert len(_records(out / "n3" / "cot")) == 2 and not (out / "n4").exists()
+    md = (out / "card.md").read_text()
+    assert "## n3: task letter_cat, the packaged sample n3_eg100_pos2_semic.json, examples 1–2" in md
+    assert "## n5: task letter_cat, decomp_letter_cat/n5_eg100_pos2_semic.json\n\nNo data here: dataset 'n5'" in md
+    r = CliRunner().invoke(app, ["reproduce", "decomp-letter", "--dataset", "n4", "--out", str(out)])
+    assert "dataset 'n4' reads decomp_letter_cat/n4_eg100_pos2_semic.json, which is not packaged" in str(r.exception)

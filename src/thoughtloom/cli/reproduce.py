@@ -16,12 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime
+import functools
 import json
 import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Iterator, Optional
+from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
@@ -38,7 +39,7 @@ from ..lm import Budget
 from . import estimate as est
 from . import options as o
 from .index import IndexDir
-from .render import RichProgress, err, out
+from .render import RichProgress, err, out, shown
 
 SuiteArg = Annotated[str, typer.Argument(
     help="A suite name (see `thoughtloom reproduce list`), `list`, or a suite .toml file.")]
@@ -100,9 +101,10 @@ class SuiteBars:
             yield bar
 
 
-def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance: dict[str, Any]) -> None:
+def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance: dict[str, Any],
+                missing: dict[str, str]) -> None:
     provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
-    card = cards.collect(card_plan, slices, provenance)
+    card = cards.collect(card_plan, slices, provenance, missing)
     md, page = write_card(card, card_plan.out)
     verdicts = ", ".join(f"{v}: {k}" for k, v in verdict_counts(card).items()) or "no claims"
     out.print(f"card: {md} · {page} · claims {verdicts}", highlight=False)
@@ -150,10 +152,15 @@ def reproduce(
     spec = suites.load(suite)
     out_dir = out_dir or Path("runs") / "reproduce" / spec.name
     budget = Budget(max_calls=max_calls or spec.budget.max_calls, max_tokens=max_tokens or spec.budget.max_tokens)
-    plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget, datasets=dataset or (),
-                          methods=method or ())
     card_plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell
-    slices = runs.load_slices(card_plan, data_root)
+    slices, missing = runs.load_slices(card_plan, data_root)
+    plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget, methods=method or (),
+                          datasets=dataset or [d.id for d in spec.datasets if d.id in slices] or [spec.datasets[0].id])
+    for d in plan.datasets:
+        if d.id in missing:  # named with --dataset, or no dataset has data here
+            raise ConfigError(missing[d.id])
+    for name, reason in missing.items():
+        err.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
     services = runs.Services(index, entail or spec.entail or "llm", prompts)
     settings = EvalSettings(concurrency=concurrency)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
@@ -167,30 +174,30 @@ def reproduce(
         "command": provenance["command"], "model": lm.model_id if lm is not None else None,
         "commit": provenance["commit"], "version": __version__, "n": plan.n, "seeds": plan.seeds,
         "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
+    write_card = functools.partial(_write_card, card_plan, slices, provenance, missing)
     if lm is None:
-        _write_card(card_plan, slices, provenance)
+        write_card()
     elif dry_run:
         parts = _dry_run(plan, slices, lm, services, settings, pilot)
         est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
     else:
-        _run_and_write_card(plan, card_plan, slices, lm, services, settings, todo, provenance)
+        _run_and_write_card(plan, slices, lm, services, settings, todo, write_card)
 
 
-def _run_and_write_card(plan: runs.Plan, card_plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM,
-                        services: runs.Services, settings: EvalSettings, todo: list[runs.Cell],
-                        provenance: dict[str, Any]) -> None:
+def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+                        settings: EvalSettings, todo: list[runs.Cell], write_card: Callable[[], None]) -> None:
     """Run the cells; the card is written however the sitting ends."""
     try:
         asyncio.run(_run(plan, slices, lm, services, settings, todo))
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: finished examples are saved under {plan.out}; "
                   "run the same command again to resume.", soft_wrap=True)
-        _write_card(card_plan, slices, provenance)
+        write_card()
         raise typer.Exit(130) from None
     except ThoughtloomError:  # a fatal error (service down, a replay cache miss): the card shows what is done
-        _write_card(card_plan, slices, provenance)
+        write_card()
         raise
-    _write_card(card_plan, slices, provenance)
+    write_card()
 
 
 async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,

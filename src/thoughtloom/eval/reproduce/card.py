@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..stats import Estimate, judge, mean_ci, paired_difference
-from ..estimate import number
 from ..results import SUMMARY, read_records
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
@@ -63,21 +62,22 @@ class ClaimResult:
 
 
 def _score(record: Mapping[str, Any], metric: str) -> float:
-    """An unscored example counts 0, as in every mean the stats module takes."""
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    return number(metrics.get(metric))
+    value = metrics.get(metric, 0.0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def _usage(record: Mapping[str, Any], key: str) -> float:
-    return number(record["usage"].get(key)) if isinstance(record.get("usage"), dict) else 0.0
+    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    value = usage.get(key, 0)
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
 
 
 def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
     """One (dataset, method) over the plan's seeds, from its folders."""
     order = sl.ids
-    wanted = set(order)
     runs = [read_records(Cell(dataset, method, seed).folder(plan.out)) for seed in range(plan.seeds)]
-    runs = [{i: r for i, r in run.items() if i in wanted} for run in runs]
+    runs = [{i: r for i, r in run.items() if i in set(order)} for run in runs]
     runs = [run for run in runs if run]
     if not runs:
         return CellResult(dataset, method, total=len(order), seeds=0, n=0)
@@ -142,6 +142,7 @@ class CardData:
     claims: tuple[ClaimResult, ...]
     provenance: Mapping[str, Any]  # version, commit, command, generated, sittings, judge, index
     models: tuple[str, ...] = ()  # the model ids the cells' summaries name
+    missing: Mapping[str, str] = field(default_factory=dict)  # dataset id -> why it has no data here
 
 
 def _models(plan: Plan) -> tuple[str, ...]:
@@ -157,13 +158,16 @@ def _models(plan: Plan) -> tuple[str, ...]:
     return tuple(found)
 
 
-def collect(plan: Plan, slices: Mapping[str, Slice], provenance: Mapping[str, Any]) -> CardData:
-    """Every cell and claim of the plan, from the folders under ``plan.out`` (a claim on a method
-    the plan leaves out is "not run")."""
-    cells = {(d.id, m.id): cell_result(plan, d, m, slices[d.id]) for d in plan.datasets for m in plan.methods}
+def collect(plan: Plan, slices: Mapping[str, Slice], provenance: Mapping[str, Any],
+            missing: Mapping[str, str] | None = None) -> CardData:
+    """Every cell and claim of the plan's datasets that have data here (``slices``), from the folders
+    under ``plan.out``; ``missing`` says why the others have none."""
+    datasets = [d for d in plan.datasets if d.id in slices]
+    cells = {(d.id, m.id): cell_result(plan, d, m, slices[d.id]) for d in datasets for m in plan.methods}
     suite = plan.suite
     claims = []
-    for d in plan.datasets:
+    for d in datasets:
         figures = [f for f in suite.figures if f.dataset in (None, d.id)]
         claims += [claim_result(claim, d, cells, figures) for claim in suite.claims_for(d.id)]
-    return CardData(plan, slices, tuple(cells.values()), tuple(claims), dict(provenance), _models(plan))
+    return CardData(plan, slices, tuple(cells.values()), tuple(claims), dict(provenance), _models(plan),
+                    dict(missing or {}))

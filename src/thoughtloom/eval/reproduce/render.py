@@ -113,9 +113,20 @@ def outline(card: CardData) -> list[Block]:
                            + [f"# this card:\n{prov.get('command', '?')}"])),
     ]
     for d in plan.datasets:
+        if d.id not in card.slices:
+            blocks += [("h2", f"{d.id}: task {d.task}, {d.data}"),
+                       ("p", f"No data here: {card.missing.get(d.id, 'not loaded')}")]
+            continue
         cells = [c for c in card.cells if c.dataset.id == d.id]
         sl = card.slices[d.id]
-        blocks += [("h2", f"{d.id}: task {d.task}, {d.data}, examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
+        if sl.sample:
+            blocks += [("h2", f"{d.id}: task {d.task}, the packaged sample {sl.path.name}, "
+                              f"examples 1–{len(sl.examples)}"),
+                       ("p", f"The task's packaged sample stands in for {d.data} (no --data-root): a few dozen "
+                             "examples to try the suite on, not the suite's slice.")]
+        else:
+            blocks += [("h2", f"{d.id}: task {d.task}, {d.data}, "
+                              f"examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
         if d.note:
             blocks.append(("p", d.note))
         blocks.append(_results_table(card, cells))

@@ -27,6 +27,7 @@ from ... import tasks
 from ...core.errors import ConfigError
 from ...core.protocols import LM
 from ...lm.meter import Budget
+from ...tasks.datasets import load_examples, sample_path
 from ..estimate import CostEstimate, extrapolate
 from ..results import atomic_write, read_records
 from ..runner import EvalResources, EvalSettings, Progress, evaluate
@@ -88,33 +89,49 @@ class Slice:
     task: tasks.Task
     path: Path
     examples: list[tasks.Example]
+    sample: bool = False  # the task's packaged sample stands in for the suite's data file
 
     @property
     def ids(self) -> list[str]:
         return [e.problem.id for e in self.examples]
 
 
-def resolve_data(dataset: DatasetSpec, data_root: Path | None) -> Path:
-    if data_root is None:
-        raise ConfigError(f"dataset {dataset.id!r} reads {dataset.data} under a data folder",
-                          hint="pass --data-root DIR or set THOUGHTLOOM_DATA")
-    path = data_root.expanduser() / dataset.data
-    if not path.exists():
-        raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
-                          hint="check --data-root / THOUGHTLOOM_DATA")
-    return path
+def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
+    """The dataset's examples ``offset`` to ``offset + n`` under ``data_root``.
+
+    Without a data root, the task's packaged sample stands in when it is a
+    part of the same file (same name), from its first example: a few dozen
+    examples to try a suite on, not the suite's slice.
+    """
+    task = tasks.get(dataset.task)
+    if data_root is not None:
+        path = data_root.expanduser() / dataset.data
+        if not path.exists():
+            raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
+                              hint="check --data-root / THOUGHTLOOM_DATA")
+        loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+    else:
+        try:
+            sample = sample_path(dataset.task)
+        except ConfigError:
+            sample = None
+        if sample is None or sample.name != Path(dataset.data).name:
+            raise ConfigError(f"dataset {dataset.id!r} reads {dataset.data}, which is not packaged",
+                              hint="pass --data-root DIR (or set THOUGHTLOOM_DATA) to the folder that holds it; "
+                                   "`thoughtloom data list` says where to get it")
+        loaded = load_examples(task, None, limit=n)
+    return Slice(task, loaded.path, list(loaded.examples), loaded.sample)
 
 
-def load_slices(plan: Plan, data_root: Path | None) -> dict[str, Slice]:
-    out = {}
+def load_slices(plan: Plan, data_root: Path | None) -> tuple[dict[str, Slice], dict[str, str]]:
+    """The plan's datasets that have data here, and for the others why not."""
+    slices, missing = {}, {}
     for d in plan.datasets:
-        path = resolve_data(d, data_root)
-        task = tasks.get(d.task)
-        examples = task.load(path)[d.offset: d.offset + plan.n]
-        if not examples:
-            raise ConfigError(f"dataset {d.id!r}: {path} has no examples past offset {d.offset}")
-        out[d.id] = Slice(task, path, examples)
-    return out
+        try:
+            slices[d.id] = load_slice(d, data_root, plan.n)
+        except ConfigError as exc:
+            missing[d.id] = str(exc)
+    return slices, missing
 
 
 @dataclass(frozen=True)

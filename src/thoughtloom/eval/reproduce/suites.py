@@ -28,7 +28,6 @@ import jsonschema
 
 from ... import strategies, tasks
 from ...core.errors import ConfigError, ThoughtloomError
-from ...core.options import check_options
 from ...lm.meter import Budget
 
 _ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_.-]*$"}
@@ -98,11 +97,8 @@ class MethodSpec:
     note: str = ""
 
     def build(self) -> strategies.Strategy:
-        """The strategy with this method's settings (checked as ``--set`` values are)."""
-        cls = strategies.get(self.strategy)
-        config = strategies.make_config(cls, {k: _as_option_text(v) for k, v in self.settings.items()})
-        check_options(config, owner=self.strategy)
-        return cls(config)
+        """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are)."""
+        return strategies.build(self.strategy, self.settings)
 
 
 @dataclass(frozen=True)
@@ -160,11 +156,6 @@ class Suite:
 
     def claims_for(self, dataset: str) -> list[Claim]:
         return [c for c in self.claims if c.dataset in (None, dataset)]
-
-
-def _as_option_text(value: Any) -> str:
-    """A TOML value as the ``--set`` text the strategies' option parser reads."""
-    return str(value).lower() if isinstance(value, bool) else str(value)
 
 
 def _packaged() -> Any:
