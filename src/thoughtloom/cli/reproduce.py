@@ -97,7 +97,7 @@ class SuiteBars:
         when = f" · suite ETA at this pace {est.duration(eta)}" if eta is not None else ""
         err.print(f"[bold]cell {index + 1}/{total}[/] {cell.name} · suite {status.done}/{status.total} examples"
                   f" done{when}", highlight=False)
-        with RichProgress(cell.dataset.primary) as bar:
+        with RichProgress(cell.dataset.primary, console=err, label=cell.name) as bar:
             yield bar
 
 

@@ -29,8 +29,9 @@ from ...core.protocols import LM
 from ...lm.meter import Budget
 from ...tasks.datasets import load_examples, sample_path
 from ..estimate import CostEstimate, extrapolate
+from ..progress import Progress
 from ..results import atomic_write, read_records
-from ..runner import EvalResources, EvalSettings, Progress, evaluate
+from ..runner import EvalResources, EvalSettings, evaluate
 from ..services import open_entail, open_retriever, pooled_retriever
 from .suites import DatasetSpec, MethodSpec, Suite
 
