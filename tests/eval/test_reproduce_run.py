@@ -197,3 +197,14 @@ def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch
     assert "## n5: task letter_cat, decomp_letter_cat/n5_eg100_pos2_semic.json\n\nNo data here: dataset 'n5'" in md
     r = CliRunner().invoke(app, ["reproduce", "decomp-letter", "--dataset", "n4", "--out", str(out)])
     assert "dataset 'n4' reads decomp_letter_cat/n4_eg100_pos2_semic.json, which is not packaged" in str(r.exception)
+
+
+def test_a_cell_made_with_another_config_is_refused_unless_forced(toy, tmp_path):
+    toy("--method", "io", "--n", "4")
+    args = ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"), "--out", str(toy.out),
+            "--cache", str(tmp_path / "c.sqlite"), "--method", "io", "--n", "6", "--max-calls", "3"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code != 0 and "budget" in str(r.exception) and "--force" in str(r.exception)
+    assert len(_records(toy.out / "baskets" / "io")) == 4 and (toy.out / "card.md").exists()
+    toy("--method", "io", "--n", "6", "--max-calls", "3", "--force")
+    assert len(_records(toy.out / "baskets" / "io")) == 6

@@ -30,6 +30,7 @@ from .. import __version__
 from ..core.protocols import LM
 from ..core.errors import ConfigError, ThoughtloomError
 from ..eval.estimate import NOTHING, CostEstimate
+from ..eval.identity import ConfigMismatch
 from ..eval.reproduce import card as cards
 from ..eval.reproduce import run as runs
 from ..eval.reproduce import suites
@@ -131,6 +132,8 @@ def reproduce(
         "--replay", help="Rebuild the card from the results folders; answer any missing example from the "
                          "cache only (a miss is an error). Makes no model call.")] = False,
     as_json: est.AsJson = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Resume into cells whose results were made with another config (their run.json).")] = False,
     cache: o.CachePath = o.DEFAULT_CACHE,
     no_cache: o.NoCache = False,
     index: IndexDir = None,
@@ -175,20 +178,26 @@ def reproduce(
         "commit": provenance["commit"], "version": __version__, "n": plan.n, "seeds": plan.seeds,
         "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
     write_card = functools.partial(_write_card, card_plan, slices, provenance, missing)
+    identity = {"command": sys.argv, "force": force}
     if lm is None:
         write_card()
     elif dry_run:
-        parts = _dry_run(plan, slices, lm, services, settings, pilot)
+        parts = _dry_run(plan, slices, lm, services, settings, pilot, identity)
         est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
     else:
-        _run_and_write_card(plan, slices, lm, services, settings, todo, write_card)
+        _run_and_write_card(plan, slices, lm, services, settings, todo, identity, write_card)
 
 
 def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
-                        settings: EvalSettings, todo: list[runs.Cell], write_card: Callable[[], None]) -> None:
+                        settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any],
+                        write_card: Callable[[], None]) -> None:
     """Run the cells; the card is written however the sitting ends."""
     try:
-        asyncio.run(_run(plan, slices, lm, services, settings, todo))
+        asyncio.run(_run(plan, slices, lm, services, settings, todo, identity))
+    except ConfigMismatch as exc:  # the same line, with the flags that answer it; the card shows what is done
+        write_card()
+        raise ConfigMismatch(exc.folder, exc.differences,
+                             hint="pass --force to resume anyway, or choose another --out") from None
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/]: finished examples are saved under {plan.out}; "
                   "run the same command again to resume.", soft_wrap=True)
@@ -201,18 +210,19 @@ def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, 
 
 
 async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
-               settings: EvalSettings, todo: list[runs.Cell]) -> None:
+               settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any]) -> None:
     try:
-        await runs.run_cells(plan, slices, lm, services, settings, progress=SuiteBars(plan), cells=todo)
+        await runs.run_cells(plan, slices, lm, services, settings, progress=SuiteBars(plan), cells=todo,
+                             **identity)
     finally:
         await lm.aclose()
 
 
 def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
-             settings: EvalSettings, size: int) -> dict[str, CostEstimate]:
+             settings: EvalSettings, size: int, identity: dict[str, Any]) -> dict[str, CostEstimate]:
     async def go() -> None:
         try:
-            await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan))
+            await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan), **identity)
         finally:
             await lm.aclose()
 

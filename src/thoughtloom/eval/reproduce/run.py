@@ -29,6 +29,7 @@ from ...core.protocols import LM
 from ...lm.meter import Budget
 from ...tasks.datasets import load_examples, sample_path
 from ..estimate import CostEstimate, extrapolate
+from ..identity import DataSource
 from ..progress import Progress
 from ..results import atomic_write, read_records
 from ..runner import EvalResources, EvalSettings, evaluate
@@ -192,10 +193,12 @@ def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM) -> dict[str, Any]:
 
 async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings, *,
                     progress: SuiteProgress | None = None, limit: int | None = None,
-                    cells: Sequence[Cell] | None = None) -> dict[str, dict[str, Any]]:
+                    cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
+                    force: bool = False) -> dict[str, dict[str, Any]]:
     """Evaluate ``cells`` (default: the whole plan) on their slices (the first ``limit`` examples
     when given); returns each cell's summary by name. Stops at the first fatal error, with every
-    finished example on disk."""
+    finished example on disk -- a cell folder made with another config among them
+    (:class:`~thoughtloom.eval.identity.ConfigMismatch`, unless ``force``)."""
     todo = list(plan.cells() if cells is None else cells)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
@@ -208,7 +211,9 @@ async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM, services: Serv
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
             summary = await evaluate(cell.method.build(), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
                                      settings=cell_settings, progress=bar,
-                                     meta={**cell_meta(plan, cell, sl, lm), **retrieval})
+                                     meta={**cell_meta(plan, cell, sl, lm), **retrieval},
+                                     source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),
+                                     command=command, force=force)
         summaries[cell.name] = summary
         status.done += summary["this_run"]["examples"]
         status.new += summary["this_run"]["examples"]
@@ -225,10 +230,12 @@ def missing_cells(plan: Plan, slices: dict[str, Slice]) -> list[Cell]:
 
 
 async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings,
-                size: int, progress: SuiteProgress | None = None) -> None:
-    """The first ``size`` examples of each method's first seed, into the real cell folders."""
+                size: int, progress: SuiteProgress | None = None, **identity: Any) -> None:
+    """The first ``size`` examples of each method's first seed, into the real cell folders
+    (``identity``: ``command`` and ``force`` as :func:`run_cells` takes them)."""
     first_seed = [c for c in plan.cells() if c.seed == 0]
-    await run_cells(plan, slices, lm, services, settings, progress=progress, limit=size, cells=first_seed)
+    await run_cells(plan, slices, lm, services, settings, progress=progress, limit=size, cells=first_seed,
+                    **identity)
 
 
 def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1) -> dict[str, CostEstimate]:
