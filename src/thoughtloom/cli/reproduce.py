@@ -40,7 +40,7 @@ from ..lm import Budget
 from . import estimate as est
 from . import options as o
 from .index import IndexDir
-from .render import RichProgress, err, out, shown
+from .render import RichProgress, err, notes, out, shown
 
 SuiteArg = Annotated[str, typer.Argument(
     help="A suite name (see `thoughtloom reproduce list`), `list`, or a suite .toml file.")]
@@ -96,9 +96,9 @@ class SuiteBars:
     def cell(self, cell: runs.Cell, index: int, total: int, status: runs.SuiteStatus) -> Iterator[RichProgress]:
         eta = status.eta_s()
         when = f" · suite ETA at this pace {est.duration(eta)}" if eta is not None else ""
-        err.print(f"[bold]cell {index + 1}/{total}[/] {cell.name} · suite {status.done}/{status.total} examples"
-                  f" done{when}", highlight=False)
-        with RichProgress(cell.dataset.primary, console=err, label=cell.name) as bar:
+        notes.print(f"[bold]cell {index + 1}/{total}[/] {cell.name} · suite {status.done}/{status.total} examples"
+                    f" done{when}", highlight=False)
+        with RichProgress(cell.dataset.primary, console=notes, label=cell.name) as bar:
             yield bar
 
 
@@ -163,7 +163,7 @@ def reproduce(
         if d.id in missing:  # named with --dataset, or no dataset has data here
             raise ConfigError(missing[d.id])
     for name, reason in missing.items():
-        err.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
+        notes.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
     services = runs.Services(index, entail or spec.entail or "llm", prompts)
     settings = EvalSettings(concurrency=concurrency)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
