@@ -74,7 +74,7 @@ def test_every_event_in_the_schema_is_emitted_somewhere():
 def test_the_check_catches_an_event_the_schema_does_not_know(tmp_path):
     (tmp_path / "mod.py").write_text(
         "def f(trace, kind):\n"
-        "    trace.emit('plan', depth=0, question='q', steps=[], edges=[], levels=[])\n"  # fits
+        "    trace.emit('plan', node='1', depth=0, question='q', steps=[], edges=[], levels=[])\n"  # fits
         "    trace.emit('surprise', x=1)\n"
         "    trace.emit('vote', tally={}, winner=None)\n"
         "    trace.emit('sample', index=0, answer='a', truncated=False, mood='glad')\n"

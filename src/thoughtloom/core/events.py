@@ -23,6 +23,23 @@ What went wrong in a run is counted from its trace in one place,
 :func:`count_step_problems` (categories: :data:`STEP_PROBLEMS`): ``thoughtloom
 run`` prints it, and the eval runner keeps it in each record and sums it in
 ``summary.json``.
+
+Structure ids, for the run inspector (``thoughtloom view``) to rebuild what
+a strategy built:
+
+- tree searches: ``node`` is the node's index in its tree (the root is 0),
+  ``parent`` its parent's; ``sculpt_answer.path`` is the chosen path, root
+  first. Visits and values are the sum of the ``sculpt_backprop`` events.
+- HGOT: ``node`` is a question's place in the hierarchy, ``"1"`` the
+  question itself and ``"1.2"`` the question that step 2 of its plan became
+  (so a node's parent is its id without the last part).
+- DecomP: ``run`` is a program run's place in the nesting, ``"1"`` the top
+  program and ``"1.3.2"`` the nested run answering input 2 (a foreach item)
+  of step 3 of run ``"1"``; ``decomp_step.kind`` is the handler's kind
+  (symbolic, prompt, retrieval or program).
+
+Traces written before a field was added lack it; the inspector shows what
+the older events allow.
 """
 
 from __future__ import annotations
@@ -61,7 +78,8 @@ EVENTS: dict[str, EventType] = {
         "reason: why (truncated, unparseable, no_answer...), raw: the reply, clipped; the other "
         "fields place it (error: the parser's message, attempt: 1st/2nd ask...)",
         ("what", "reason", "raw"),
-        ("error", "attempt", "node", "parent", "depth", "question", "index", "step", "program", "hypothesis"),
+        ("error", "attempt", "node", "parent", "depth", "question", "index", "step", "run", "program",
+         "hypothesis"),
         "core.events.malformed"),
     "error": EventType("the question failed (the record's error); the eval goes on", ("error",), source="eval.runner"),
     "phase": EventType(
@@ -88,20 +106,22 @@ EVENTS: dict[str, EventType] = {
     # -- HGOT ----------------------------------------------------------------------------------
     "hgot_infer": EventType(
         "one Infer: the thoughts (answer, citations, recall, precision, quality), the weighted "
-        "tally, the answer and its confidence", ("depth", "question", "thoughts", "tally", "answer", "confidence"),
+        "tally, the answer and its confidence",
+        ("node", "depth", "question", "thoughts", "tally", "answer", "confidence"),
         source="strategies.hgot.search"),
     "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
-                                ("depth", "question", "passages"), source="strategies.hgot.search"),
+                                ("node", "depth", "question", "passages"), source="strategies.hgot.search"),
     "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
-                      ("depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
+                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
-                               ("depth", "question", "note"), source="strategies.hgot.search"),
+                               ("node", "depth", "question", "note"), source="strategies.hgot.search"),
     "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",
-                         ("depth", "step", "original", "facts", "question"), source="strategies.hgot.search"),
+                         ("node", "depth", "step", "original", "facts", "question"), source="strategies.hgot.search"),
     "rewrite_skipped": EventType("a dependent step kept as written: its parents found no answer",
-                                 ("depth", "step", "reason"), source="strategies.hgot.search"),
+                                 ("node", "depth", "step", "reason"), source="strategies.hgot.search"),
     "hgot_stop": EventType("a question's search ended early: depth limit, a plan that resembles it, "
-                           "or a spent budget", ("depth", "question", "reason"), source="strategies.hgot.search"),
+                           "or a spent budget", ("node", "depth", "question", "reason"),
+                           source="strategies.hgot.search"),
     # -- retrieval baselines -------------------------------------------------------------------
     "self_ask_step": EventType("one self-ask hop: the follow-up question and its intermediate answer",
                                ("hop", "follow_up", "answer"), source="strategies.baselines.retrieval"),
@@ -112,13 +132,15 @@ EVENTS: dict[str, EventType] = {
                             source="strategies.baselines.react"),
     # -- DecomP --------------------------------------------------------------------------------
     "decomp_step": EventType(
-        "one executed program step: handler, operator, question, expanded inputs, answer, its "
-        "tokens and calls, a handler error", ("program", "depth", "step", "handler", "operator", "question",
-                                              "inputs", "answer", "tokens", "calls", "error"),
+        "one executed program step: handler and its kind, operator, question, expanded inputs, answer, "
+        "its tokens and calls, a handler error",
+        ("run", "program", "depth", "step", "handler", "kind", "operator", "question", "inputs", "answer",
+         "tokens", "calls", "error"),
         source="strategies.decomp.controller"),
     "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit; reason: why a "
                              "malformed one stopped (the step, the error, the last reply)",
-                             ("program", "depth", "status", "steps"), ("reason",), "strategies.decomp.controller"),
+                             ("run", "program", "depth", "status", "steps"), ("reason",),
+                             "strategies.decomp.controller"),
     # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
     "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
                              ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
@@ -136,7 +158,8 @@ EVENTS: dict[str, EventType] = {
     "sculpt_backprop": EventType("MCTS backed a reward up the path to the root", ("node", "reward", "path"),
                                  source=_TREE),
     "sculpt_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
-    "sculpt_answer": EventType("the node chosen as the answer", ("node", "answer"), source=_TREE),
+    "sculpt_answer": EventType("the node chosen as the answer and its path from the root",
+                               ("node", "answer", "path"), source=_TREE),
 }
 
 #: The steps whose replies a ``malformed`` event may be about (``generate_json``'s

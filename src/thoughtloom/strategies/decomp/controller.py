@@ -144,7 +144,7 @@ class Controller:
 
     async def run(self, program: Program, calls: Sequence[Call], depth: int) -> list[Run]:
         s = self.cfg
-        runs = [Run(program.name, c.question, c.context, depth) for c in calls]
+        runs = [Run(program.name, c.question, c.context, depth, id=c.run_id) for c in calls]
         if depth == 0:
             self.started.extend(runs)
         if depth > s.max_depth:
@@ -183,7 +183,7 @@ class Controller:
 
     def _end(self, run: Run, status: str, reason: str | None = None) -> None:
         run.done, run.status, run.stop_reason = True, status, reason
-        self.ctx.trace.emit("program_end", program=run.program, depth=run.depth, status=status,
+        self.ctx.trace.emit("program_end", run=run.id, program=run.program, depth=run.depth, status=status,
                             steps=len(run.steps), **({"reason": reason} if reason else {}))
 
     def _malformed(self, run: Run, kind: str, error: str, raw: str, attempt: int) -> None:
@@ -191,8 +191,8 @@ class Controller:
         # the parser's message quotes the reply where the reply's form is the problem; the trace has it whole
         tries = "1 try" if attempt == 0 else f"{attempt + 1} tries"
         run.unread = f"step {len(run.steps) + 1} ({tries}): {kind}: {' '.join(error.split())}"
-        malformed(self.ctx.trace, "decomp_step", kind, raw, error=error, program=run.program, depth=run.depth,
-                  attempt=attempt)
+        malformed(self.ctx.trace, "decomp_step", kind, raw, error=error, run=run.id, program=run.program,
+                  depth=run.depth, attempt=attempt)
 
     async def _next_steps(self, program: Program, runs: list[Run]) -> list[Step | End | None]:
         allowed = self.allowed(program)
@@ -263,10 +263,16 @@ class Controller:
                 groups.setdefault(step.handler, []).append((ti, ii))
         names = list(groups)
 
+        kinds: dict[str, str] = {}  # handler name -> its kind (symbolic, prompt, retrieval, program)
+
         async def call(name: str) -> list[Outcome]:
-            calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence),
-                          todo[ti][0].depth) for ti, ii in groups[name]]
-            return await self.handler(name, program).answer(calls, self.env)
+            # a nested run's id: its caller's run, step number (the step is appended below) and item
+            calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence), todo[ti][0].depth,
+                          run_id=f"{todo[ti][0].id}.{len(todo[ti][0].steps) + 1}.{ii + 1}")
+                     for ti, ii in groups[name]]
+            handler = self.handler(name, program)
+            kinds[name] = handler.kind
+            return await handler.answer(calls, self.env)
 
         results = await asyncio.gather(*(call(n) for n in names))
         per_step: list[list[Outcome | None]] = [[None] * len(inputs) for _, _, inputs in todo]
@@ -291,8 +297,9 @@ class Controller:
                                 children=[c for o in got for c in o.children])
             r.steps.append(record)
             r.answers.append(answer)
-            self.ctx.trace.emit("decomp_step", program=r.program, depth=r.depth, step=len(r.steps),
-                                handler=step.handler, operator=step.operator, question=step.question,
+            self.ctx.trace.emit("decomp_step", run=r.id, program=r.program, depth=r.depth, step=len(r.steps),
+                                handler=step.handler, kind=kinds.get(step.handler, ""),
+                                operator=step.operator, question=step.question,
                                 inputs=inputs, answer=answer, tokens=tokens, calls=calls,
                                 error=record.error)
 

@@ -29,7 +29,7 @@ or by dropping ``decomp/handlers/shout.txt`` into your ``--prompts`` folder.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from string import Template
 from typing import Awaitable, Callable, Sequence
@@ -51,6 +51,7 @@ class Call:
     context: str = ""  # the problem's own context (e.g. CommaQA's facts)
     evidence: tuple[Passage, ...] = ()  # passages retrieved earlier in this run
     depth: int = 0
+    run_id: str = "1"  # the id of a program run that answers it (its place in the nesting, for the trace)
 
 
 @dataclass(frozen=True)
@@ -197,7 +198,7 @@ class RetrieveQAHandler(Handler):
     async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
         hits = await env.search([c.question for c in calls])
         reader = env.resolve("singlehop_titleqa")
-        subcalls = [Call(c.question, c.context, tuple(ps), c.depth) for c, ps in zip(calls, hits)]
+        subcalls = [replace(c, evidence=tuple(ps)) for c, ps in zip(calls, hits)]
         answers = await reader.answer(subcalls, env)
         return [Outcome(a.value, evidence=sc.evidence, tokens=a.tokens, calls=a.calls)
                 for a, sc in zip(answers, subcalls)]

@@ -46,6 +46,7 @@ class Run:
     steps: list[StepRecord] = field(default_factory=list)
     answers: list[Answer] = field(default_factory=list)
     evidence: list[Passage] = field(default_factory=list)  # every passage retrieved, first seen first
+    id: str = "1"  # "1" the top program; "1.3.2": the run answering input 2 of step 3 of run "1"
     script: list[str] | None = None  # the reference program, when it runs in place of the decomposer
     done: bool = False
     status: str = "ok"  # ok | malformed | step_limit | depth_limit | budget (stopped before its end)

@@ -61,6 +61,11 @@ class Node:
     original: str | None = None  # the step text before it was rewritten
     rationale: str = ""  # a rationale behind the selected answer
     unweighted: bool = False  # the answer is a plain vote of thoughts not yet weighed (see hold)
+    id: str = "1"  # its place in the hierarchy: "1" the root, "1.2" step 2 of the root's plan
+
+    def step(self, number: int) -> str:
+        """The id of the question that step ``number`` of this node's plan becomes."""
+        return f"{self.id}.{number}"
 
     def hold(self, vote: Vote, rationale: str) -> None:
         """Until the node has an answer: its thoughts' plain vote, before the judge weighs them
@@ -75,7 +80,7 @@ class Node:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "question": self.question, "original": self.original, "depth": self.depth,
+            "id": self.id, "question": self.question, "original": self.original, "depth": self.depth,
             "answer": self.answer, "rationale": self.rationale, "confidence": round(self.confidence, 4), "stop": self.stop,
             "plan": None if self.plan is None else {"steps": list(self.plan.steps),
                                                     "edges": [list(e) for e in self.plan.edges]},
@@ -106,12 +111,12 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored
                           thought_format=cfg.thought_format)
     completions = await ctx.lm.generate(reqs)
     # a thought cut off at max_tokens is read as no thought: it does not vote (traced as truncated)
-    thoughts = [parse_thought(c.text if finished(ctx, c, "hgot_thought", depth=depth, index=i) else "",
-                              len(texts), i) for i, c in enumerate(completions)]
+    whole = [finished(ctx, c, "hgot_thought", depth=depth, index=i, node=node.id) for i, c in enumerate(completions)]
+    thoughts = [parse_thought(c.text if ok else "", len(texts), i) for i, (c, ok) in enumerate(zip(completions, whole))]
     for t, c in zip(thoughts, completions):
         if t.answer is None and not c.truncated:
             malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
-                      index=t.index)
+                      index=t.index, node=node.id)
     plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
     node.hold(plain, _rationale(ctx, thoughts, plain))
     scores = await _score_thoughts(ctx, cfg, thoughts, texts)
@@ -131,9 +136,9 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored
                 "recall": None if s is None else round(s.recall, 4),
                 "precision": None if s is None else round(s.precision, 4),
                 "quality": round(q, 4)} for t, s, q in zip(thoughts, scores, qualities)]
-    ctx.trace.emit("hgot_infer", depth=depth, question=question, thoughts=records,
+    ctx.trace.emit("hgot_infer", node=node.id, depth=depth, question=question, thoughts=records,
                    tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
-    ctx.trace.emit("passage_scores", depth=depth, question=question,
+    ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
                    passages=[{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4),
                               "new": round(n.score, 4)} for o, f, n in zip(top, freq, new_top)])
     return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
@@ -174,10 +179,10 @@ async def _score_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thou
             for t in thoughts]
 
 
-async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence[Scored], depth: int,
-                    demos: str) -> planmod.Plan:
+async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> planmod.Plan:
     """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
-    texts = [s.text(cfg.passage_words) for s in pool[: cfg.plan_context]]
+    question, depth = node.question, node.depth
+    texts = [s.text(cfg.passage_words) for s in node.pool[: cfg.plan_context]]
     feedback = ""
     for attempt in range(cfg.plan_retries + 1):
         req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
@@ -189,14 +194,14 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, question: str, pool: Sequence
             plan = planmod.parse_plan(reply.text, max_steps=cfg.max_steps)
         except planmod.PlanError as exc:
             malformed(ctx.trace, "hgot_plan", "truncated" if reply.truncated else "invalid_plan", reply.text,
-                      error=str(exc), depth=depth, question=question, attempt=attempt)
+                      error=str(exc), depth=depth, question=question, attempt=attempt, node=node.id)
             feedback = (f"Your previous plan could not be used: {exc}. "
                         "Write it again in the format shown.")
             continue
-        ctx.trace.emit("plan", depth=depth, question=question, steps=list(plan.steps),
+        ctx.trace.emit("plan", node=node.id, depth=depth, question=question, steps=list(plan.steps),
                        edges=[list(e) for e in plan.edges], levels=plan.levels())
         return plan
-    ctx.trace.emit("plan_fallback", depth=depth, question=question, note="single-step plan")
+    ctx.trace.emit("plan_fallback", node=node.id, depth=depth, question=question, note="single-step plan")
     return planmod.single_step(question)
 
 
@@ -220,10 +225,10 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
     if depth + 1 >= cfg.max_depth:
         return stop(ctx, node, "depth limit")
     phase(ctx.trace, "planning", depth=depth)
-    node.plan = await make_plan(ctx, cfg, question, node.pool, depth, demos.plan)
+    node.plan = await make_plan(ctx, cfg, node, demos.plan)
     if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
         return stop(ctx, node, "single step resembles question")
-    node.children = await search_steps(ctx, cfg, node.plan, depth, demos)
+    node.children = await search_steps(ctx, cfg, node, demos)
     merged = merge_pools(node.pool, [c.pool for c in node.children],
                          parent_weight=cfg.parent_weight, clip=cfg.clip)
     hints = "Answers to sub-questions:\n" + "\n".join(
@@ -245,13 +250,14 @@ def budget_stop(ctx: Context, node: Node) -> Node:
 
 def stop(ctx: Context, node: Node, reason: str) -> Node:
     node.stop = reason
-    ctx.trace.emit("hgot_stop", depth=node.depth, question=node.question, reason=reason)
+    ctx.trace.emit("hgot_stop", node=node.id, depth=node.depth, question=node.question, reason=reason)
     return node
 
 
-async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth: int,
-                       demos: Demos) -> list[Node]:
-    """Visit the DAG generation by generation; one batch per kind of call."""
+async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos) -> list[Node]:
+    """Visit the DAG of ``parent``'s plan generation by generation; one batch per kind of call."""
+    plan, depth = parent.plan, parent.depth
+    assert plan is not None
     solved: dict[int, Node] = {}
     levels = plan.levels()
     for number, level in enumerate(levels, 1):
@@ -270,22 +276,25 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, plan: planmod.Plan, depth:
             outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
             for s in dependent:
                 if s not in outs:
-                    ctx.trace.emit("rewrite_skipped", depth=depth + 1, step=s, reason="no parent answer")
+                    ctx.trace.emit("rewrite_skipped", node=parent.step(s), depth=depth + 1, step=s,
+                                   reason="no parent answer")
                     continue
                 out = outs[s]
-                whole = finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s)
+                whole = finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s, node=parent.step(s))
                 rewritten = planmod.parse_rewrite(out.text) if whole else None
                 if rewritten is None:  # the step with its parents' answers appended
                     if whole:
-                        malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s)
+                        malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s,
+                                  node=parent.step(s))
                     rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
-                ctx.trace.emit("rewrite", depth=depth + 1, step=s, original=plan.steps[s - 1],
+                ctx.trace.emit("rewrite", node=parent.step(s), depth=depth + 1, step=s, original=plan.steps[s - 1],
                                facts=known[s], question=rewritten)
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
         children = await _all([
             solve(ctx, cfg, Node(questions[s], depth + 1,
-                                 original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None),
+                                 original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None,
+                                 id=parent.step(s)),
                   pool, demos)
             for s, pool in zip(level, pools)])
         solved.update(zip(level, children))

@@ -93,7 +93,7 @@ class SearchRun:
         }
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()
-        self.ctx.trace.emit("sculpt_answer", node=best.id, answer=answer)
+        self.ctx.trace.emit("sculpt_answer", node=best.id, answer=answer, path=[n.id for n in self.tree.path(best)])
         return Result(answer=answer, text=best.candidate, confidence=best.score, details=details)
 
 
