@@ -28,6 +28,9 @@ def test_list_reversal_normalizes_spacing_but_not_order():
     report = task.report([{"meta": {"length": 4}, "metrics": {"em": 1.0}},
                           {"meta": {"length": 4}, "metrics": {"em": 0.0}}])
     assert report["em_by_stratum"]["len4"] == {"n": 2, "em": 0.5}
+    # the same rule, public, for the run inspector's per-stratum figures
+    assert task.stratum(ex[0].problem.meta) == "len4"
+    assert get("hotpotqa").stratum({"stratum": "long"}) == "long" and get("gsm8k").stratum({}) is None
 
 
 def test_commaqa_scores_answer_sets():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Iterator, NamedTuple, Sequence
+from typing import Any, ClassVar, Iterator, Mapping, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, require, utf8_lines
@@ -68,6 +68,12 @@ class Task:
         """Task-specific aggregates over result records (e.g. per-stratum
         scores), stored under ``task_report`` in summary.json. Empty by default."""
         return {}
+
+    def stratum(self, meta: Mapping[str, Any]) -> str | None:
+        """The stratum an example's ``meta`` puts it in, for per-stratum figures
+        (the HGOT tasks' length strata); None where the task has none."""
+        value = meta.get("stratum")
+        return None if value is None else str(value)
 
     def load(self, path: str | Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")

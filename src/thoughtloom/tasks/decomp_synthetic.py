@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
@@ -59,11 +59,11 @@ class _Synthetic(Task):
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         groups: dict[str, list[float]] = defaultdict(list)
         for r in records:
-            groups[self._stratum(r.get("meta", {}))].append(r["metrics"].get("em", 0.0))
+            groups[self.stratum(r.get("meta", {}))].append(r["metrics"].get("em", 0.0))
         return {"em_by_stratum": {k: {"n": len(v), "em": round(sum(v) / len(v), 4)}
                                   for k, v in sorted(groups.items())}}
 
-    def _stratum(self, meta: dict) -> str:
+    def stratum(self, meta: Mapping[str, Any]) -> str:
         return "all"
 
 
@@ -97,7 +97,7 @@ class LetterCat(_Synthetic):
                                             question, meta=meta), _gold(qa, where)))
         return examples
 
-    def _stratum(self, meta: dict) -> str:
+    def stratum(self, meta: Mapping[str, Any]) -> str:
         return f"n{meta.get('n')}_{meta.get('sep')}"
 
 
@@ -125,5 +125,5 @@ class ListReversal(_Synthetic):
                                             question, meta=meta), gold))
         return examples
 
-    def _stratum(self, meta: dict) -> str:
+    def stratum(self, meta: Mapping[str, Any]) -> str:
         return f"len{meta.get('length')}"
