@@ -2,12 +2,13 @@
 
 Data flows one way (../shared/ARCHITECTURE.md)::
 
-    cli -> api -> eval -> strategies -> { lm, retrieval, entail } -> core
-                     \\-> tasks <-/      (tasks: datasets, prompts, scorers, metrics)
+    cli -> { api, view } -> eval -> strategies -> { lm, retrieval, entail } -> core
+                                \\-> tasks <-/      (tasks: datasets, prompts, scorers, metrics)
 
 ``api`` (``thoughtloom.solve`` / ``thoughtloom.evaluate``) is one module that
 drives the eval runner, so it sits above ``eval``; ``cli`` may use it. The
-package's ``__init__`` loads it lazily and is no layer.
+package's ``__init__`` loads it lazily and is no layer. ``view``, the run
+inspector, reads run folders: above ``eval`` too, beside ``api``, below ``cli``.
 
 An import may go to a lower layer or stay inside its own top-level
 subpackage; between two subpackages of one layer only the listed sideways
@@ -16,7 +17,7 @@ core's types). Every import of one of our modules counts, lazy ones inside
 functions too, except those under ``if TYPE_CHECKING:``; a module importing
 its own package (or a parent package's ``__init__``) is not an edge. The
 same rules as ``../shared/tools/import-graph``, so the two agree (that tool
-knows no ``api`` layer and skips the module; this test checks it).
+knows no ``api`` or ``view`` layer and skips them; this test checks them).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import thoughtloom
 
 #: The layer of each top-level subpackage (higher imports lower).
 LAYERS = {"core": 0, "prompts": 0, "lm": 1, "retrieval": 1, "entail": 1, "testing": 1,
-          "tasks": 2, "strategies": 3, "eval": 4, "api": 5, "cli": 6}
+          "tasks": 2, "strategies": 3, "eval": 4, "api": 5, "view": 5, "cli": 6}
 #: Imports allowed between two subpackages of one layer.
 ALLOWED_SIDEWAYS = {("prompts", "core")}
 

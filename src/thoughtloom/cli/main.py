@@ -39,6 +39,7 @@ from .render import RichProgress, RichStatus, err, notes, out, print_step_proble
 from .data import data_app
 from .index import index_app
 from .reproduce import reproduce
+from . import view as view_commands
 
 app = typer.Typer(
     name="thoughtloom",
@@ -52,6 +53,8 @@ app.add_typer(cache_app, name="cache")
 app.add_typer(index_app, name="index")
 app.add_typer(data_app, name="data")
 app.command("reproduce")(reproduce)
+app.command("view")(view_commands.view)
+app.command("compare")(view_commands.compare)
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")

@@ -1,0 +1,116 @@
+"""Runs side by side: :func:`compare_runs` and its HTML page.
+
+Per run: each metric's mean with its 95% bootstrap interval, calls and
+tokens per example, tokens per correct answer, wall time. Per pair of runs
+(``b`` against ``a``, ``a`` the one named first): the paired difference
+``b - a`` of each metric both have, over the examples both runs scored,
+with its paired bootstrap interval and the verdict it supports
+(:mod:`thoughtloom.eval.stats`), and a note wherever the two runs differ in
+task, data or model, or share only some of their examples. The result is
+one JSON-ready dict (``runs``, ``pairs``); ``thoughtloom compare`` prints
+it, as a table or ``--json``, and :func:`comparison_page` renders it.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import os
+from pathlib import Path
+from typing import Any, Sequence
+
+from ..eval.stats import judge, paired_difference
+from .figures import RunFigures, figures, scores
+from .markup import Raw, h, number, table
+from .rundir import UNKNOWN, RunFolder
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, 6)
+
+
+def _run_entry(run: RunFolder, fig: RunFigures) -> dict[str, Any]:
+    return {
+        "path": str(run.path), "name": run.name, **{k: None if v == UNKNOWN else v for k, v in (
+            ("strategy", run.strategy), ("task", run.task_name), ("model", run.model), ("data", run.data_identity()))},
+        "n": fig.n, "complete": fig.complete,
+        "primary_metric": fig.primary,
+        "metrics": {m: {k: _finite(v) if isinstance(v, float) else v for k, v in e.as_dict().items()}
+                    for m, e in fig.metrics.items()},
+        "errors": fig.statuses["error"], "budget_stopped": fig.budget_stopped,
+        "calls_per_example": _finite(fig.per_example("calls")),
+        "tokens_per_example": _finite(fig.per_example("total_tokens")),
+        "tokens_per_correct": _finite(fig.tokens_per_correct),
+        "wall_s": _finite(fig.wall_s),
+    }
+
+
+def _notes(a: RunFolder, b: RunFolder, shared: int) -> list[str]:
+    notes = []
+    for what, x, y in (("task", a.task_name, b.task_name), ("data", a.data_identity(), b.data_identity()),
+                       ("model", a.model, b.model)):
+        if x != y:
+            notes.append(f"different {what}: {x} vs {y}")
+    if shared < max(len(a.records), len(b.records)):
+        notes.append(f"{shared} shared examples (of {len(a.records)} and {len(b.records)})")
+    return notes
+
+
+def compare_runs(dirs: Sequence[str | Path], *, replicates: int = 10_000) -> dict[str, Any]:
+    """The comparison of the runs in ``dirs`` (see the module docstring)."""
+    runs = [RunFolder.open(d) for d in dirs]
+    figs = [figures(r, replicates=replicates) for r in runs]
+    pairs = []
+    for (i, a), (j, b) in itertools.combinations(enumerate(runs), 2):
+        shared_ids = set(a.records) & set(b.records)
+        differences = {}
+        for metric in [m for m in figs[i].metrics if m in figs[j].metrics]:
+            diff = paired_difference(scores(a, metric), scores(b, metric), replicates=replicates)
+            differences[metric] = {**{k: _finite(v) if isinstance(v, float) else v for k, v in diff.as_dict().items()},
+                                   "verdict": judge(diff)}
+        pairs.append({"a": i, "b": j, "a_name": a.name, "b_name": b.name, "shared": len(shared_ids),
+                      "differences": differences, "notes": _notes(a, b, len(shared_ids))})
+    return {"runs": [_run_entry(r, f) for r, f in zip(runs, figs)], "pairs": pairs,
+            "confidence": 0.95, "difference": "b - a over the examples both runs scored (paired bootstrap)"}
+
+
+def interval(e: dict[str, Any], digits: int = 3) -> str:
+    """``mean [low, high]`` of an estimate dict, or a dash when it has no examples."""
+    if not e.get("n") or e.get("mean") is None:
+        return "–"
+    return f"{e['mean']:.{digits}f} [{e['ci_low']:.{digits}f}, {e['ci_high']:.{digits}f}]"
+
+
+def signed(e: dict[str, Any], digits: int = 3) -> str:
+    if not e.get("n") or e.get("mean") is None:
+        return "–"
+    return f"{e['mean']:+.{digits}f} [{e['ci_low']:+.{digits}f}, {e['ci_high']:+.{digits}f}]"
+
+
+def comparison_page(result: dict[str, Any], out: Path) -> str:
+    """The comparison as one HTML page written at ``out``; each run links to its report."""
+    style = ("body{font:14px/1.45 system-ui,sans-serif;margin:20px auto;max-width:1200px;padding:0 20px}"
+             "table{border-collapse:collapse}th,td{border:1px solid #d0d5dd;padding:3px 8px;text-align:left}"
+             "th{background:#f5f6f8}.note{color:#667085}")
+    runs = result["runs"]
+    metrics = list(dict.fromkeys(m for r in runs for m in r["metrics"]))
+    rows = []
+    for r in runs:
+        report = Path(r["path"]) / "report.html"
+        link = os.path.relpath(report, out.parent) if report.exists() else None
+        rows.append([h("a", {"href": link}, r["name"]) if link else r["name"], r["strategy"], r["task"], r["model"],
+                     str(r["n"]), *[interval(r["metrics"].get(m, {})) for m in metrics],
+                     number(r["calls_per_example"], 1), number(r["tokens_per_example"], 0),
+                     number(r["tokens_per_correct"], 0), number(r["wall_s"], 1)])
+    pair_rows = [[f"{p['b_name']} − {p['a_name']}", str(p["shared"]),
+                  *[signed(p["differences"][m]) + f" ({p['differences'][m]['verdict']})" if m in p["differences"]
+                    else "–" for m in metrics], "; ".join(p["notes"])] for p in result["pairs"]]
+    body = h("body", None, h("h1", None, "Runs compared"),
+             h("p", {"class": "note"}, "Means with 95% bootstrap intervals over examples; differences are paired "
+                                       "over the examples both runs scored (b − a: the later run minus the earlier)."),
+             table(["run", "strategy", "task", "model", "n", *metrics, "calls/ex", "tokens/ex", "tokens/correct",
+                    "wall s"], rows),
+             h("h2", None, "Paired differences"),
+             table(["pair", "shared", *metrics, "notes"], pair_rows) if pair_rows else h("p", None, "One run only."))
+    return "<!DOCTYPE html>\n" + h("html", {"lang": "en"}, h("head", None, h("meta", {"charset": "utf-8"}),
+                                   h("title", None, "thoughtloom comparison"), h("style", None, Raw(style))), body) + "\n"

@@ -1,0 +1,92 @@
+"""HTML built from Python values, escaped by construction.
+
+Every string handed to :func:`h` (as a child or an attribute value) is
+escaped; only :class:`Raw` passes through, and ``Raw`` is made here and in
+:mod:`.layout`, from markup this package wrote. So model text (a reply
+holding ``<script>`` or ``<img onerror=...>``) can reach the page only as
+text: it shows, and runs nothing.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Iterable, Union
+
+from ..core.text import encodable
+
+
+class Raw(str):
+    """Markup this package wrote (never model text); :func:`h` inserts it as it is."""
+
+
+Child = Union[str, int, float, Raw, None, Iterable["Child"]]
+
+_VOID = {"br", "hr", "img", "input", "meta", "link"}
+
+
+def esc(value: object) -> str:
+    """Text or attribute value, escaped (quotes included) and made encodable."""
+    return html.escape(encodable(str(value)), quote=True)
+
+
+def _children(children: Iterable[Child]) -> str:
+    parts = []
+    for child in children:
+        if child is None or child is False:
+            continue
+        if isinstance(child, Raw):
+            parts.append(child)
+        elif isinstance(child, (str, int, float)):
+            parts.append(esc(child))
+        else:
+            parts.append(_children(child))
+    return "".join(parts)
+
+
+def h(tag: str, attrs: dict[str, object] | None = None, *children: Child) -> Raw:
+    """``<tag attrs>children</tag>``; a ``None`` or ``False`` attribute is left out, ``True`` is bare."""
+    rendered = []
+    for name, value in (attrs or {}).items():
+        if value is None or value is False:
+            continue
+        name = name.rstrip("_").replace("_", "-")  # class_ -> class, data_node -> data-node
+        rendered.append(f" {name}" if value is True else f' {name}="{esc(value)}"')
+    head = f"<{tag}{''.join(rendered)}>"
+    if tag in _VOID:
+        return Raw(head)
+    return Raw(f"{head}{_children(children)}</{tag}>")
+
+
+def join(*children: Child) -> Raw:
+    """Several pieces as one (each escaped unless Raw)."""
+    return Raw(_children(children))
+
+
+def text_block(text: object, class_: str = "text") -> Raw:
+    """Preformatted model text (kept as written, wrapped by the stylesheet)."""
+    return h("pre", {"class": class_}, "" if text is None else str(text))
+
+
+def fold(summary: Child, *body: Child, open_: bool = False, class_: str | None = None) -> Raw:
+    """A ``<details>`` block: ``summary`` shown, ``body`` on a click."""
+    return h("details", {"class": class_, "open": open_}, h("summary", None, summary), *body)
+
+
+def table(head: Iterable[Child], rows: Iterable[Iterable[Child]], class_: str = "grid",
+          attrs: dict[str, object] | None = None) -> Raw:
+    return h("table", {"class": class_, **(attrs or {})},
+             h("thead", None, h("tr", None, [h("th", None, c) for c in head])),
+             h("tbody", None, [h("tr", None, [h("td", None, c) for c in row]) for row in rows]))
+
+
+def number(value: object, digits: int = 3) -> str:
+    """A figure for a table: ints as they are, floats rounded, missing as a dash."""
+    if value is None or isinstance(value, bool):
+        return "–" if value is None else str(value)
+    if isinstance(value, int):
+        return f"{value:,}"
+    if isinstance(value, float):
+        if value != value:  # NaN: no examples
+            return "–"
+        return f"{value:,.{digits}f}"
+    return str(value)

@@ -1,0 +1,169 @@
+"""A run folder as the inspector reads it.
+
+``thoughtloom eval --out DIR`` leaves ``results.jsonl`` (one record per
+example), ``trace.jsonl`` (every event, each example's events in one
+block), ``summary.json`` and, from runs that record their identity,
+``run.json``. :class:`RunFolder` reads the small files at once and streams
+the trace one example's block at a time, so a large run is never held in
+memory as parsed events all together. A run still in progress, or one
+killed half way, reads as far as it got; an unreadable line is skipped and
+counted (``skipped_lines``), never fatal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+from .. import tasks
+from ..core.errors import ConfigError
+from ..eval.results import RESULTS, SUMMARY, TRACE
+
+log = logging.getLogger(__name__)
+
+RUN_JSON = "run.json"
+#: A setting the run's files do not record.
+UNKNOWN = "?"
+
+
+def _json_file(path: Path) -> dict[str, Any]:
+    try:
+        value = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    except (ValueError, UnicodeDecodeError) as exc:
+        log.warning("%s: unreadable (%s); shown without it", path, exc)
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def _objects(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
+    """Each JSON-object line of ``path``; a line that is not one adds 1 to ``counter[0]``."""
+    if not path.exists():
+        return
+    with path.open("rb") as fh:
+        for raw in fh:
+            if not raw.strip():
+                continue
+            try:
+                value = json.loads(raw)
+            except ValueError:  # a partial last line (a run still writing) or a damaged one
+                value = None
+            if isinstance(value, dict):
+                yield value
+            else:
+                counter[0] += 1
+
+
+@dataclass
+class RunFolder:
+    """One run's files: its summary, identity, records (by id, file order) and trace."""
+
+    path: Path
+    summary: dict[str, Any]
+    identity: dict[str, Any]
+    records: dict[str, dict[str, Any]]
+    skipped: list[int] = field(default_factory=lambda: [0])
+
+    @classmethod
+    def open(cls, path: str | Path) -> "RunFolder":
+        path = Path(path)
+        if not (path / RESULTS).is_file():
+            raise ConfigError(f"{path} is not a run folder (no {RESULTS})",
+                              hint="pass the --out folder of `thoughtloom eval`")
+        skipped = [0]
+        records: dict[str, dict[str, Any]] = {}
+        for record in _objects(path / RESULTS, skipped):
+            if isinstance(record.get("id"), str):
+                records[record["id"]] = record  # the last record of an id wins, as on resume
+        return cls(path, _json_file(path / SUMMARY), _json_file(path / RUN_JSON), records, skipped)
+
+    @property
+    def skipped_lines(self) -> int:
+        return self.skipped[0]
+
+    @property
+    def name(self) -> str:
+        return self.path.resolve().name
+
+    def setting(self, key: str) -> Any:
+        """A run setting from run.json, else summary.json (``strategy``, ``task``, ``model``...)."""
+        for source in (self.identity, self.identity.get("config") or {}, self.summary):
+            if isinstance(source, dict) and source.get(key) not in (None, ""):
+                return source[key]
+        return None
+
+    @property
+    def strategy(self) -> str:
+        return str(self.setting("strategy") or UNKNOWN)
+
+    @property
+    def task_name(self) -> str:
+        return str(self.setting("task") or UNKNOWN)
+
+    @property
+    def model(self) -> str:
+        model = self.setting("model")
+        if isinstance(model, dict):  # run.json's config describes the model: its id names it
+            model = model.get("id")
+        return str(model or UNKNOWN)
+
+    def data_identity(self) -> str:
+        """The data file the examples came from: its hash where run.json has one, else its path."""
+        data = self.setting("data")
+        if isinstance(data, dict):
+            data = f"sha256:{data['sha256']}" if data.get("sha256") else data.get("path")
+        return str(data) if data else UNKNOWN
+
+    def task(self) -> tasks.Task | None:
+        """The run's task, when this version of thoughtloom knows it."""
+        try:
+            return tasks.get(self.task_name)
+        except ConfigError:
+            return None
+
+    def metric_names(self) -> list[str]:
+        """Every metric some record has, the task's primary one first."""
+        names = sorted({k for r in self.records.values() for k in (r.get("metrics") or {})})
+        primary = self.primary_metric(names)
+        return [primary, *[n for n in names if n != primary]] if primary in names else names
+
+    def primary_metric(self, names: list[str] | None = None) -> str:
+        task = self.task()
+        if task is not None:
+            return task.primary_metric
+        names = names if names is not None else sorted(
+            {k for r in self.records.values() for k in (r.get("metrics") or {})})
+        return names[0] if names else "em"
+
+    def stratum(self, record: dict[str, Any]) -> str | None:
+        """The record's stratum by the task's own rule (None: the task has no strata)."""
+        task = self.task()
+        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+        if task is None:
+            value = meta.get("stratum")
+            return None if value is None else str(value)
+        return task.stratum(meta)
+
+    def trace_blocks(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
+        """(example id, its events) for each contiguous block of ``trace.jsonl``, in file order.
+
+        The runner writes an example's events in one block just before its
+        record, so a later block of the same id supersedes an earlier one
+        (a rerun example); callers keep the last. Events without an
+        ``example`` (a hand-made trace) form blocks of id ``""``.
+        """
+        block: list[dict[str, Any]] = []
+        current: str | None = None
+        for event in _objects(self.path / TRACE, self.skipped):
+            example = event.get("example") if isinstance(event.get("example"), str) else ""
+            if block and example != current:
+                yield current or "", block
+                block = []
+            current = example
+            block.append(event)
+        if block:
+            yield current or "", block

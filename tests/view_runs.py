@@ -1,0 +1,137 @@
+"""Run folders made by ``evaluate`` on ScriptedLM, one per strategy family, for the run inspector's tests.
+
+Each returns the folder. The scripts are small but real: the tree search
+revises and rejects, HGOT plans two dependent steps, DecomP runs a nested
+program per word, cot-sc samples and votes. ``HOSTILE`` is model text that
+would run script if a page inserted it as markup.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import re
+from pathlib import Path
+
+from thoughtloom import strategies, tasks
+from thoughtloom.core.types import Passage, Problem
+from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
+from thoughtloom.strategies.decomp.controller import NEXT_STEP
+from thoughtloom.tasks import Example
+from thoughtloom.testing import ScriptedLM, StaticRetriever
+
+HOSTILE = ("<script>document.title='pwned'</script>"
+           "<img src=x onerror=\"document.body.setAttribute('data-pwned','1')\">")
+
+
+def _evaluate(strategy: str, sets: dict[str, str], task: str, examples: list[Example], out: Path, lm: ScriptedLM,
+              **resources) -> Path:
+    cls = strategies.get(strategy)
+    asyncio.run(evaluate(cls(strategies.make_config(cls, sets)), tasks.get(task), examples,
+                         EvalResources(lm, **resources), out, settings=EvalSettings(seed=0)))
+    return out
+
+
+def tree_run(out: Path, strategy: str = "sculpt-mcts") -> Path:
+    """game24 puzzles; children revise their parent, one reply is a duplicate (rejected)."""
+    exprs = itertools.cycle(["(4 + 9) * 10 - 13", "(13 - 9) * (10 - 4)", "(13 - 9) * (10 - 4)",
+                             "4 * 9 - 10 - 13", "13 + 10 + 9 - 4 * 2"])
+    scores = itertools.cycle([3, 7, 5, 9, 2, 6])
+
+    def reply(req):
+        if "JSON object" in req.messages[0].content:
+            return json.dumps({"feedback": f"check the arithmetic {HOSTILE}", "score": next(scores)})
+        return f"Expression: {next(exprs)}\nThe answer is: done"
+
+    examples = [Example(Problem("game24-a", "4 9 10 13"), [4, 9, 10, 13]),
+                Example(Problem("game24-b", "1 2 3 4"), [1, 2, 3, 4])]
+    sets = {"rollouts": "3", "k": "2"} if strategy == "sculpt-mcts" else {"k": "2"}
+    return _evaluate(strategy, sets, "game24", examples, out, ScriptedLM(reply))
+
+
+PASSAGES = [Passage("jaws", "Jaws is a 1975 film directed by Steven Spielberg.", "Jaws"),
+            Passage("spielberg", "Steven Spielberg was born in 1946 in Cincinnati.", "Steven Spielberg"),
+            Passage("shark", "The great white shark lives in coastal waters.", "Shark")]
+
+
+class SubstringJudge:
+    """Entailed iff the hypothesis' last word is in the premise."""
+
+    async def judge(self, pairs):
+        return [1.0 if h.rstrip(".").split()[-1] in p else 0.0 for p, h in pairs]
+
+
+def hgot_run(out: Path) -> Path:
+    """One HotpotQA-style question; its plan has two steps, the second depends on the first."""
+
+    def reply(req):
+        prompt = req.messages[-1].content
+        if prompt.startswith("List the essential steps"):
+            if "Question: In what year was the director of Jaws born?" in prompt:
+                return ("Step 1: Who directed the film Jaws?\nStep 2: In what year was the director from Step 1 "
+                        "born?\nDependencies: Step 1 -> Step 2")
+            return "Step 1: " + prompt.rsplit("Question: ", 1)[1].strip()
+        if prompt.startswith("Rewrite the final question"):
+            return "In what year was Steven Spielberg born?"
+        question = prompt.rsplit("Question: ", 1)[1]
+        if "Who directed" in question:
+            return "Jaws was directed by Steven Spielberg [1].\nAnswer: Steven Spielberg"
+        return ["Spielberg was born in 1946 [1].\nAnswer: 1946", "It was 1975 [2].\nAnswer: 1975",
+                "Spielberg was born in 1946 [1][2].\nAnswer: 1946"][req.sample_index % 3]
+
+    examples = [Example(Problem("hotpotqa-jaws", "In what year was the director of Jaws born?",
+                                meta={"stratum": "medium"}), ["1946"])]
+    return _evaluate("hgot", {"samples": "3", "max_depth": "2", "thought_format": "lines"}, "hotpotqa", examples,
+                     out, ScriptedLM(reply), retriever=StaticRetriever(PASSAGES), entail=SubstringJudge())
+
+
+def _program_of(prompt: str) -> tuple[str, int]:
+    tail = prompt.split(NEXT_STEP, 1)[1]
+    return re.search(r"QC: (.*)", tail).group(1), tail.count("\nA: ")
+
+
+def decomp_reply(req):
+    """Decomposer and handlers for letter_cat: split the words, a nested program per word, merge."""
+    prompt = req.messages[-1].content
+    if NEXT_STEP in prompt:
+        question, n = _program_of(prompt)
+        if question.startswith("Take"):
+            words = re.search(r'"([^"]+)"', question).group(1)
+            return [f'(split) "What are the words in "{words}"?"',
+                    '(str_position) [project_values] "What is the letter at position 2 of "#1"?"',
+                    '(merge) "Concatenate #2 using a space."', "[EOQ]"][n]
+        word = re.search(r'"(\w+)"', question).group(1)
+        return [f'(split_letters) "What are the letters of "{word}"?"',
+                '(arr_position) "What is the item at position 2 of #1?"', "[EOQ]"][n]
+    q = prompt.rsplit("Q: ", 1)[1]
+    if q.startswith("What are the words"):
+        return json.dumps(re.search(r'in "([^"]+)"', q).group(1).split())
+    if q.startswith("What are the letters"):
+        return json.dumps(list(re.search(r'"(\w+)"', q).group(1)))
+    if q.startswith("Concatenate"):
+        return " ".join(re.findall(r'"(\w)"', q))
+    raise AssertionError(f"unexpected prompt {q[:80]!r}")
+
+
+def decomp_run(out: Path) -> Path:
+    examples = [Example(Problem("letter_cat-a", 'Take the letters at position 2 of the words in "Ada Byron Lee" '
+                                                "and concatenate them using a space.", meta={"n": 3, "sep": "space"}),
+                        "d y e"),
+                Example(Problem("letter_cat-b", 'Take the letters at position 2 of the words in "Sam Ivy" '
+                                                "and concatenate them using a space.", meta={"n": 2, "sep": "space"}),
+                        "a v")]
+    return _evaluate("decomp", {}, "letter_cat", examples, out, ScriptedLM(decomp_reply))
+
+
+def sampling_run(out: Path, strategy: str = "cot-sc", answers: tuple[str, ...] = ("6", "16", "6"),
+                 n_examples: int = 4) -> Path:
+    """GSM8K-style questions whose gold is 6; sample i answers ``answers[i % len]`` (the first is hostile text too)."""
+
+    def reply(req):
+        answer = answers[req.sample_index % len(answers)]
+        return f"Let me think. {HOSTILE if req.sample_index == 0 else ''}\nThe answer is: {answer}"
+
+    examples = [Example(Problem(f"gsm8k-{i}", f"What is {i} + {6 - i}?"), "6") for i in range(n_examples)]
+    sets = {"n": "3"} if strategy == "cot-sc" else {}
+    return _evaluate(strategy, sets, "gsm8k", examples, out, ScriptedLM(reply))
