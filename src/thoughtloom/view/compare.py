@@ -106,11 +106,13 @@ def comparison_page(result: dict[str, Any], out: Path) -> str:
                   *[signed(p["differences"][m]) + f" ({p['differences'][m]['verdict']})" if m in p["differences"]
                     else "–" for m in metrics], "; ".join(p["notes"])] for p in result["pairs"]]
     body = h("body", None, h("h1", None, "Runs compared"),
-             h("p", {"class": "note"}, "Means with 95% bootstrap intervals over examples; differences are paired "
-                                       "over the examples both runs scored (b − a: the later run minus the earlier)."),
+             h("p", {"class": "note"}, "Means with 95% bootstrap intervals over examples; differences are "
+                                       "paired over the examples both runs scored (b − a: the later run minus "
+                                       "the earlier)."),
              table(["run", "strategy", "task", "model", "n", *metrics, "calls/ex", "tokens/ex", "tokens/correct",
                     "wall s"], rows),
              h("h2", None, "Paired differences"),
              table(["pair", "shared", *metrics, "notes"], pair_rows) if pair_rows else h("p", None, "One run only."))
-    return "<!DOCTYPE html>\n" + h("html", {"lang": "en"}, h("head", None, h("meta", {"charset": "utf-8"}),
-                                   h("title", None, "thoughtloom comparison"), h("style", None, Raw(style))), body) + "\n"
+    head = h("head", None, h("meta", {"charset": "utf-8"}), h("title", None, "thoughtloom comparison"),
+             h("style", None, Raw(style)))
+    return "<!DOCTYPE html>\n" + h("html", {"lang": "en"}, head, body) + "\n"

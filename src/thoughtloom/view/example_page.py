@@ -12,10 +12,10 @@ from typing import Any
 from .figures import score, status
 from .hgot_view import hgot_section
 from .hierarchy import hierarchy
-from .markup import Raw, fold, h, number, table, text_block
-from .program_view import programs_section, value
+from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
+from .program_view import programs_section
 from .programs import programs
-from .tree_view import clip, tree_section
+from .tree_view import tree_section
 from .trees import search_tree
 
 #: Events shown as one line each in the trace (their structure is drawn above).
@@ -59,8 +59,9 @@ def _header(record: dict[str, Any], primary: str) -> Raw:
     used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
     rows = [["question", text_block(record.get("input", ""))],
-            ["gold", value(record.get("gold"))],
-            ["prediction", text_block(record.get("prediction")) if record.get("prediction") is not None else "(none)"],
+            ["gold", answer_text(record.get("gold"))],
+            ["prediction", text_block(record["prediction"]) if record.get("prediction") else
+             "(none)" if record.get("prediction") is None else "(an empty answer)"],
             ["metrics", ", ".join(f"{k} {number(v, 3)}" for k, v in metrics.items()) or "–"],
             ["confidence", number(record.get("confidence"), 3)],
             ["cost", f"{number(used.get('calls'))} calls ({number(used.get('cached_calls'))} cached), "

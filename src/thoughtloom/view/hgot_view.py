@@ -10,8 +10,7 @@ from typing import Any
 
 from .draw import DrawNode, svg_graph
 from .hierarchy import Hierarchy, Infer, Question
-from .markup import Raw, h, number, table, text_block
-from .tree_view import clip
+from .markup import Raw, clip, h, number, table, text_block
 
 
 def hgot_section(hier: Hierarchy) -> Raw:

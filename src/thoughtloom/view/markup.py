@@ -10,6 +10,7 @@ text: it shows, and runs nothing.
 from __future__ import annotations
 
 import html
+import json
 from typing import Iterable, Union
 
 from ..core.text import encodable
@@ -77,6 +78,17 @@ def table(head: Iterable[Child], rows: Iterable[Iterable[Child]], class_: str = 
     return h("table", {"class": class_, **(attrs or {})},
              h("thead", None, h("tr", None, [h("th", None, c) for c in head])),
              h("tbody", None, [h("tr", None, [h("td", None, c) for c in row]) for row in rows]))
+
+
+def clip(text: object, chars: int = 90) -> str:
+    """``text`` on one line, cut to ``chars`` with an ellipsis (the whole text is shown elsewhere)."""
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
+
+
+def answer_text(answer: object) -> str:
+    """An answer or gold as a program writes it: text as it is, anything else (a list) as JSON."""
+    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False, default=str)
 
 
 def number(value: object, digits: int = 3) -> str:

@@ -4,12 +4,10 @@ cost; the sub-programs a step ran indented beneath it."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from .markup import Raw, h, table, text_block
+from .markup import Raw, answer_text, clip, h, table, text_block
 from .programs import ProgramRun, ProgramStep
-from .tree_view import clip
 
 #: A step's sub-programs are shown open when it ran at most this many.
 OPEN_UP_TO = 4
@@ -24,18 +22,13 @@ def programs_section(runs: list[ProgramRun]) -> Raw:
     return h("section", {"class": "programs"}, h("h2", None, "Program"), legend, [_run(r, open_=True) for r in runs])
 
 
-def value(answer: Any) -> str:
-    """An answer as the program writes it (a list as JSON)."""
-    return answer if isinstance(answer, str) else json.dumps(answer, ensure_ascii=False)
-
-
 def _run(run: ProgramRun, open_: bool = False) -> Raw:
     status = run.status or "unfinished"
     badge = "correct" if status == "ok" else "error"
     summary = [h("b", None, run.program or "program"), f" · run {run.id} · ",
                h("span", {"class": f"badge {badge}"}, status), f" · {len(run.steps)} steps"]
     if run.question is not None:
-        summary += [" · ", h("span", {"class": "muted"}, clip(value(run.question), 80))]
+        summary += [" · ", h("span", {"class": "muted"}, clip(answer_text(run.question), 80))]
     body: list[Any] = [_step(s) for s in run.steps]
     if run.malformed:
         body.append(h("details", None, h("summary", None, f"{len(run.malformed)} unreadable decomposer replies"),
@@ -49,7 +42,7 @@ def _step(step: ProgramStep) -> Raw:
     line = [h("b", None, f"{step.number}. "), h("span", {"class": f"badge {step.kind}"}, KIND_NAMES.get(kind, kind)),
             " ", h("code", None, step.handler),
             h("span", {"class": "muted"}, f" [{step.operator}]") if step.operator and step.operator != "select" else "",
-            " ", step.question, " → ", h("b", None, clip(value(step.answer), 160))]
+            " ", step.question, " → ", h("b", None, clip(answer_text(step.answer), 160))]
     cost = f"{step.calls} calls, {step.tokens} tokens" if step.calls else "no model call"
     extra: list[Any] = [h("span", {"class": "muted"}, f" ({cost})")]
     if step.error:
@@ -58,7 +51,7 @@ def _step(step: ProgramStep) -> Raw:
     if len(step.inputs) > 1 or (step.inputs and step.inputs[0] != step.question):
         label = "the input, expanded" if len(step.inputs) == 1 else f"{len(step.inputs)} inputs (one per item)"
         inputs = h("details", None, h("summary", None, label),
-                   h("ol", None, [h("li", None, value(i)) for i in step.inputs]))
+                   h("ol", None, [h("li", None, answer_text(i)) for i in step.inputs]))
     few = len(step.children) <= OPEN_UP_TO
     children = h("div", {"class": "indent"}, [_run(c, open_=few) for c in step.children]) if step.children else ""
     return h("div", {"class": "step"}, h("div", None, line, extra), inputs, children)

@@ -12,9 +12,8 @@ from typing import Any
 from urllib.parse import quote
 
 from .figures import STATUSES, RunFigures, score, status, usage
-from .markup import Raw, fold, h, number, table, text_block
+from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
 from .rundir import RunFolder
-from .tree_view import clip
 
 #: summary.json keys that are figures, not settings.
 _FIGURE_KEYS = {"n", "total", "complete", "metrics", "usage", "mean_latency_s", "this_run", "task_report",
@@ -48,7 +47,8 @@ def _cards(fig: RunFigures) -> Raw:
               "completion"),
              ("cached", "–" if math.isnan(fig.cached_share) else f"{fig.cached_share:.0%}", "of the calls"),
              ("time", f"{number(fig.wall_s, 1)} s" if fig.wall_s is not None else "–",
-              f"wall{' (' + fig.wall_note + ')' if fig.wall_note else ''}; model {number(fig.usage['latency_s'], 1)} s"),
+              f"wall{f' ({fig.wall_note})' if fig.wall_note else ''}; "
+              f"model {number(fig.usage['latency_s'], 1)} s"),
              ("errors", str(fig.statuses["error"]),
               f"{fig.budget_stopped} budget stops, {fig.truncated} cut off")]
     cards += [(k[2:].replace("_", " "), number(v), "from summary.json") for k, v in fig.extra_counts.items()]
@@ -132,7 +132,7 @@ def _examples(run: RunFolder, fig: RunFigures) -> Raw:
                   (number(int(usage(r, "calls"))), usage(r, "calls")),
                   (number(r.get("latency_s"), 2), r.get("latency_s") or 0)]
         pred = "" if r.get("prediction") is None else str(r.get("prediction"))
-        gold = r.get("gold") if isinstance(r.get("gold"), str) else json.dumps(r.get("gold"), ensure_ascii=False)
+        gold = answer_text(r.get("gold"))
         cells += [(clip(pred, 80), pred), (clip(gold, 60), gold)]
         rows.append(h("tr", {"data-status": state},
                       [h("td", {"data-v": v, "class": "clip" if i >= len(head) - 2 else None}, c)

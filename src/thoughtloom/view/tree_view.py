@@ -9,16 +9,11 @@ import re
 from typing import Any
 
 from .draw import DrawNode, svg_graph
-from .markup import Raw, fold, h, number, text_block
+from .markup import Raw, clip, fold, h, number, text_block
 from .trees import Rejected, SearchTree, TreeNode
 
 #: Longer texts are shown whole instead of diffed (the matcher is quadratic).
 MAX_DIFF_WORDS = 4000
-
-
-def clip(text: Any, chars: int = 90) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= chars else flat[: chars - 1] + "…"
 
 
 def word_diff(old: str, new: str) -> Raw:
@@ -61,7 +56,7 @@ def tree_section(tree: SearchTree) -> Raw:
         if n.parent is not None:
             edges.append((n.parent, n.id, "path" if n.id in on_path and n.parent in on_path else ""))
         for i, r in rejected_of.get(n.id, []):
-            drawn.append(DrawNode(f"r{i}", n.depth + 1, f"✗ {clip(r.reason, 9)}",
+            drawn.append(DrawNode(f"r{i}", n.depth + 1, f"✗ {clip(r.reason.split()[0], 10)}",
                                   f"rejected ({r.reason}): {clip(r.candidate, 200)}", "rejected"))
             edges.append((n.id, f"r{i}", "rejected"))
     kinds = {k: sum(n.kind == k for n in order) for k in ("revised", "extended")}
@@ -76,7 +71,7 @@ def tree_section(tree: SearchTree) -> Raw:
     listing = [_node(n, tree, rejected_of.get(n.id, [])) for n in order]
     orphans = [(i, r) for parent, rs in rejected_of.items() if parent not in tree.nodes for i, r in rs]
     return h("section", {"class": "tree"}, h("h2", None, "Search tree"), head,
-             svg_graph(drawn, edges, width=74, label="search tree", prefix="tn-"), legend,
+             svg_graph(drawn, edges, width=84, label="search tree", prefix="tn-"), legend,
              h("h3", None, "Nodes"), listing, [_rejected(r, i) for i, r in orphans])
 
 

@@ -1,0 +1,65 @@
+"""A generated report in a real browser: headless Chromium opens it from disk and the DOM is checked
+after its script ran (``--dump-dom``): the run page's table is wired up, navigating to an example
+draws its tree, and model text holding ``<script>`` and ``<img onerror=...>`` ran nothing.
+
+Needs Debian's ``chromium`` package (``.ci/run`` installs it); skipped where it is absent.
+"""
+
+import re
+import shutil
+import subprocess
+
+import pytest
+
+from thoughtloom.view import write_report
+from thoughtloom.view.rundir import RunFolder
+from thoughtloom.view.trees import search_tree
+
+import view_runs
+
+BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
+pytestmark = pytest.mark.skipif(BROWSER is None, reason="headless Chromium is not installed "
+                                                        "(apt-get install chromium; .ci/run installs it)")
+
+
+def dom(url: str, profile) -> str:
+    """The page's DOM once its scripts ran (virtual time lets the async page inflation finish)."""
+    done = subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", f"--user-data-dir={profile}",
+                           "--virtual-time-budget=5000", "--dump-dom", url],
+                          capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and "<html" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    root = tmp_path_factory.mktemp("browser")
+    tree, sampling = view_runs.tree_run(root / "tree"), view_runs.sampling_run(root / "sampling")
+    return {"tree": write_report(tree, replicates=200), "sampling": write_report(sampling, replicates=200)}
+
+
+def test_the_run_page_loads_and_its_script_runs(reports, tmp_path):
+    page = dom(reports["tree"].resolve().as_uri(), tmp_path / "profile")
+    assert re.search(r'<span id="filter-count"[^>]*>2 of 2</span>', page)  # set by the report's script
+    assert page.count('<tr data-status="') == 2 and 'href="#example=game24-a"' in page
+    assert re.search(r'<section id="example" hidden', page)
+
+
+def test_navigation_to_an_example_draws_its_tree(reports, tmp_path):
+    page = dom(reports["tree"].resolve().as_uri() + "#example=game24-a", tmp_path / "profile")
+    assert 'data-showing="game24-a"' in page and re.search(r'<section id="run" hidden', page)
+    run = RunFolder.open(reports["tree"].parent)
+    tree = search_tree(dict(run.trace_blocks())["game24-a"])
+    drawn = re.findall(r'<g class="gnode([^"]*)" data-node="([^"]+)"', page)
+    assert len(drawn) == len(tree.nodes) + len(tree.rejected)
+    assert [n for classes, n in drawn if "chosen" in classes] == [str(tree.chosen)]
+    assert all(f'id="tn-{n}"' in page for n in tree.nodes)
+
+
+def test_model_text_with_script_runs_nothing(reports, tmp_path):
+    for report, example in ((reports["tree"], "game24-a"), (reports["sampling"], "gsm8k-0")):
+        page = dom(report.resolve().as_uri() + f"#example={example}", tmp_path / "profile")
+        assert f'data-showing="{example}"' in page  # the page with the hostile text is in the DOM
+        assert "pwned" not in page.split("<body", 1)[0]  # the injected script did not set the title
+        assert "data-pwned" not in page.split(">", 2)[1] and 'data-pwned="1"' not in page  # onerror never ran
+        assert "<img" not in page and "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in page
