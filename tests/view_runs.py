@@ -1,8 +1,9 @@
 """Run folders made by ``evaluate`` on ScriptedLM, one per strategy family, for the run inspector's tests.
 
 Each returns the folder. The scripts are small but real: the tree search
-revises and rejects, HGOT plans two dependent steps, DecomP runs a nested
-program per word, cot-sc samples and votes. ``HOSTILE`` is model text that
+revises and rejects, HGOT plans two dependent steps, DecomP (the task's
+reference program, its prompt handlers scripted) runs a nested program per
+word, cot-sc samples and votes. ``HOSTILE`` is model text that
 would run script if a page inserted it as markup.
 """
 
@@ -17,7 +18,6 @@ from pathlib import Path
 from thoughtloom import strategies, tasks
 from thoughtloom.core.types import Passage, Problem
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
-from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.tasks import Example
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 
@@ -86,32 +86,17 @@ def hgot_run(out: Path) -> Path:
                      out, ScriptedLM(reply), retriever=StaticRetriever(PASSAGES), entail=SubstringJudge())
 
 
-def _program_of(prompt: str) -> tuple[str, int]:
-    tail = prompt.split(NEXT_STEP, 1)[1]
-    return re.search(r"QC: (.*)", tail).group(1), tail.count("\nA: ")
+#: letter_cat's prompt handlers, by how their question starts (the task's reference program decomposes)
+LETTER_HANDLERS = {
+    "What are the words": lambda q: json.dumps(re.search(r'in "([^"]+)"', q).group(1).split()),
+    "What are the letters": lambda q: json.dumps(list(re.search(r'"(\w+)"', q).group(1))),
+    "Concatenate": lambda q: " ".join(re.findall(r'"(\w)"', q)),
+}
 
 
 def decomp_reply(req):
-    """Decomposer and handlers for letter_cat: split the words, a nested program per word, merge."""
-    prompt = req.messages[-1].content
-    if NEXT_STEP in prompt:
-        question, n = _program_of(prompt)
-        if question.startswith("Take"):
-            words = re.search(r'"([^"]+)"', question).group(1)
-            return [f'(split) "What are the words in "{words}"?"',
-                    '(str_position) [project_values] "What is the letter at position 2 of "#1"?"',
-                    '(merge) "Concatenate #2 using a space."', "[EOQ]"][n]
-        word = re.search(r'"(\w+)"', question).group(1)
-        return [f'(split_letters) "What are the letters of "{word}"?"',
-                '(arr_position) "What is the item at position 2 of #1?"', "[EOQ]"][n]
-    q = prompt.rsplit("Q: ", 1)[1]
-    if q.startswith("What are the words"):
-        return json.dumps(re.search(r'in "([^"]+)"', q).group(1).split())
-    if q.startswith("What are the letters"):
-        return json.dumps(list(re.search(r'"(\w+)"', q).group(1)))
-    if q.startswith("Concatenate"):
-        return " ".join(re.findall(r'"(\w)"', q))
-    raise AssertionError(f"unexpected prompt {q[:80]!r}")
+    question = req.messages[-1].content.rsplit("Q: ", 1)[1]
+    return next(answer(question) for start, answer in LETTER_HANDLERS.items() if question.startswith(start))
 
 
 def decomp_run(out: Path) -> Path:
@@ -121,7 +106,7 @@ def decomp_run(out: Path) -> Path:
                 Example(Problem("letter_cat-b", 'Take the letters at position 2 of the words in "Sam Ivy" '
                                                 "and concatenate them using a space.", meta={"n": 2, "sep": "space"}),
                         "a v")]
-    return _evaluate("decomp", {}, "letter_cat", examples, out, ScriptedLM(decomp_reply))
+    return _evaluate("decomp", {"decomposer": "reference"}, "letter_cat", examples, out, ScriptedLM(decomp_reply))
 
 
 def sampling_run(out: Path, strategy: str = "cot-sc", answers: tuple[str, ...] = ("6", "16", "6"),

@@ -112,3 +112,16 @@ def test_a_damaged_run_folder_still_renders(tmp_path):
     assert len(run.records) == 2 and run.summary == {} and run.skipped_lines == 1
     html = build_report(run, replicates=200)
     assert "1 unreadable lines" in html and set(pages(html)) == {"gsm8k-0", "gsm8k-1"}
+
+
+def test_run_json_names_the_run_where_it_is_recorded(tmp_path):
+    folder = view_runs.sampling_run(tmp_path / "run", n_examples=1)
+    (folder / "run.json").write_text(json.dumps({
+        "command": ["thoughtloom", "eval", "-S", "cot-sc"], "started": "2026-01-01T00:00:00+00:00",
+        "config": {"strategy": "cot-sc", "task": "gsm8k", "model": {"id": "gguf:tiny", "backend": "LlamaCpp"},
+                   "data": {"path": "test.jsonl", "sha256": "ab12", "offset": 0, "limit": 1}}}))
+    run = RunFolder.open(folder)
+    assert (run.strategy, run.task_name, run.model, run.data_identity()) == ("cot-sc", "gsm8k", "gguf:tiny",
+                                                                              "sha256:ab12")
+    html = build_report(run, replicates=100)
+    assert "thoughtloom eval -S cot-sc" in html and "model gguf:tiny" in html and "2026-01-01" in html

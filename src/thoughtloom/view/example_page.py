@@ -161,5 +161,6 @@ def _event(e: dict[str, Any]) -> Raw:
     fields = _LINE_FIELDS.get(kind) or tuple(k for k in e if k not in ("type", "t", "example"))[:3]
     brief = ", ".join(f"{k}={clip(json.dumps(e.get(k), ensure_ascii=False, default=str), 60)}" for k in fields)
     full = {k: v for k, v in e.items() if k != "example"}
+    # one line, no indent: json's C encoder only serves the compact form, and traces are long
     return fold([h("code", None, kind), " ", h("span", {"class": "muted"}, brief)],
-                text_block(json.dumps(full, indent=1, ensure_ascii=False, default=str)), class_="event")
+                text_block(json.dumps(full, ensure_ascii=False, default=str)), class_="event")

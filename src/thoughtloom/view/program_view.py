@@ -43,7 +43,7 @@ def _step(step: ProgramStep) -> Raw:
             " ", h("code", None, step.handler),
             h("span", {"class": "muted"}, f" [{step.operator}]") if step.operator and step.operator != "select" else "",
             " ", step.question, " → ", h("b", None, clip(answer_text(step.answer), 160))]
-    cost = f"{step.calls} calls, {step.tokens} tokens" if step.calls else "no model call"
+    cost = f"{step.calls} call{'' if step.calls == 1 else 's'}, {step.tokens} tokens" if step.calls else "no model call"
     extra: list[Any] = [h("span", {"class": "muted"}, f" ({cost})")]
     if step.error:
         extra.append(h("span", {"class": "badge error"}, f"error: {clip(step.error, 120)}"))

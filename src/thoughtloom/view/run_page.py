@@ -17,7 +17,7 @@ from .rundir import RunFolder
 
 #: summary.json keys that are figures, not settings.
 _FIGURE_KEYS = {"n", "total", "complete", "metrics", "usage", "mean_latency_s", "this_run", "task_report",
-                "task_report_error", "strategy", "task", "model"}
+                "task_report_error", "strategy", "task", "model", "identity"}
 
 
 def example_href(example_id: str) -> str:
@@ -33,7 +33,7 @@ def run_page(run: RunFolder, fig: RunFigures, *, compare_href: str | None = None
     if run.skipped_lines:
         head.append(h("p", {"class": "note"}, f"{run.skipped_lines} unreadable lines in the run's files were "
                                               "skipped (a run still writing, or a damaged file)."))
-    return h("section", {"id": "run"}, head, _cards(fig), _metrics(fig), _settings(run), _plot(run, fig),
+    return h("section", {"id": "run"}, head, _cards(fig), _settings(run), _metrics(fig), _plot(run, fig),
              _examples(run, fig))
 
 
@@ -74,6 +74,10 @@ def _metrics(fig: RunFigures) -> Raw:
 
 def _settings(run: RunFolder) -> Raw:
     rows = [["strategy", run.strategy], ["task", run.task_name], ["model", run.model]]
+    command = run.identity.get("command")
+    if command:
+        rows.append(["command", " ".join(map(str, command)) if isinstance(command, list) else str(command)])
+    rows += [[key, str(run.identity[key])] for key in ("started", "updated") if run.identity.get(key)]
     for key, val in run.summary.items():
         if key in _FIGURE_KEYS or key.startswith("n_"):
             continue
@@ -84,8 +88,8 @@ def _settings(run: RunFolder) -> Raw:
         if run.identity else ""
     report = run.summary.get("task_report")
     task_report = fold("the task's report (summary.json)", text_block(json.dumps(report, indent=1))) if report else ""
-    return h("div", None, h("h2", None, "Settings"), table(["setting", "value"], rows, class_="grid kv"), extra,
-             task_report)
+    return fold(f"settings: {len(rows)} recorded (data, limits, options...)",
+                table(["setting", "value"], rows, class_="grid kv"), extra, task_report, class_="settings")
 
 
 def _plot(run: RunFolder, fig: RunFigures) -> Raw:

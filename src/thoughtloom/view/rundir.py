@@ -79,7 +79,9 @@ class RunFolder:
         for record in _objects(path / RESULTS, skipped):
             if isinstance(record.get("id"), str):
                 records[record["id"]] = record  # the last record of an id wins, as on resume
-        return cls(path, _json_file(path / SUMMARY), _json_file(path / RUN_JSON), records, skipped)
+        summary = _json_file(path / SUMMARY)
+        identity = _json_file(path / RUN_JSON) or summary.get("identity")  # the runner keeps a copy there
+        return cls(path, summary, identity if isinstance(identity, dict) else {}, records, skipped)
 
     @property
     def skipped_lines(self) -> int:
