@@ -33,14 +33,17 @@ def _evaluate(strategy: str, sets: dict[str, str], task: str, examples: list[Exa
     return out
 
 
-def tree_run(out: Path, strategy: str = "sculpt-mcts") -> Path:
-    """game24 puzzles; children revise their parent, one reply is a duplicate (rejected)."""
+def tree_run(out: Path, strategy: str = "sculpt-mcts", readable: bool = True) -> Path:
+    """game24 puzzles; children revise their parent, one reply is a duplicate (rejected).
+    ``readable=False``: no evaluation can be read (each is re-asked once, then scored malformed)."""
     exprs = itertools.cycle(["(4 + 9) * 10 - 13", "(13 - 9) * (10 - 4)", "(13 - 9) * (10 - 4)",
                              "4 * 9 - 10 - 13", "13 + 10 + 9 - 4 * 2"])
     scores = itertools.cycle([3, 7, 5, 9, 2, 6])
 
     def reply(req):
         if "JSON object" in req.messages[0].content:
+            if not readable:
+                return "I think it is fine."
             return json.dumps({"feedback": f"check the arithmetic {HOSTILE}", "score": next(scores)})
         return f"Expression: {next(exprs)}\nThe answer is: done"
 

@@ -125,3 +125,12 @@ def test_run_json_names_the_run_where_it_is_recorded(tmp_path):
                                                                               "sha256:ab12")
     html = build_report(run, replicates=100)
     assert "thoughtloom eval -S cot-sc" in html and "model gguf:tiny" in html and "2026-01-01" in html
+
+
+def test_what_went_wrong_inside_is_said_on_both_pages(tmp_path):
+    folder = view_runs.tree_run(tmp_path / "run", readable=False)
+    html = build_report(RunFolder.open(folder), replicates=100)
+    assert re.search(r"<li>malformed \(unparsed\): \d+ replies in 2 of 2 examples \(sculpt_evaluation \d+\)</li>", html)
+    page = pages(html)["game24-a"]
+    assert re.search(r"<li>malformed \(unparsed\): \d+ replies \(sculpt_evaluation \d+\)</li>", page)
+    assert "evaluation unreadable" in page and re.search(r'class="gnode chosen[^"]* failed"', page)

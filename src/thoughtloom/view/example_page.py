@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..eval.summary import step_problem_lines, tally_step_problems
 from .figures import score, status
 from .hgot_view import hgot_section
 from .hierarchy import hierarchy
@@ -74,6 +75,9 @@ def _header(record: dict[str, Any], primary: str) -> Raw:
         rows.append(["stopped", f"{record['stopped']}: the strategy's best answer when it stopped"])
     if record.get("error"):
         rows.append(["error", text_block(record["error"])])
+    problems = step_problem_lines(tally_step_problems([record.get("step_problems")]))
+    if problems:
+        rows.append(["inside", h("ul", {"class": "problems"}, [h("li", None, line) for line in problems])])
     if record.get("meta"):
         rows.append(["meta", json.dumps(record["meta"], ensure_ascii=False, default=str)])
     return h("header", None,

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..eval.stats import Estimate, mean_ci
+from ..eval.summary import step_problem_lines, tally_step_problems
 from .rundir import RunFolder
 
 USAGE = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens", "latency_s")
@@ -58,6 +59,7 @@ class RunFigures:
     wall_s: float | None
     wall_note: str
     extra_counts: dict[str, Any] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)  # what went wrong inside the examples, one line a kind
 
     def per_example(self, key: str) -> float:
         return self.usage[key] / self.n if self.n else float("nan")
@@ -100,7 +102,9 @@ def figures(run: RunFolder, *, replicates: int = 10_000) -> RunFigures:
         usage={k: sum(usage(r, k) for r in records) for k in USAGE}, statuses=statuses,
         truncated=sum(1 for r in records if r.get("truncated") is True),
         budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
-        wall_s=wall, wall_note=note, extra_counts=counts)
+        wall_s=wall, wall_note=note, extra_counts=counts,
+        problems=step_problem_lines(tally_step_problems(r.get("step_problems") for r in records),
+                                    examples=len(records)))
 
 
 def _wall(run: RunFolder) -> tuple[float | None, str]:

@@ -30,6 +30,8 @@ def _run(run: ProgramRun, open_: bool = False) -> Raw:
     if run.question is not None:
         summary += [" · ", h("span", {"class": "muted"}, clip(answer_text(run.question), 80))]
     body: list[Any] = [_step(s) for s in run.steps]
+    if run.reason:
+        body.append(h("p", {"class": "note"}, f"stopped at {run.reason}"))
     if run.malformed:
         body.append(h("details", None, h("summary", None, f"{len(run.malformed)} unreadable decomposer replies"),
                       table(["attempt", "reason", "reply"], [[str(m.get("attempt", "")), str(m.get("reason", "")),

@@ -38,6 +38,7 @@ class ProgramRun:
     depth: int
     question: Any = None  # the input it answers (nested runs; the top run answers the example)
     status: str | None = None  # ok, malformed, step_limit, depth_limit; None: no program_end seen
+    reason: str | None = None  # why a malformed program stopped (which step, the error)
     steps: list[ProgramStep] = field(default_factory=list)
     malformed: list[dict[str, Any]] = field(default_factory=list)
 
@@ -68,6 +69,7 @@ def programs(events: Iterable[dict[str, Any]]) -> list[ProgramRun]:
                 e.get("calls"), e.get("error")))
         elif kind == "program_end":
             run_of(e).status = str(e.get("status"))
+            run_of(e).reason = str(e["reason"]) if e.get("reason") else None
         elif kind == "malformed" and e.get("what") == "decomp_step":
             run_of(e).malformed.append(e)
     return _nest(runs)

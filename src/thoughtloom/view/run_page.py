@@ -17,7 +17,7 @@ from .rundir import RunFolder
 
 #: summary.json keys that are figures, not settings.
 _FIGURE_KEYS = {"n", "total", "complete", "metrics", "usage", "mean_latency_s", "this_run", "task_report",
-                "task_report_error", "strategy", "task", "model", "identity"}
+                "task_report_error", "strategy", "task", "model", "identity", "step_problems"}
 
 
 def example_href(example_id: str) -> str:
@@ -33,7 +33,8 @@ def run_page(run: RunFolder, fig: RunFigures, *, compare_href: str | None = None
     if run.skipped_lines:
         head.append(h("p", {"class": "note"}, f"{run.skipped_lines} unreadable lines in the run's files were "
                                               "skipped (a run still writing, or a damaged file)."))
-    return h("section", {"id": "run"}, head, _cards(fig), _settings(run), _metrics(fig), _plot(run, fig),
+    problems = h("ul", {"class": "problems"}, [h("li", None, line) for line in fig.problems]) if fig.problems else ""
+    return h("section", {"id": "run"}, head, _cards(fig), problems, _settings(run), _metrics(fig), _plot(run, fig),
              _examples(run, fig))
 
 
