@@ -53,8 +53,6 @@ app.add_typer(cache_app, name="cache")
 app.add_typer(index_app, name="index")
 app.add_typer(data_app, name="data")
 app.command("reproduce")(reproduce)
-app.command("view")(view_commands.view)
-app.command("compare")(view_commands.compare)
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")
@@ -251,6 +249,8 @@ def eval_(
 
 app.command("models")(info.models)
 app.command("strategies")(info.list_strategies)
+app.command("view")(view_commands.view)  # the run inspector, after the commands that make runs
+app.command("compare")(view_commands.compare)
 
 
 @cache_app.command("stats")
