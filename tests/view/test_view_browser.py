@@ -54,6 +54,9 @@ def test_navigation_to_an_example_draws_its_tree(reports, tmp_path):
     assert len(drawn) == len(tree.nodes) + len(tree.rejected)
     assert [n for classes, n in drawn if "chosen" in classes] == [str(tree.chosen)]
     assert all(f'id="tn-{n}"' in page for n in tree.nodes)
+    assert not re.search(r'<details class="node[^"]*" id="tn-1"[^>]* open', page)
+    linked = dom(reports["tree"].resolve().as_uri() + "#example=game24-a&node=tn-1", tmp_path / "profile")
+    assert re.search(r'<details class="node[^"]*" id="tn-1"[^>]* open', linked)  # the link opened node 1
 
 
 def test_model_text_with_script_runs_nothing(reports, tmp_path):
