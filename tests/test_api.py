@@ -168,3 +168,12 @@ def test_import_thoughtloom_stays_light():
             "print([m for m in ('llama_cpp', 'httpx', 'rich', 'typer', 'torch') if m in sys.modules])\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split("\n")[:2] == ["[]", "[]"]
+
+
+def test_api_and_cli_give_a_model_the_same_requests_at_once():
+    from thoughtloom.lm import requests_at_once
+
+    assert requests_at_once("openai:m@http://127.0.0.1:1/v1", 3) == 3
+    assert requests_at_once("litellm:anthropic/claude", 3) == 3  # the API used to give litellm 64
+    assert requests_at_once("openai:m", 0) == 1
+    assert requests_at_once("embedded", 3) == 64

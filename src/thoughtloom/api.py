@@ -50,7 +50,7 @@ from .core.types import Problem
 from .eval.identity import DataSource
 from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_problem
 from .eval.services import open_entail, open_retriever
-from .lm import Budget, CacheMode, UsageTotals, open_lm
+from .lm import Budget, CacheMode, UsageTotals, open_lm, requests_at_once
 from .strategies.base import DEFAULT_MAX_CALLS, Result
 from .tasks.datasets import load_examples
 
@@ -220,10 +220,8 @@ async def _model(model: str | LM, cache: str | Path | None, cache_mode: CacheMod
     if not isinstance(model, str):
         yield model
         return
-    # as the CLI does: a server gets C requests at a time; the embedded engine
-    # takes up to 64 and batches them itself
     lm = open_lm(model, api_key=api_key, cache_path=Path(cache).expanduser() if cache is not None else None,
-                 cache_mode=cache_mode, max_concurrent=max(concurrency, 1) if model.startswith("openai:") else 64)
+                 cache_mode=cache_mode, max_concurrent=requests_at_once(model, concurrency))
     try:
         yield lm
     finally:

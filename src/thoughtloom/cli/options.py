@@ -25,7 +25,7 @@ from ..core.errors import ConfigError
 from ..core.protocols import LM
 from ..eval.runner import EvalResources
 from ..eval.services import open_entail, open_retriever
-from ..lm import Budget, open_lm
+from ..lm import Budget, open_lm, requests_at_once
 from ..strategies.base import DEFAULT_MAX_CALLS
 from .index import EntailSpec, IndexDir
 
@@ -101,8 +101,7 @@ def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = 
         api_key=api_key,
         cache_path=None if mode == "off" else cache.expanduser(),
         cache_mode=mode,  # type: ignore[arg-type]
-        # a hosted API gets --concurrency requests at once; the embedded engine batches what it is given
-        max_concurrent=max(concurrency, 1) if model.startswith(("openai:", "litellm:")) else 64,
+        max_concurrent=requests_at_once(model, concurrency),
         n_ctx=n_ctx,
         timeout_s=timeout_s,
         threads=threads,

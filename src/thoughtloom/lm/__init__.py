@@ -135,6 +135,15 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
                       max_parallel=max_parallel or DEFAULT_MAX_PARALLEL)
 
 
+def requests_at_once(spec: str, concurrency: int) -> int:
+    """How many requests the stack for ``spec`` takes at once when ``concurrency`` questions run.
+
+    A hosted API (``openai:``, ``litellm:``) gets one request per question in
+    flight; the embedded engine takes up to 64 and batches them itself.
+    """
+    return max(concurrency, 1) if spec.startswith(("openai:", "litellm:")) else 64
+
+
 def open_lm(
     spec: str | ModelSpec = "embedded",
     *,
@@ -167,6 +176,7 @@ def open_lm(
 
 
 __all__ = [
+    "requests_at_once",
     "MODES", "OPENAI_BASE_URL", "Budget", "CacheMode", "Cached", "CompletionStore", "Limited", "Metered",
     "ModelSpec", "Retrying", "SyncLM", "UsageTotals", "generate_json", "open_backend",
     "open_lm", "parse_json",
