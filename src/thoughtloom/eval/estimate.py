@@ -27,7 +27,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .results import read_records
+from .results import number, read_records
 from .stats import mean_ci
 
 QUANTITIES = ("calls", "prompt_tokens", "completion_tokens", "seconds")
@@ -83,12 +83,6 @@ class CostEstimate:
 
 
 NOTHING = CostEstimate(0, 0, 0, {q: ZERO for q in QUANTITIES})
-
-
-def number(value: Any) -> float:
-    """A finite number read back from a record, else 0 (records hold whatever was written)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else 0.0
 
 
 def per_example(record: Mapping[str, Any], concurrency: int = 1) -> dict[str, float]:

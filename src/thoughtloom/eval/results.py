@@ -27,9 +27,10 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from ..core.text import encodable
 
@@ -233,3 +234,23 @@ def read_records(out_dir: str | Path) -> dict[str, dict[str, Any]]:
     taking the folder: for reports and estimates beside or after a run."""
     records, _bad, _dirty = read_lines(Path(out_dir) / RESULTS)
     return {r["id"]: r for r in records if isinstance(r.get("id"), str)}
+
+
+def number(value: Any) -> float:
+    """A finite number read back from a record, else 0 (records hold whatever was written)."""
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    return float(value) if ok else 0.0
+
+
+def score(record: Mapping[str, Any], metric: str) -> float:
+    """A record's score on ``metric``; an unscored example counts 0."""
+    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
+    return number(metrics.get(metric))
+
+
+def usage(record: Mapping[str, Any], key: str) -> float:
+    """One usage figure of a record (``total_tokens`` summed from its parts when absent)."""
+    used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+    if key == "total_tokens" and "total_tokens" not in used:
+        return number(used.get("prompt_tokens")) + number(used.get("completion_tokens"))
+    return number(used.get(key))

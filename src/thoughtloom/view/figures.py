@@ -5,35 +5,16 @@ progress shows what it has)."""
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..eval.results import score, usage
 from ..eval.stats import Estimate, mean_ci
 from ..eval.summary import step_problem_lines, tally_step_problems
 from .rundir import RunFolder
 
 USAGE = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens", "latency_s")
 STATUSES = ("correct", "partial", "wrong", "error")
-
-
-def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return 0.0
-    return float(value)
-
-
-def score(record: dict[str, Any], metric: str) -> float:
-    """A record's score on ``metric``; an unscored example counts 0."""
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    return _number(metrics.get(metric))
-
-
-def usage(record: dict[str, Any], key: str) -> float:
-    used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    if key == "total_tokens" and "total_tokens" not in used:
-        return _number(used.get("prompt_tokens")) + _number(used.get("completion_tokens"))
-    return _number(used.get(key))
 
 
 def status(record: dict[str, Any], metric: str) -> str:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..stats import Estimate, judge, mean_ci, paired_difference
-from ..results import SUMMARY, read_records
+from ..results import SUMMARY, read_records, score, usage
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
@@ -61,18 +61,6 @@ class ClaimResult:
     paper: tuple[tuple[str, float, float], ...] = ()  # (model, better, worse) where the paper reports both
 
 
-def _score(record: Mapping[str, Any], metric: str) -> float:
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    value = metrics.get(metric, 0.0)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
-def _usage(record: Mapping[str, Any], key: str) -> float:
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    value = usage.get(key, 0)
-    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
-
-
 def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
     """One (dataset, method) over the plan's seeds, from its folders."""
     order = sl.ids
@@ -83,22 +71,22 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
         return CellResult(dataset, method, total=len(order), seeds=0, n=0)
     common = [i for i in order if all(i in run for run in runs)]
     records = [run[i] for run in runs for i in common]
-    by_example = {m: {i: sum(_score(run[i], m) for run in runs) / len(runs) for i in common}
+    by_example = {m: {i: sum(score(run[i], m) for run in runs) / len(runs) for i in common}
                   for m in dataset.metrics}
-    metrics = {m: mean_ci([[_score(run[i], m) for i in common] for run in runs]) for m in dataset.metrics}
+    metrics = {m: mean_ci([[score(run[i], m) for i in common] for run in runs]) for m in dataset.metrics}
     stratum_of = {i: str((runs[0][i].get("meta") or {}).get("stratum", "medium")) for i in common}
     strata: dict[str, Estimate] = {}
     if dataset.strata:
         for name in ("long", "medium", "short"):
             ids = [i for i in common if stratum_of[i] == name]
             if ids:
-                strata[name] = mean_ci([[_score(run[i], dataset.primary) for i in ids] for run in runs])
+                strata[name] = mean_ci([[score(run[i], dataset.primary) for i in ids] for run in runs])
         strata["overall"] = metrics[dataset.primary]
-    tokens = sum(_usage(r, "total_tokens") for r in records)
-    solved = sum(_score(r, dataset.primary) for r in records)
+    tokens = sum(usage(r, "total_tokens") for r in records)
+    solved = sum(score(r, dataset.primary) for r in records)
     return CellResult(
         dataset, method, total=len(order), seeds=len(runs), n=len(common), metrics=metrics, strata=strata,
-        calls=sum(_usage(r, "calls") for r in records) / len(records) if records else 0.0,
+        calls=sum(usage(r, "calls") for r in records) / len(records) if records else 0.0,
         tokens=tokens / len(records) if records else 0.0,
         tokens_per_solved=tokens / solved if solved > 0 else None,
         errors=sum(1 for r in records if r.get("error")),
