@@ -13,7 +13,7 @@ from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
 from thoughtloom.strategies.decomp.handlers import HandlerEnv
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS, PROGRAMS
-from thoughtloom.strategies.decomp.controller import NEXT_STEP
+from thoughtloom.strategies.decomp.controller import MAX_ANSWER_CHARS, NEXT_STEP
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 
@@ -263,6 +263,25 @@ async def test_user_handlers_by_decorator_and_by_prompt_file(tmp_path):
     assert echo[0].messages[-1].content.endswith("Q: say HELLO\nA:")
 
 
+async def test_an_answer_past_the_size_limit_is_the_steps_error_not_a_growing_answer():
+    # hostile steps that double their input each time (nested programs re-escaping a list do worse)
+    @symbolic("double_test")
+    def double(question: str) -> str:
+        return question + question
+
+    def decomposer(req):
+        _, n = program_of(req.messages[-1].content)
+        return f'(double_test) "#{n}"' if n else '(double_test) "' + "x" * 1000 + '"'
+
+    lm = ScriptedLM(decomposer)
+    register_program(Program("double_prog_test", "letter_cat"))
+    result = await decomp(program="double_prog_test", max_steps=10).run(Problem("q", "anything"), ctx_for(lm))
+    steps = result.details["executed"]["steps"]
+    assert [len(s["answer"]) for s in steps[:7]] == [2000 * 2 ** i for i in range(6)] + [0]
+    assert steps[6]["error"] == f"answer too long: 128,000 characters (the limit is {MAX_ANSWER_CHARS:,})"
+    assert all(len(s["answer"]) <= MAX_ANSWER_CHARS for s in steps)
+
+
 def _odqa_lm(req):
     prompt = req.messages[-1].content
     if NEXT_STEP in prompt:
@@ -333,7 +352,7 @@ def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
 
 
 async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
-    from thoughtloom.strategies.decomp.controller import NEXT_STEP_JSON
+    from thoughtloom.strategies.decomp.controller import MAX_ANSWER_CHARS, NEXT_STEP_JSON
     replies = iter(['{"handler": "split_letters", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
                     'not json',
                     '{"handler": "arr_position", "operator": "select", "question": "What is the item at position 2 of #1?"}',

@@ -26,6 +26,11 @@ decoding on backends that support it; the first JSON object in the reply
 (``lm.structured.parse_json``) is turned back into a QS line and checked
 like any other.
 
+A step's answer longer than :data:`MAX_ANSWER_CHARS` (rendered) is that
+step's error with an empty answer: each nesting level renders its children's
+answers again (a list as JSON, escaping the quotes inside), so hostile
+replies that keep recursing could otherwise grow an answer exponentially.
+
 Trace events (``decomp_step``, ``program_end``, ``malformed`` with ``what:
 decomp_step``, ``retrieval``) and their fields: :mod:`thoughtloom.core.events`.
 Each round starts with a ``phase`` event ("program step 4", with the
@@ -90,6 +95,9 @@ def json_step_line(text: str) -> str:
 
 
 RunPrograms = Callable[[Program, Sequence[Call], int], Awaitable[list[Run]]]
+
+#: Characters a step's rendered answer may have; past it the step errs with an empty answer.
+MAX_ANSWER_CHARS = 100_000
 
 
 class ProgramHandler(Handler):
@@ -282,6 +290,11 @@ class Controller:
         for (r, step, inputs), outcomes in zip(todo, per_step):
             got = [o if o is not None else Outcome("", error="no outcome") for o in outcomes]
             answer = combine(step, [o.value for o in got])
+            errors = [o.error for o in got if o.error]
+            size = len(render_value(answer))
+            if size > MAX_ANSWER_CHARS:
+                answer = ""
+                errors.insert(0, f"answer too long: {size:,} characters (the limit is {MAX_ANSWER_CHARS:,})")
             seen = {p.id for p in r.evidence}
             for p in (p for o in got for p in o.evidence):
                 if p.id not in seen:
@@ -291,7 +304,6 @@ class Controller:
             r.tokens += tokens
             r.calls += calls
             r.format_errors += sum(c.format_errors for o in got for c in o.children)
-            errors = [o.error for o in got if o.error]
             record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
                                 error=errors[0] if errors else None,
                                 children=[c for o in got for c in o.children])
