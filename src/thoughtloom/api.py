@@ -48,7 +48,7 @@ from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem
 from .eval.identity import DataSource
-from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_problem
+from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_notes, run_problem
 from .eval.services import open_entail, open_retriever
 from .lm import Budget, CacheMode, UsageTotals, open_lm, requests_at_once
 from .strategies.base import DEFAULT_MAX_CALLS, Result
@@ -155,10 +155,9 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
     settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout_s)
     async with _model(model, cache, cache_mode, api_key, concurrency) as lm:
-        meta = {"model": lm.model_id, "data": str(dataset.path), "data_sample": dataset.sample, "limit": limit,
-                "offset": offset, "cache_mode": cache_mode if cache is not None else "off", "seed": seed,
-                "max_calls": settings.budget.max_calls, "max_tokens": token_budget,
-                "example_timeout_s": example_timeout_s, "index": str(index) if index else None, "entail": entail}
+        meta = {"model": lm.model_id, **run_notes(dataset, settings, offset=offset, limit=limit, index=index,
+                                                  cache_mode=cache_mode if cache is not None else "off",
+                                                  entail=entail)}
         return await run_eval(strat, task_obj, dataset.examples, _resources(lm, index, entail, prompts), out_dir,
                               settings=settings, progress=progress, meta=meta, force=force, command=command,
                               source=DataSource(dataset.path, offset, limit))

@@ -26,7 +26,7 @@ from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
-from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_problem
+from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_notes, run_problem
 from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
@@ -208,9 +208,8 @@ def eval_(
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
-    meta = {"data": str(dataset.path), "data_sample": dataset.sample, "limit": limit, "offset": offset, "cache_mode": mode, "seed": seed,
-            "max_calls": opts.max_calls, "timeout_s": opts.timeout, "example_timeout_s": example_timeout,
-            "index": str(opts.index) if opts.index else None, "entail": opts.entail}
+    meta = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=mode, index=opts.index,
+                     entail=opts.entail, timeout_s=opts.timeout)
     # Lock first: a folder in use is refused in one line, before the model loads.
     with OutputLock(out_dir):
         lm = opts.lm(concurrency) if run_on is None else None  # on Ray, each worker opens its own

@@ -60,6 +60,7 @@ from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
+from ..tasks.datasets import Dataset
 from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
@@ -97,6 +98,18 @@ class EvalResources:
     retriever: Retriever | None = None
     entail: Entailment | None = None
     prompt_dir: str | Path | None = None
+
+
+def run_notes(dataset: Dataset, settings: EvalSettings, *, offset: int = 0, limit: int | None = None,
+              cache_mode: str, index: str | Path | None = None, entail: str | None = None,
+              timeout_s: float | None = None) -> dict[str, Any]:
+    """What an eval's summary.json says about how it was asked for (the CLI's ``eval`` and
+    :func:`thoughtloom.evaluate` alike); never compared on resume (the identity is)."""
+    return {"data": str(dataset.path), "data_sample": dataset.sample, "limit": limit, "offset": offset,
+            "cache_mode": cache_mode, "seed": settings.seed, "max_calls": settings.budget.max_calls,
+            "max_tokens": settings.budget.max_tokens, "timeout_s": timeout_s,
+            "example_timeout_s": settings.example_timeout_s, "index": str(index) if index else None,
+            "entail": entail}
 
 
 def question_services(retriever: Retriever | None, entail: Entailment | None, lm: LM,
