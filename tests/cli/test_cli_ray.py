@@ -110,3 +110,68 @@ def test_an_unreachable_ray_address_is_one_line(tmp_path):
         r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env={**os.environ, "RAY_ADDRESS": ""})
     assert r.returncode == 2 and "Traceback" not in r.stderr
     assert "error: cannot join the Ray cluster at 127.0.0.1:9" in r.stderr
+
+
+TOY_SUITE = """
+name = "toy-ray"
+title = "Toy: CoT vs IO"
+paper = "Nobody, 2024"
+n = 8
+
+[budget]
+max_calls = 3
+
+[[datasets]]
+id = "sums"
+task = "gsm8k"
+data = "d.jsonl"
+
+[[methods]]
+id = "cot"
+strategy = "cot"
+label = "CoT"
+
+[[methods]]
+id = "io"
+strategy = "io"
+label = "IO"
+
+[[claims]]
+better = "cot"
+worse = "io"
+statement = "CoT beats IO"
+source = "Table 1"
+"""
+
+
+@pytest.mark.integration
+def test_ray_reproduce_runs_every_cell_on_the_workers_with_the_records_of_a_local_run(tmp_path, ray_cluster):
+    def reply(prompt):
+        i = int(prompt.rsplit("Question: What is ", 1)[1].split()[0])
+        return f"The answer is: {i + 1}" if "step by step" in prompt or i % 2 == 0 else str(i)
+
+    data(tmp_path)
+    (tmp_path / "toy-ray.toml").write_text(TOY_SUITE)
+    with FakeOpenAIServer(reply) as server:
+        def reproduce(out, *extra):
+            cmd = [sys.executable, "-m", "thoughtloom", "reproduce", str(tmp_path / "toy-ray.toml"), "--data-root",
+                   str(tmp_path), "--model", f"openai:m@{server.base_url}", "--no-cache", "-c", "2", "--out",
+                   str(out), *extra]
+            r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
+                               env={**os.environ, "OPENAI_API_KEY": "sk-driver"})
+            assert r.returncode == 0, r.stderr
+            return r.stdout
+
+        shown = reproduce(tmp_path / "ray", "--executor", "ray", "--ray-address", ray_cluster, "--workers", "2")
+        calls_on_ray = server.calls
+        reproduce(tmp_path / "local")
+    assert calls_on_ray == 8 + 8  # every example of both cells, once
+    assert "card:" in shown and "claims: 1 holds" in shown
+    for cell in ("sums/cot", "sums/io"):
+        assert answers(tmp_path / "ray" / cell) == answers(tmp_path / "local" / cell)
+        summary = json.loads((tmp_path / "ray" / cell / "summary.json").read_text())
+        assert summary["executor"] == "ray" and summary["model"] == f"openai:m@{server.base_url}"
+    card = (tmp_path / "ray" / "card.md").read_text()
+    assert "| CoT | cot |" in card and "100.0 [100.0, 100.0] | 8 |" in card
+    sitting = json.loads((tmp_path / "ray" / "reproduce.json").read_text())["sittings"][-1]
+    assert sitting["executor"] == "ray" and sitting["model"] == f"openai:m@{server.base_url}"

@@ -181,6 +181,9 @@ def test_unknown_method_and_missing_data_root_are_one_line_errors(toy, tmp_path,
     monkeypatch.delenv("THOUGHTLOOM_DATA", raising=False)
     r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml")])
     assert "--data-root" in str(r.exception)
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
+                                 "--executor", "dask", "--out", str(tmp_path / "o")])
+    assert "unknown --executor 'dask'" in str(r.exception) and not (tmp_path / "o").exists()
 
 
 def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch):

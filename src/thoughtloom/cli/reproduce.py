@@ -9,6 +9,8 @@ choose the cells this sitting runs; the card always covers the whole suite.
 ``--dry-run`` runs a small pilot and prints the estimated cost of the rest;
 ``--replay`` rebuilds the card from the results folders, answering any
 missing example from the completion cache alone (zero model calls).
+``--executor ray`` runs each cell's examples on Ray workers, as ``eval``
+does (:mod:`.scaleout`); the cluster is joined once for the whole sitting.
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ..eval.runner import EvalSettings
 from ..lm import Budget
 from . import estimate as est
 from . import options as o
+from . import scaleout
 from .index import IndexDir
 from .render import RichProgress, err, notes, out, shown
 
@@ -107,8 +110,8 @@ def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance:
     provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
     card = cards.collect(card_plan, slices, provenance, missing)
     md, page = write_card(card, card_plan.out)
-    verdicts = ", ".join(f"{v}: {k}" for k, v in verdict_counts(card).items()) or "no claims"
-    out.print(f"card: {md} · {page} · claims {verdicts}", highlight=False)
+    verdicts = ", ".join(f"{count} {verdict}" for verdict, count in verdict_counts(card).items()) or "none"
+    out.print(f"card: {md} · {page} · claims: {verdicts}", highlight=False)
 
 
 def reproduce(
@@ -144,6 +147,9 @@ def reproduce(
     threads: o.Threads = None,
     parallel: o.Parallel = None,
     timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
+    executor: scaleout.ExecutorName = "local",
+    ray_address: scaleout.RayAddress = None,
+    workers: scaleout.Workers = 2,
 ) -> None:
     """Run a paper's comparison suite at equal budgets and write OUT/card.md and OUT/card.html."""
     if suite == "list":
@@ -167,28 +173,48 @@ def reproduce(
     services = runs.Services(index, entail or spec.entail or "llm", prompts)
     settings = EvalSettings(concurrency=concurrency)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
-    # a replay of complete cells needs no model at all
-    lm = (o.build_lm(model, cache, "replay" if replay else o.cache_mode(no_cache, False, False), concurrency,
-                     n_ctx, timeout, threads, parallel) if todo or dry_run else None)
+    run_opts = o.RunOptions(model=model, cache=cache, no_cache=no_cache, replay=replay, prompts=prompts, n_ctx=n_ctx,
+                            threads=threads, parallel=parallel, timeout=timeout, index=index, entail=services.entail)
+    on_ray = scaleout.executor(executor, run_opts, concurrency, ray_address, workers) is not None  # flags checked
+    executors = functools.partial(scaleout.executor, executor, run_opts, concurrency, ray_address, workers) \
+        if on_ray else None
+    needed = bool(todo) or dry_run  # a replay of complete cells needs no model at all
+    lm = run_opts.lm(concurrency) if needed and not on_ray else None  # on Ray, each worker opens its own
     provenance = {"version": __version__, "commit": git_commit(), "command": _command(), "generated": _now(),
                   "entail": services.entail, "index": str(index) if index else None}
     runs.log_sitting(out_dir, spec, {
         "kind": "dry-run" if dry_run else "replay" if replay else "run", "started": provenance["generated"],
-        "command": provenance["command"], "model": lm.model_id if lm is not None else None,
+        "command": provenance["command"], "model": lm.model_id if lm is not None else model if needed else None,
+        "executor": executor,
         "commit": provenance["commit"], "version": __version__, "n": plan.n, "seeds": plan.seeds,
         "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
     write_card = functools.partial(_write_card, card_plan, slices, provenance, missing)
-    identity = {"command": sys.argv, "force": force}
-    if lm is None:
+    identity = {"command": sys.argv, "force": force, "executors": executors}
+    if not needed:
         write_card()
-    elif dry_run:
-        parts = _dry_run(plan, slices, lm, services, settings, pilot, identity)
-        est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
-    else:
-        _run_and_write_card(plan, slices, lm, services, settings, todo, identity, write_card)
+        return
+    with _cluster(ray_address) if on_ray else contextlib.nullcontext():
+        if dry_run:
+            parts = _dry_run(plan, slices, lm, services, settings, pilot, identity)
+            est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
+        else:
+            _run_and_write_card(plan, slices, lm, services, settings, todo, identity, write_card)
 
 
-def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+@contextlib.contextmanager
+def _cluster(address: str | None) -> Iterator[None]:
+    """Ray joined (or a local cluster started) once for every cell of the sitting, and left at the end."""
+    from ..eval.ray_executor import connect
+
+    ray, connected = connect(address)
+    try:
+        yield
+    finally:
+        if connected:
+            ray.shutdown()
+
+
+def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
                         settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any],
                         write_card: Callable[[], None]) -> None:
     """Run the cells; the card is written however the sitting ends."""
@@ -209,22 +235,24 @@ def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, 
     write_card()
 
 
-async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
                settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any]) -> None:
     try:
         await runs.run_cells(plan, slices, lm, services, settings, progress=SuiteBars(plan), cells=todo,
                              **identity)
     finally:
-        await lm.aclose()
+        if lm is not None:
+            await lm.aclose()
 
 
-def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM, services: runs.Services,
+def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
              settings: EvalSettings, size: int, identity: dict[str, Any]) -> dict[str, CostEstimate]:
     async def go() -> None:
         try:
             await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan), **identity)
         finally:
-            await lm.aclose()
+            if lm is not None:
+                await lm.aclose()
 
     asyncio.run(go())
     return runs.estimate(plan, slices, settings.concurrency)

@@ -154,19 +154,8 @@ class RayExecutor:
             raise ConfigError(f"--workers must be at least 1, got {self.workers}")
 
     def _connect(self) -> Any:
-        ray = import_ray()
-        if not ray.is_initialized():
-            if self.address is None:
-                start_local_cluster()
-            else:
-                try:
-                    _check_reachable(self.address)  # Ray itself would retry an address nothing answers for minutes
-                    ray.init(address=self.address, log_to_driver=False, logging_level=logging.WARNING)
-                except Exception as exc:  # Ray's errors for a wrong or unreachable address vary by version
-                    raise ConfigError(f"cannot join the Ray cluster at {self.address}: {_last_line(exc)}",
-                                      hint="check --ray-address (auto, HOST:PORT, or ray://HOST:PORT, which "
-                                           'needs pip install "ray[client]")') from None
-            self._connected_here = True
+        ray, connected = connect(self.address)
+        self._connected_here = self._connected_here or connected
         return ray
 
     async def start(self, job: Job, pooled: CorpusFile | None) -> dict[str, Any]:
@@ -265,6 +254,29 @@ class RayExecutor:
         if self._connected_here:
             ray.shutdown()
             self._connected_here = False
+
+
+def connect(address: str | None) -> tuple[Any, bool]:
+    """``ray``, connected to the cluster at ``address`` (see the module's docstring) unless it
+    already is; and whether this call connected it (its caller then shuts it down).
+
+    A caller that runs several executors one after another (a suite's cells)
+    connects first, so that each executor finds Ray connected and leaves it so.
+    """
+    ray = import_ray()
+    if ray.is_initialized():
+        return ray, False
+    if address is None:
+        start_local_cluster()
+    else:
+        try:
+            _check_reachable(address)  # Ray itself would retry an address nothing answers for minutes
+            ray.init(address=address, log_to_driver=False, logging_level=logging.WARNING)
+        except Exception as exc:  # Ray's errors for a wrong or unreachable address vary by version
+            raise ConfigError(f"cannot join the Ray cluster at {address}: {_last_line(exc)}",
+                              hint="check --ray-address (auto, HOST:PORT, or ray://HOST:PORT, which "
+                                   'needs pip install "ray[client]")') from None
+    return ray, True
 
 
 def _last_line(exc: BaseException) -> str:

@@ -7,6 +7,10 @@ stop, and a later sitting with a larger ``n`` or more seeds only runs what is
 new. All cells share one LM stack (one completion cache, one backend), the
 suite's per-example budget, and per dataset one retriever (``--index``, else
 BM25 over the data file's pooled paragraphs, built once for all methods).
+With an executor factory (``--executor ray``) no model opens here: each
+cell's examples run on a fresh executor's workers, which open their own
+services (:mod:`thoughtloom.eval.ray_executor`), and the driver writes the
+records.
 
 A dry run (:func:`pilot`) runs the first few examples of each method's first
 seed into those same folders, then :func:`estimate` extrapolates from every
@@ -21,7 +25,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ContextManager, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Protocol, Sequence
 
 from ... import tasks
 from ...core.errors import ConfigError
@@ -29,6 +33,7 @@ from ...core.protocols import LM
 from ...lm.meter import Budget
 from ...tasks.datasets import load_examples, sample_path
 from ..estimate import CostEstimate, extrapolate
+from ..executors import Executor
 from ..identity import DataSource
 from ..progress import Progress
 from ..results import atomic_write, read_records
@@ -184,36 +189,44 @@ def _resources(datasets: set[str], slices: dict[str, Slice], lm: LM,
     return out
 
 
-def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM) -> dict[str, Any]:
-    """What a cell's summary.json says about where it comes from (the same in every sitting)."""
+def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any]:
+    """What a cell's summary.json says about where it comes from (the same in every sitting);
+    without ``lm`` (examples on Ray workers) the executor adds the model."""
     return {"suite": plan.suite.name, "dataset": cell.dataset.id, "method": cell.method.id,
-            "model": lm.model_id, "data": str(sl.path), "offset": cell.dataset.offset, "seed": cell.seed,
+            **({"model": lm.model_id} if lm is not None else {}), "data": str(sl.path),
+            "offset": cell.dataset.offset, "seed": cell.seed,
             "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
 
 
-async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings, *,
-                    progress: SuiteProgress | None = None, limit: int | None = None,
+async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM | None, services: Services,
+                    settings: EvalSettings, *, progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
-                    force: bool = False) -> dict[str, dict[str, Any]]:
+                    force: bool = False, executors: Callable[[], Executor] | None = None) -> dict[str, dict[str, Any]]:
     """Evaluate ``cells`` (default: the whole plan) on their slices (the first ``limit`` examples
     when given); returns each cell's summary by name. Stops at the first fatal error, with every
     finished example on disk -- a cell folder made with another config among them
-    (:class:`~thoughtloom.eval.identity.ConfigMismatch`, unless ``force``)."""
+    (:class:`~thoughtloom.eval.identity.ConfigMismatch`, unless ``force``).
+
+    ``executors``: makes each cell's executor (``lm`` is then None: the workers open their own
+    services); by default the cells run here on ``lm``."""
+    if (lm is None) == (executors is None):
+        raise ValueError("run_cells takes an lm (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
-    resources = _resources({c.dataset.id for c in todo}, slices, lm, services)
+    resources = _resources({c.dataset.id for c in todo}, slices, lm, services) if lm is not None else {}
     summaries = {}
     for i, cell in enumerate(todo):
         sl = slices[cell.dataset.id]
-        res, retrieval = resources[cell.dataset.id]
+        res, retrieval = resources.get(cell.dataset.id, (None, {}))
         cell_settings = dataclasses.replace(settings, seed=cell.seed, budget=plan.budget)
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
             summary = await evaluate(cell.method.build(), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
                                      settings=cell_settings, progress=bar,
                                      meta={**cell_meta(plan, cell, sl, lm), **retrieval},
                                      source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),
-                                     command=command, force=force)
+                                     command=command, force=force,
+                                     executor=executors() if executors is not None else None)
         summaries[cell.name] = summary
         status.done += summary["this_run"]["examples"]
         status.new += summary["this_run"]["examples"]
@@ -229,10 +242,10 @@ def missing_cells(plan: Plan, slices: dict[str, Slice]) -> list[Cell]:
     return [c for c in plan.cells() if len(_done_ids(c, plan, slices, None)) < len(slices[c.dataset.id].examples)]
 
 
-async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM, services: Services, settings: EvalSettings,
+async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM | None, services: Services, settings: EvalSettings,
                 size: int, progress: SuiteProgress | None = None, **identity: Any) -> None:
     """The first ``size`` examples of each method's first seed, into the real cell folders
-    (``identity``: ``command`` and ``force`` as :func:`run_cells` takes them)."""
+    (``identity``: ``command``, ``force`` and ``executors`` as :func:`run_cells` takes them)."""
     first_seed = [c for c in plan.cells() if c.seed == 0]
     await run_cells(plan, slices, lm, services, settings, progress=progress, limit=size, cells=first_seed,
                     **identity)
