@@ -211,3 +211,30 @@ def test_a_cell_made_with_another_config_is_refused_unless_forced(toy, tmp_path)
     assert len(_records(toy.out / "baskets" / "io")) == 4 and (toy.out / "card.md").exists()
     toy("--method", "io", "--n", "6", "--max-calls", "3", "--force")
     assert len(_records(toy.out / "baskets" / "io")) == 6
+
+
+def test_the_card_groups_strata_by_the_tasks_own_rule(tmp_path):
+    from thoughtloom.eval.reproduce import card as cards
+    from thoughtloom.eval.reproduce import run as runs
+    from thoughtloom.eval.reproduce import suites
+    from thoughtloom.tasks import get as get_task
+
+    suite = suites.parse(SUITE.replace('data = "baskets.jsonl"', 'data = "baskets.jsonl"\nstrata = true').encode(),
+                         "toy.toml")
+    plan = runs.make_plan(suite, tmp_path, n=4)
+
+    class ByWords(type(get_task("gsm8k"))):  # a task whose rule reads another field than "stratum"
+        def stratum(self, meta):
+            return "long" if meta.get("words", 0) > 5 else "short"
+
+    folder = runs.Cell(plan.datasets[0], plan.methods[0], 0).folder(tmp_path)
+    folder.mkdir(parents=True)
+    records = [{"id": f"q{i}", "metrics": {"accuracy": float(i % 2)}, "meta": {"words": 3 + 2 * i, "stratum": "medium"}}
+               for i in range(4)]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    sl = runs.Slice(ByWords(), tmp_path / "baskets.jsonl", [])
+    sl.examples = [type("E", (), {"problem": type("P", (), {"id": f"q{i}"})()})() for i in range(4)]
+    result = cards.cell_result(plan, plan.datasets[0], plan.methods[0], sl)
+    assert result.stratum_of == {"q0": "short", "q1": "short", "q2": "long", "q3": "long"}
+    assert set(result.strata) == {"long", "short", "overall"}
+    assert result.strata["long"].mean == result.strata["short"].mean == 0.5
