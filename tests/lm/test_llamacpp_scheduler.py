@@ -12,7 +12,7 @@ import pytest
 
 from thoughtloom.core import ConfigError, LMError, ModelCrashed, PromptTooLong, Request
 from thoughtloom.lm.llamacpp import LlamaCppLM
-from thoughtloom.lm.llamacpp_engine import LoadMeter, cpu_flags, repack_safe, threads_for
+from thoughtloom.lm.cpu import LoadMeter, cpu_flags, repack_safe, threads_for
 from thoughtloom.lm.llamacpp_worker import MAX_CRASHES_IN_A_ROW
 
 ECHO = "thoughtloom.testing.engine:EchoEngine"

@@ -168,7 +168,7 @@ def models(as_json: AsJson = False) -> None:
     """List the model backends and where the embedded model lives."""
     from ..lm.litellm_api import EXTRA_HINT
     from ..lm.llamacpp import embedded_model_path
-    from ..lm.llamacpp_engine import cpu_flags, repack_safe
+    from ..lm.cpu import cpu_flags, repack_safe
 
     try:
         path = embedded_model_path()

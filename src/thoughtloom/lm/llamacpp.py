@@ -70,10 +70,10 @@ class LlamaCppLM:
     """A llama.cpp model. ``model_id`` is ``gguf:<file name>:<size>``.
 
     ``threads``: CPU threads for llama.cpp (default: as many as other
-    processes leave free, rechecked while decoding; see :mod:`.llamacpp_engine`).
+    processes leave free, rechecked while decoding; see :mod:`.cpu`).
     ``max_parallel``: sequences decoded together in one batch.
     ``repack``: llama.cpp's weight repacking; ``None`` turns it off only on
-    CPUs with AMX, where it crashes (see :mod:`.llamacpp_engine`).
+    CPUs with AMX, where it crashes (see :mod:`.cpu`).
     ``resident``: prompts kept in the KV cache for later batches' prefixes
     (0: none; reuse is fast but not bit-exact, see :mod:`.llamacpp_engine`).
     ``isolate``: run the model in a worker process (default) or in this one.

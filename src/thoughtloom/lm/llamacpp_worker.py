@@ -19,7 +19,7 @@ The worker inherits the caller's environment as it is, ``OMP_WAIT_POLICY``
 included. We measured PASSIVE (threads sleep between parallel regions) as a
 default and dropped it: 24 tokens/s against 86 unset on a quiet 2-core
 machine; the load problem it was meant for is solved by sizing the thread
-pool to the free cores instead (see :mod:`.llamacpp_engine`).
+pool to the free cores instead (see :mod:`.cpu`).
 """
 
 from __future__ import annotations
