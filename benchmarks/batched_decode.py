@@ -11,10 +11,19 @@ Part 2: wall time of ``thoughtloom eval --strategy cot-sc --set n=8`` on the
 first GSM8K problems with no cache, decoding one sequence at a time
 (``--parallel 1``, how the backend worked before) and batched (the default).
 
+Part 0 (``--ceiling``): what llama.cpp itself gains on this CPU, with no
+backend around it: one ``llama_decode`` of B tokens (one per sequence, each
+with logits, as generation needs) timed against B = 1, after the shared
+prompt is evaluated once and its KV cells copied to the B sequences. No
+sampling, no Python loop per token beyond filling the batch: the most the
+backend could get from batching here. Run with the weight repacking on and
+off (``use_extra_bufts``), since the two take different matrix kernels.
+
 Usage: python benchmarks/batched_decode.py [--model M] [--tokens 64] [--rounds 3]
-       [--eval-n 5] [--skip-eval] [--threads T] [--json]
+       [--eval-n 5] [--skip-eval] [--threads T] [--ceiling] [--json]
 With --json the last line is one JSON object: model, tok_s (B -> tokens/s),
-speedup_8, speedup_16, and the two eval wall times when part 2 ran.
+speedup_8, speedup_16, the two eval wall times when part 2 ran, and with
+--ceiling ``ceiling`` (repack on/off -> B -> tokens/s of bare llama_decode).
 """
 
 from __future__ import annotations
@@ -68,6 +77,48 @@ async def decode_rates(model: str, tokens: int, threads: int | None,
         await lm.aclose()
 
 
+def decode_ceiling(model: str, steps: int, threads: int | None, rounds: int,
+                   repack: bool) -> dict[int, float]:
+    """Tokens/s of bare llama_decode steps of B sequences (Part 0), median over ``rounds``."""
+    from thoughtloom.lm.llamacpp import embedded_model_path
+    from thoughtloom.lm.llamacpp_engine import Engine
+
+    path = ModelSpec.parse(model).path or embedded_model_path()
+    engine = Engine(str(path), threads=threads or os.cpu_count(), max_parallel=max(SIZES), repack=repack,
+                    resident=0)
+    ll = engine.ll
+    try:
+        prompt, _ = engine.render([{"role": "user", "content": shared_prompt()}])
+        engine.batch.n_tokens = 0
+        for i, tok in enumerate(prompt):  # the shared prompt once, on sequence 0
+            engine._add(tok, i, 0, i == len(prompt) - 1)
+        engine._decode()
+        seen: dict[int, list[float]] = {b: [] for b in SIZES}
+        for _ in range(rounds):
+            for b in SIZES:
+                for seq in range(1, b):
+                    ll.llama_memory_seq_cp(engine.mem, 0, seq, 0, len(prompt))
+                t0 = time.perf_counter()
+                for step in range(steps):
+                    engine.batch.n_tokens = 0
+                    for seq in range(b):
+                        engine._add(prompt[-1], len(prompt) + step, seq, True)
+                    engine._decode()
+                seen[b].append(b * steps / (time.perf_counter() - t0))
+                ll.llama_memory_seq_rm(engine.mem, 0, len(prompt), -1)  # back to the prompt alone
+                for seq in range(1, b):
+                    ll.llama_memory_seq_rm(engine.mem, seq, -1, -1)
+        rates = {b: statistics.median(v) for b, v in seen.items()}
+        label = "on " if repack else "off"
+        for b in SIZES:
+            print(f"  bare llama_decode, repack {label}, batch {b:>2}: median {rates[b]:6.1f} tokens/s "
+                  f"(min {min(seen[b]):.1f}, max {max(seen[b]):.1f}) = {rates[b] / rates[1]:.2f}x batch 1",
+                  flush=True)
+        return rates
+    finally:
+        engine.close()
+
+
 def eval_walls(model: str, n: int, threads: int | None) -> dict[str, float]:
     data = DATA / "gsm8k" / "test.jsonl"
     if not data.is_file():
@@ -105,17 +156,22 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--eval-n", type=int, default=5)
     ap.add_argument("--skip-eval", action="store_true")
+    ap.add_argument("--ceiling", action="store_true", help="also time bare llama_decode (Part 0)")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     ModelSpec.parse(a.model)  # a bad --model fails before any work
     print(f"batched decode ({os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start)")
+    ceiling = {("on" if repack else "off"): decode_ceiling(a.model, a.tokens, a.threads, a.rounds, repack)
+               for repack in (True, False)} if a.ceiling else {}
     model_id, rates = asyncio.run(decode_rates(a.model, a.tokens, a.threads, a.rounds))
     walls = {} if a.skip_eval else eval_walls(a.model, a.eval_n, a.threads)
     if a.json:
         print(json.dumps({"model": model_id, "tok_s": {str(b): round(r, 2) for b, r in rates.items()},
                           "speedup_8": round(rates[8] / rates[1], 3),
                           "speedup_16": round(rates[16] / rates[1], 3),
-                          "cot_sc_wall_s": {k: round(v, 1) for k, v in walls.items()}}))
+                          "cot_sc_wall_s": {k: round(v, 1) for k, v in walls.items()},
+                          **({"ceiling": {k: {str(b): round(r, 2) for b, r in v.items()} for k, v in ceiling.items()}}
+                             if ceiling else {})}))
 
 
 if __name__ == "__main__":
