@@ -172,6 +172,7 @@ MALFORMED_WHAT: dict[str, str] = {
     "hgot_thought": "a sampled thought (no answer: it does not vote)",
     "hgot_rewrite": "a dependent step's rewrite (the step with its parents' answers instead)",
     "decomp_step": "a decomposer step (re-asked, then the program ends malformed)",
+    "decomp_handler": "a prompt handler's reply cut off before its answer (the step answers empty, with an error)",
     "self_ask_answer": "self-ask's chain without 'So the final answer is' (read for any answer)",
     "dsp_query": "an empty DSP search query (the question instead)",
     "react_action": "a ReAct turn with no search[...] or finish[...] (the observation says so)",

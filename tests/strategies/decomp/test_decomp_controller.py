@@ -331,6 +331,23 @@ async def test_retrieval_without_a_retriever_names_the_flag():
     assert "--index" in str(info.value.hint if hasattr(info.value, "hint") else info.value)
 
 
+async def test_a_chain_of_thought_cut_off_at_max_tokens_is_traced_and_flags_the_empty_answer():
+    from thoughtloom.core.events import count_step_problems
+
+    lm = ScriptedLM(lambda req: Completion("Step 1: there are 6 bags. Step 2: each", finish_reason="length"))
+    ctx = ctx_for(lm, task="gsm8k")
+    result = await get("decomp-cot")().run(Problem("q", "6 bags of 7 apples?"), ctx)
+    assert result.answer == "" and result.truncated and result.details["cut_off"] == 1
+    assert count_step_problems(ctx.trace.events) == {"cut_off": {"decomp_handler": 1}}
+    [event] = ctx.trace.of_type("malformed")
+    assert event["raw"].startswith("Step 1") and event["step"] == 1 and event["run"] == "1"
+    # an answer a later step still gives (here the extraction prompt's) is counted, not flagged
+    replies = iter([Completion("6 * 7 = 42 apples in tot", finish_reason="length"), "42"])
+    lm = ScriptedLM(lambda req: next(replies))
+    result = await decomp().run(Problem("q", "6 bags of 7 apples?"), ctx_for(lm, task="gsm8k"))
+    assert result.answer == "42" and not result.truncated and result.details["cut_off"] == 1
+
+
 async def test_math_extract_runs_cot_then_a_separate_extraction_prompt():
     def reply(req):
         p = req.messages[-1].content

@@ -304,6 +304,12 @@ class Controller:
             r.tokens += tokens
             r.calls += calls
             r.format_errors += sum(c.format_errors for o in got for c in o.children)
+            r.cut_off += sum(c.cut_off for o in got for c in o.children)
+            for o in got:
+                if o.cut_off is not None:
+                    r.cut_off += 1
+                    malformed(self.ctx.trace, "decomp_handler", "truncated", o.cut_off, run=r.id,
+                              program=r.program, depth=r.depth, step=len(r.steps) + 1, question=step.question)
             record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
                                 error=errors[0] if errors else None,
                                 children=[c for o in got for c in o.children])

@@ -62,6 +62,7 @@ class Outcome:
     calls: int = 0
     error: str | None = None
     children: tuple[Run, ...] = ()  # nested program runs (for the record and the printed program)
+    cut_off: str | None = None  # a reply cut off at max_tokens that gave no answer (traced by the controller)
 
 
 class Handler(ABC):
@@ -156,7 +157,7 @@ class PromptHandler(Handler):
             if c.truncated and (self.raw or "\n" not in c.text.strip()):
                 # cut off at max_tokens before its (first) line ended: not an answer
                 out.append(Outcome("", tokens=c.usage.total_tokens, calls=1,
-                                   error="the reply was cut off at max_tokens"))
+                                   error="the reply was cut off at max_tokens", cut_off=c.text))
                 continue
             text = c.text.strip() if self.raw else strip_fence(c.text).strip()
             if not self.raw:  # one line: the first non-empty one, without an echoed "A:"

@@ -55,6 +55,7 @@ class Run:
     tokens: int = 0
     calls: int = 0
     format_errors: int = 0
+    cut_off: int = 0  # handler replies cut off at max_tokens, here and in nested programs
 
     def final(self) -> Answer:
         return self.answers[-1] if self.answers else ""

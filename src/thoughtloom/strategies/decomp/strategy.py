@@ -58,12 +58,13 @@ class _DecompBase(Strategy):
 def _result(run: Run) -> Result:
     """The program's last answer, its rendering and its record."""
     answer = run.final()
-    text = answer if isinstance(answer, str) else render_value(answer)
+    text = (answer if isinstance(answer, str) else render_value(answer)).strip().strip('"').strip()
     return Result(
-        answer=text.strip().strip('"').strip(),
+        answer=text,
         text=run.render(),
+        truncated=not text and run.cut_off > 0,  # no answer because a handler's reply was cut off
         details={"program": run.program, "status": run.status, "steps": len(run.steps),
-                 "format_errors": run.format_errors, "executed": run.to_json()},
+                 "format_errors": run.format_errors, "cut_off": run.cut_off, "executed": run.to_json()},
     )
 
 
