@@ -238,3 +238,22 @@ def test_the_card_groups_strata_by_the_tasks_own_rule(tmp_path):
     assert result.stratum_of == {"q0": "short", "q1": "short", "q2": "long", "q3": "long"}
     assert set(result.strata) == {"long", "short", "overall"}
     assert result.strata["long"].mean == result.strata["short"].mean == 0.5
+
+
+def test_the_card_flags_examples_whose_replies_were_cut_off(toy, monkeypatch):
+    import sys
+
+    from thoughtloom.core.types import Completion
+
+    plain = reply
+
+    def cut(request):  # CoT is cut off at max_tokens on baskets 5 and 10
+        n = int(re.findall(r"basket (\d+)", request.prompt_text())[-1])
+        if "step by step" in request.prompt_text() and n % 5 == 0:
+            return Completion("Let me count them one", finish_reason="length")
+        return plain(request)
+
+    monkeypatch.setattr(sys.modules[__name__], "reply", cut)
+    toy("--method", "cot")
+    assert re.search(r"\| CoT \| cot \|.*\| 2 truncated, 2 with a reply cut off at max_tokens \|",
+                     (toy.out / "card.md").read_text())

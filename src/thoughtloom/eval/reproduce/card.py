@@ -43,6 +43,7 @@ class CellResult:
     errors: int = 0
     budget_stopped: int = 0
     truncated: int = 0
+    cut_off: int = 0  # examples with a reply cut off at max_tokens anywhere in their run
     by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
     stratum_of: Mapping[str, str] = field(default_factory=dict)
 
@@ -97,6 +98,7 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
         errors=sum(1 for r in records if r.get("error")),
         budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
         truncated=sum(1 for r in records if r.get("truncated") is True),
+        cut_off=sum(1 for r in records if usage(r, "truncated_calls") > 0),
         by_example=by_example, stratum_of=stratum_of)
 
 

@@ -47,6 +47,7 @@ def _paper(card: CardData, cell: CellResult) -> str:
 def _flags(cell: CellResult) -> str:
     parts = [f"{cell.errors} errors" if cell.errors else "", f"{cell.budget_stopped} budget-stopped"
              if cell.budget_stopped else "", f"{cell.truncated} truncated" if cell.truncated else "",
+             f"{cell.cut_off} with a reply cut off at max_tokens" if cell.cut_off else "",
              f"incomplete: {cell.n} of {cell.total}" if cell.seeds and not cell.complete else ""]
     return ", ".join(p for p in parts if p) or "–"
 
@@ -142,6 +143,9 @@ def outline(card: CardData) -> list[Block]:
         "when the whole interval is above 0, does not hold when none of it is, and is inconclusive at "
         "this n otherwise. The paper's figures come from its own model and set-up; compare orderings, "
         "not levels.",
+        "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
+        "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
+        "was, whatever the answer.",
     ]
     blocks += [("h2", "Notes"), ("list", notes)]
     return blocks
