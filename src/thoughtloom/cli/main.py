@@ -143,8 +143,9 @@ def run(
     elif result.text and result.text.strip() != result.answer:
         out.print(encodable(result.text.strip()), highlight=False, markup=False)
         out.rule()
-    cut = (" [yellow](the reply was cut off at max_tokens: not a finished answer; raise the strategy's "
-           "max_tokens with --set)[/]" if result.truncated else "")
+    cut = (" [yellow](a reply was cut off at max_tokens: not a finished answer; raise the cap: the strategy's "
+           "max_tokens with --set, or for decomp the handler prompt's #: max_tokens line, see --prompts)[/]"
+           if result.truncated else "")
     stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
                "--set max_calls=N)[/]" if result.stopped == "budget" else "")
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
