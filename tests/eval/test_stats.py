@@ -57,7 +57,8 @@ def test_paired_difference_uses_shared_ids_only_and_pairing_helps():
 def test_judge_reads_the_interval():
     assert judge(Estimate(0.2, 0.05, 0.3, 50)) == "holds"
     assert judge(Estimate(-0.2, -0.3, -0.05, 50)) == "does not hold"
-    assert judge(Estimate(0.0, 0.0, 0.0, 50)) == "does not hold"
+    assert judge(Estimate(0.0, 0.0, 0.0, 50)) == "inconclusive"  # tied on every example
+    assert judge(Estimate(-0.05, -0.15, 0.0, 20)) == "inconclusive"  # one question against, none for
     assert judge(Estimate(0.05, -0.05, 0.15, 50)) == "inconclusive"
     assert judge(paired_difference({}, {"x": 1.0})) == "inconclusive"
     clear = paired_difference({f"q{i}": 0.0 for i in range(30)}, {f"q{i}": 1.0 for i in range(30)})

@@ -11,8 +11,12 @@ print, so that every "0.62 [0.48, 0.75]" in the product means the same thing:
   resampling those examples together (pairing removes the between-question
   variance that dominates small benchmarks).
 - :func:`judge` — reads a paired interval as a verdict on a claim "b beats a":
-  *holds* when the whole interval is above zero, *does not hold* when none of
-  it is, *inconclusive* otherwise.
+  *holds* when the whole interval is above zero, *does not hold* when the
+  whole interval is below zero (a is better), *inconclusive* otherwise. An
+  interval that touches zero is inconclusive: when the two runs differ on
+  few examples, or on none ([0, 0]), the percentile bootstrap cannot see the
+  uncertainty that n leaves (20 ties in a row still allow b to win one
+  question in seven), so a tie is not read as evidence against the claim.
 
 Resampling is seeded so a report is reproducible; 10,000 replicates keep the
 Monte Carlo error of a 95% bound well under a percentage point.
@@ -99,7 +103,7 @@ def judge(difference: Estimate) -> Verdict:
         return "inconclusive"
     if difference.ci_low > 0:
         return "holds"
-    if difference.ci_high <= 0:
+    if difference.ci_high < 0:
         return "does not hold"
     return "inconclusive"
 

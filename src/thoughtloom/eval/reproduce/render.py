@@ -140,9 +140,9 @@ def outline(card: CardData) -> list[Block]:
         "Figures are percentages. Ours: the mean over examples with a 95% percentile bootstrap interval "
         "(10,000 replicates; with several seeds, examples and seeds are resampled together). A claim "
         "\"A beats B\" is checked on the paired difference A − B over the examples both scored: it holds "
-        "when the whole interval is above 0, does not hold when none of it is, and is inconclusive at "
-        "this n otherwise. The paper's figures come from its own model and set-up; compare orderings, "
-        "not levels.",
+        "when the whole interval is above 0, does not hold when the whole interval is below 0, and is "
+        "inconclusive at this n otherwise (also when it touches 0, e.g. two methods tied on every "
+        "example). The paper's figures come from its own model and set-up; compare orderings, not levels.",
         "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
         "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
         "was, whatever the answer.",
