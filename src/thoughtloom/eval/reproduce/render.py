@@ -109,7 +109,7 @@ def outline(card: CardData) -> list[Block]:
                   f"Suite file: {suite.source} (sha256 {suite.digest[:12]})"]),
         ("h2", "Commands"),
         ("code", "\n".join([f"# sitting {i + 1} ({s.get('kind', 'run')}, {s.get('started', '?')}, "
-                            f"model {s.get('model', '?')}, commit {s.get('commit') or '?'}):\n{s.get('command', '?')}"
+                            f"model {s.get('model') or 'none opened'}, commit {s.get('commit') or '?'}):\n{s.get('command', '?')}"
                             for i, s in enumerate(prov.get("sittings", []))]
                            + [f"# this card:\n{prov.get('command', '?')}"])),
     ]
