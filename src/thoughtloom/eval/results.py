@@ -248,6 +248,12 @@ def score(record: Mapping[str, Any], metric: str) -> float:
     return number(metrics.get(metric))
 
 
+def meta(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's ``meta`` (the example's own fields, e.g. its stratum); {} when it has none."""
+    value = record.get("meta")
+    return value if isinstance(value, dict) else {}
+
+
 def usage(record: Mapping[str, Any], key: str) -> float:
     """One usage figure of a record (``total_tokens`` summed from its parts when absent)."""
     used = record.get("usage") if isinstance(record.get("usage"), dict) else {}

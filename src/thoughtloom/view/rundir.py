@@ -20,7 +20,7 @@ from typing import Any, Iterator
 
 from .. import tasks
 from ..core.errors import ConfigError
-from ..eval.results import RESULTS, SUMMARY, TRACE
+from ..eval.results import RESULTS, SUMMARY, TRACE, meta
 
 log = logging.getLogger(__name__)
 
@@ -144,11 +144,11 @@ class RunFolder:
     def stratum(self, record: dict[str, Any]) -> str | None:
         """The record's stratum by the task's own rule (None: the task has no strata)."""
         task = self.task()
-        meta = record.get("meta") if isinstance(record.get("meta"), dict) else {}
+        fields = meta(record)
         if task is None:
-            value = meta.get("stratum")
+            value = fields.get("stratum")
             return None if value is None else str(value)
-        return task.stratum(meta)
+        return task.stratum(fields)
 
     def trace_blocks(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         """(example id, its events) for each contiguous block of ``trace.jsonl``, in file order.

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..stats import Estimate, judge, mean_ci, paired_difference
-from ..results import SUMMARY, read_records, score, usage
+from ..results import SUMMARY, meta, read_records, score, usage
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
@@ -62,11 +62,6 @@ class ClaimResult:
     paper: tuple[tuple[str, float, float], ...] = ()  # (model, better, worse) where the paper reports both
 
 
-def _meta(record: dict[str, Any]) -> dict[str, Any]:
-    meta = record.get("meta")
-    return meta if isinstance(meta, dict) else {}
-
-
 def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
     """One (dataset, method) over the plan's seeds, from its folders."""
     order = sl.ids
@@ -80,7 +75,7 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
     by_example = {m: {i: sum(score(run[i], m) for run in runs) / len(runs) for i in common}
                   for m in dataset.metrics}
     metrics = {m: mean_ci([[score(run[i], m) for i in common] for run in runs]) for m in dataset.metrics}
-    stratum_of = {i: sl.task.stratum(_meta(runs[0][i])) or "medium" for i in common}  # the task's own rule
+    stratum_of = {i: sl.task.stratum(meta(runs[0][i])) or "medium" for i in common}  # the task's own rule
     strata: dict[str, Estimate] = {}
     if dataset.strata:
         for name in ("long", "medium", "short"):
