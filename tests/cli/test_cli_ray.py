@@ -12,6 +12,7 @@ import time
 import pytest
 
 from thoughtloom.testing.fake_server import FakeOpenAIServer
+from toy_suite import SUITE
 
 N = 16
 #: Questions from here on wait for the gate: the driver is killed while they are in flight.
@@ -112,51 +113,19 @@ def test_an_unreachable_ray_address_is_one_line(tmp_path):
     assert "error: cannot join the Ray cluster at 127.0.0.1:9" in r.stderr
 
 
-TOY_SUITE = """
-name = "toy-ray"
-title = "Toy: CoT vs IO"
-paper = "Nobody, 2024"
-n = 8
-
-[budget]
-max_calls = 3
-
-[[datasets]]
-id = "sums"
-task = "gsm8k"
-data = "d.jsonl"
-
-[[methods]]
-id = "cot"
-strategy = "cot"
-label = "CoT"
-
-[[methods]]
-id = "io"
-strategy = "io"
-label = "IO"
-
-[[claims]]
-better = "cot"
-worse = "io"
-statement = "CoT beats IO"
-source = "Table 1"
-"""
-
-
 @pytest.mark.integration
 def test_ray_reproduce_runs_every_cell_on_the_workers_with_the_records_of_a_local_run(tmp_path, ray_cluster):
     def reply(prompt):
         i = int(prompt.rsplit("Question: What is ", 1)[1].split()[0])
         return f"The answer is: {i + 1}" if "step by step" in prompt or i % 2 == 0 else str(i)
 
-    data(tmp_path)
-    (tmp_path / "toy-ray.toml").write_text(TOY_SUITE)
+    data(tmp_path).rename(tmp_path / "baskets.jsonl")
+    (tmp_path / "toy.toml").write_text(SUITE)
     with FakeOpenAIServer(reply) as server:
         def reproduce(out, *extra):
-            cmd = [sys.executable, "-m", "thoughtloom", "reproduce", str(tmp_path / "toy-ray.toml"), "--data-root",
-                   str(tmp_path), "--model", f"openai:m@{server.base_url}", "--no-cache", "-c", "2", "--out",
-                   str(out), *extra]
+            cmd = [sys.executable, "-m", "thoughtloom", "reproduce", str(tmp_path / "toy.toml"), "--n", "8",
+                   "--data-root", str(tmp_path), "--model", f"openai:m@{server.base_url}", "--no-cache", "-c", "2",
+                   "--out", str(out), *extra]
             r = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
                                env={**os.environ, "OPENAI_API_KEY": "sk-driver"})
             assert r.returncode == 0, r.stderr
@@ -166,8 +135,8 @@ def test_ray_reproduce_runs_every_cell_on_the_workers_with_the_records_of_a_loca
         calls_on_ray = server.calls
         reproduce(tmp_path / "local")
     assert calls_on_ray == 8 + 8  # every example of both cells, once
-    assert "card:" in shown and "claims: 1 holds" in shown
-    for cell in ("sums/cot", "sums/io"):
+    assert "card:" in shown and "claims: 1 holds, 1 does not hold" in shown
+    for cell in ("baskets/cot", "baskets/io"):
         assert answers(tmp_path / "ray" / cell) == answers(tmp_path / "local" / cell)
         summary = json.loads((tmp_path / "ray" / cell / "summary.json").read_text())
         assert summary["executor"] == "ray" and summary["model"] == f"openai:m@{server.base_url}"
