@@ -42,6 +42,10 @@ class Task:
     name: ClassVar[str] = "freeform"
     instruction: ClassVar[str] = "Answer the question with a short answer."
     primary_metric: ClassVar[str] = "em"
+    # every metric ``score`` emits, by name; a subclass that names only its
+    # primary_metric emits that one (see __init_subclass__). Suites, the card
+    # and the run inspector refuse a metric not listed here.
+    metrics: ClassVar[tuple[str, ...]] = ("em", "f1")
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
     # whether questions are answered from retrieved passages (the retrieval
@@ -50,6 +54,11 @@ class Task:
     # whether an answer read from a reply cut off at max_tokens is scored;
     # by default it is not (scored as no answer, the record says truncated)
     score_truncated: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "primary_metric" in vars(cls) and "metrics" not in vars(cls):
+            cls.metrics = (cls.primary_metric,)
 
     def demos(self) -> Sequence[Demo]:
         return ()

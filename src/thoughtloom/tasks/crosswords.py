@@ -91,6 +91,7 @@ class MiniCrosswords(Task):
     instruction = ("Solve a 5x5 mini crossword: five across words (h1-h5, the rows) and five down words "
                    "(v1-v5, the columns), each exactly 5 letters, that fit the clues and share letters where they cross.")
     primary_metric = "letters"
+    metrics = ("letters", "words", "game")
     cot_answer_format = "end with the filled board: five lines of five letters, one row per line."
 
     def extract_answer(self, text: str) -> str | None:

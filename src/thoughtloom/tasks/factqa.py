@@ -69,7 +69,7 @@ class FactTask(Task):
     long_pct: float = 98.0
     short_pct: float = 2.0
     primary_metric = "em"
-    metrics: tuple[str, ...] = ("em", "f1")
+    metrics = ("em", "f1")
 
     def load(self, path: str | Path) -> list[Example]:
         path = Path(path)

@@ -51,6 +51,7 @@ class PooledCorpus:
 class OpenDomainQA(PooledCorpus, Task):
     instruction = "Answer the question with a short answer (a name, date, number or yes/no)."
     primary_metric = "em"
+    metrics = ("em", "f1")
     open_domain = True
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:

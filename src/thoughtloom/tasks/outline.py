@@ -112,6 +112,7 @@ class OutlineImprovement(Task):
                    "(surprising twists, real conflict, memorable characters) while keeping it coherent, "
                    "about the same number of items, one plot point per item.")
     primary_metric = "well_formed"
+    metrics = ("well_formed", "changed")
     cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
                          "numbered [1], [2], ...")
 

@@ -209,6 +209,10 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
         except ConfigError as exc:
             raise ConfigError(f"{source}: datasets[{i}].task: {exc}") from None
         metrics = tuple(d.get("metrics", [task.primary_metric]))
+        for m in metrics:
+            if m not in task.metrics:
+                raise ConfigError(f"{source}: datasets[{i}].metrics: task {d['task']!r} emits no metric {m!r} "
+                                  f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", "")))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
