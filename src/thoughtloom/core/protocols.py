@@ -49,7 +49,9 @@ class TaskView(Protocol):
     instruction: str
     # Optional: ``cot_answer_format``, how a chain of thought must end for
     # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
-    # ``open_domain``, True where questions are answered from retrieved passages.
+    # ``open_domain``, True where questions are answered from retrieved passages;
+    # ``search_settings``, the tree strategies' options the task sets
+    # (``{option: core.options.TaskSetting}``; see ``strategies.build``).
 
     def demos(self) -> Sequence[Demo]: ...
 

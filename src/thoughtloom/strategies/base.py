@@ -228,6 +228,8 @@ class Strategy(ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+        #: where each option's value came from (set by ``strategies.build``; empty for a config given directly)
+        self.sources: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -312,12 +314,45 @@ def _typed(value: Any, annotation: Any, key: str) -> Any:
     raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
 
 
-def make_config(cls: type[Strategy], overrides: Mapping[str, Any]) -> Any:
+#: Where an option's value came from (:func:`option_sources`): the user (``--set``, a
+#: suite's settings, a keyword), the task (``Task.search_settings``), or the strategy's default.
+FROM_USER, FROM_TASK, FROM_STRATEGY = "user", "task", "strategy default"
+
+
+def task_settings(cls: type[Strategy], task: TaskView | None) -> dict[str, Any]:
+    """The task's search settings (``TaskSetting``s by option) that ``cls`` takes: a tree
+    strategy (``needs == "search"``) takes each one its config has an option for."""
+    if task is None or cls.needs != "search" or not dataclasses.is_dataclass(cls.Config):
+        return {}
+    declared = getattr(task, "search_settings", None) or {}
+    names = {f.name for f in dataclasses.fields(cls.Config)}
+    return {k: v for k, v in declared.items() if k in names}
+
+
+def option_sources(cls: type[Strategy], overrides: Mapping[str, Any],
+                   task: TaskView | None = None) -> dict[str, str]:
+    """Each option of ``cls`` and where its value comes from: ``user``, ``task NAME: <source>``
+    or ``strategy default``."""
+    taken = task_settings(cls, task)
+    out = {}
+    for f in dataclasses.fields(cls.Config):
+        if f.name in overrides:
+            out[f.name] = FROM_USER
+        elif f.name in taken:
+            out[f.name] = f"{FROM_TASK} {getattr(task, 'name', '?')}: {taken[f.name].source}"
+        else:
+            out[f.name] = FROM_STRATEGY
+    return out
+
+
+def make_config(cls: type[Strategy], overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
     """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
-    from values of each option's type (the Python API's keyword arguments)."""
+    from values of each option's type (the Python API's keyword arguments);
+    options the user leaves unset take the task's search settings where it
+    has them (:func:`task_settings`), else the strategy's defaults."""
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     hints = typing.get_type_hints(cls.Config)
-    values = {}
+    values = {k: _typed(s.value, hints[k], k) for k, s in task_settings(cls, task).items()}
     for key, raw in overrides.items():
         if key not in fields:
             raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Iterator, Mapping, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, require, utf8_lines
+from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .answers import first_line, marked_answer
@@ -46,6 +47,10 @@ class Task:
     # primary_metric emits that one (see __init_subclass__). Suites, the card
     # and the run inspector refuse a metric not listed here.
     metrics: ClassVar[tuple[str, ...]] = ("em", "f1")
+    # the tree strategies' options this task sets (its natural depth, children per
+    # node, search steps), each with where it comes from; a tree strategy takes
+    # them unless the user sets the option (``strategies.build(..., task=)``)
+    search_settings: ClassVar[Mapping[str, TaskSetting]] = {}
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
     # whether questions are answered from retrieved passages (the retrieval

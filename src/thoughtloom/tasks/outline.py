@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ..core.bounded import clip, to_float
 from ..core.errors import DataError, ParseError
+from ..core.options import TaskSetting
 from ..core.types import Problem
 from ..core.files import read_utf8
 from .base import Example, Task, _must_exist, read_jsonl
@@ -113,6 +114,13 @@ class OutlineImprovement(Task):
                    "about the same number of items, one plot point per item.")
     primary_metric = "well_formed"
     metrics = ("well_formed", "changed")
+    search_settings = {
+        "k": TaskSetting(3, "ThoughtSculpt §4.1: 'each node will generate a maximum of 3 candidate child "
+                            "outlines'"),
+        "max_depth": TaskSetting(3, "ThoughtSculpt §4.1: 'Each method is allowed to search or iterate "
+                                    "through a maximum depth of 3'"),
+        "iterations": TaskSetting(3, "ThoughtSculpt §4.1: 'search or iterate through a maximum depth of 3'"),
+    }
     cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
                          "numbered [1], [2], ...")
 

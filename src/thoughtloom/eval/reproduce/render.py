@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, Union
 
+from ... import tasks
+from ...strategies.base import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
@@ -33,9 +35,30 @@ def pct(e: Estimate | None, *, signed: bool = False) -> str:
 
 
 def _settings(cell: CellResult) -> str:
+    """The strategy with the suite's settings, then the ones it took from the task (the rest: its defaults)."""
     m = cell.method
     opts = ", ".join(f"{k}={v}" for k, v in m.settings.items())
-    return f"{m.strategy}" + (f" ({opts})" if opts else "")
+    taken = _from_task(cell)
+    return (f"{m.strategy}" + (f" ({opts})" if opts else "")
+            + (f"; from the task: {', '.join(f'{k}={v}' for k, (v, _) in taken.items())}" if taken else ""))
+
+
+def _from_task(cell: CellResult) -> dict[str, tuple[Any, str]]:
+    """The options this cell's strategy took from its task's search settings: value and source."""
+    strategy = cell.method.build(tasks.get(cell.dataset.task))
+    return {k: (getattr(strategy.config, k), src.split(": ", 1)[-1])
+            for k, src in strategy.sources.items() if src.startswith(FROM_TASK)}
+
+
+def _task_settings(cells: Sequence[CellResult]) -> Block | None:
+    """Every task setting some method of the dataset took, with where it comes from."""
+    seen: dict[str, tuple[Any, str]] = {}
+    for c in cells:
+        seen.update(_from_task(c))
+    if not seen:
+        return None
+    return ("list", [f"{k} = {v} (search setting of task {cells[0].dataset.task}, taken by the tree "
+                     f"strategies the suite does not set it for): {src}" for k, (v, src) in seen.items()])
 
 
 def _paper(card: CardData, cell: CellResult) -> str:
@@ -131,6 +154,9 @@ def outline(card: CardData) -> list[Block]:
         if d.note:
             blocks.append(("p", d.note))
         blocks.append(_results_table(card, cells))
+        settings = _task_settings(cells)
+        if settings is not None:
+            blocks.append(settings)
         if d.strata:
             blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells)]
         claims = [r for r in card.claims if r.dataset.id == d.id]

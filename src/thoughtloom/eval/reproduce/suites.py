@@ -96,9 +96,10 @@ class MethodSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
 
-    def build(self) -> strategies.Strategy:
-        """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are)."""
-        return strategies.build(self.strategy, self.settings)
+    def build(self, task: tasks.Task | None = None) -> strategies.Strategy:
+        """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
+        a tree strategy takes ``task``'s search settings for the options the suite leaves unset."""
+        return strategies.build(self.strategy, self.settings, task)
 
 
 @dataclass(frozen=True)
@@ -248,7 +249,8 @@ def _check_meaning(suite: Suite, source: str) -> None:
             fail(f"datasets[{i}].primary", f"{d.primary!r} is not one of its metrics {list(d.metrics)}")
     for i, m in enumerate(suite.methods):
         try:
-            m.build()
+            for d in suite.datasets:
+                m.build(tasks.get(d.task))
         except ThoughtloomError as exc:
             fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
     datasets = {d.id: d for d in suite.datasets}
