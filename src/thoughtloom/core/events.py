@@ -155,8 +155,12 @@ EVENTS: dict[str, EventType] = {
                                     source=_TREE),
     "sculpt_select": EventType("MCTS selected a leaf to grow (parallel: leaves this iteration)",
                                ("node", "depth", "parallel"), source="strategies.sculpt.mcts"),
-    "sculpt_backprop": EventType("MCTS backed a reward up the path to the root", ("node", "reward", "path"),
-                                 source=_TREE),
+    "sculpt_backprop": EventType("MCTS added one visit with this reward to each node of path: a rollout's "
+                                 "reward backed up to the root, or (evaluation: true) a node's own evaluation, "
+                                 "its first visit", ("node", "reward", "path"), ("evaluation",), source=_TREE),
+    "sculpt_exhausted": EventType("MCTS stopped before its rollouts were spent: no leaf it may grow is left "
+                                  "(every one at max_depth)", ("rollouts", "planned"),
+                                  source="strategies.sculpt.mcts"),
     "sculpt_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
     "sculpt_answer": EventType("the node chosen as the answer and its path from the root",
                                ("node", "answer", "path"), source=_TREE),

@@ -75,6 +75,7 @@ class SearchRun:
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
+        self.notes: dict[str, Any] = {}  # a loop's own figures for Result.details (rollouts done, why it ended)
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score
@@ -90,6 +91,7 @@ class SearchRun:
             "extended": sum(n.kind == "extended" for n in self.tree.nodes),
             "evaluator": self.cfg.evaluator,
             "chosen_rendered": w.view.render(w.problem, best.candidate),
+            **self.notes,
         }
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()
