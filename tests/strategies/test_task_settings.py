@@ -24,7 +24,7 @@ def test_crosswords_take_twenty_steps_three_children_and_room_for_all_ten_slots(
     assert strategies.build("self-refine", {}, task).config.iterations == 20
     assert strategies.build("tot-dfs", {}, task).config.max_steps == 20
     assert mcts.sources["rollouts"].startswith("task crosswords: ThoughtSculpt §4.2")
-    assert mcts.sources["c"] == FROM_STRATEGY
+    assert mcts.sources["temperature"] == FROM_STRATEGY
 
 
 @pytest.mark.parametrize("task, quote", [
@@ -63,12 +63,13 @@ def test_strategies_command_says_the_values_on_a_task_and_where_they_come_from()
     info = json.loads(r.output)
     by = {o["name"]: o for o in info["options"]}
     assert by["max_depth"]["default"] == 3 and by["max_depth"]["value"] == 20
-    assert by["max_depth"]["from"].startswith("task crosswords:") and by["c"]["from"] == FROM_STRATEGY
+    assert by["max_depth"]["from"].startswith("task crosswords:") and by["temperature"]["from"] == FROM_STRATEGY
+    assert by["c"]["value"] == 0.2 and "no UCB1 constant" in by["c"]["from"]
     assert info["task_settings"]["crosswords"]["rollouts"]["value"] == 20
     r = CliRunner().invoke(app, ["strategies", "sculpt-dfs", "--task", "crosswords"])
     assert r.exit_code == 0 and "max_depth = 20: task crosswords" in " ".join(r.output.split())
     r = CliRunner().invoke(app, ["strategies", "sculpt-mcts"])
-    assert "on task crosswords it takes the task's k=3, rollouts=20, max_depth=20" in " ".join(r.output.split())
+    assert "on task crosswords it takes the task's k=3, rollouts=20, max_depth=20, c=0.2" in " ".join(r.output.split())
 
 
 def test_the_card_says_which_settings_came_from_the_task():
