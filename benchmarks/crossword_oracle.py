@@ -5,7 +5,7 @@ with its gold word; the evaluator knows no answer (10/10 for a full slot, 2/10 f
 a search that fails here fails for its own reasons: depth, step counting, exploration, answer choice.
 Prints, per strategy and UCB1 constant c, how many boards were solved, the mean share of words right, and
 the mean depth of the answer. Everything else is the crosswords task's search settings (k = 3, 20 steps,
-depth 20), unless --set says otherwise.
+depth 20), unless --set says otherwise (options sculpt-dfs lacks, e.g. parallel, go to sculpt-mcts only).
 
     PYTHONPATH=src python benchmarks/crossword_oracle.py --puzzles 10 --seeds 3
     PYTHONPATH=src python benchmarks/crossword_oracle.py --set max_depth=3      # the old global default
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+from dataclasses import fields
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
@@ -50,7 +51,8 @@ async def main() -> None:
     task = tasks.get("crosswords")
     examples = load_examples(task, args.data, limit=args.puzzles).examples
     sets = dict(s.split("=", 1) for s in args.set)
-    runs = [("sculpt-mcts", {**sets, "c": c}) for c in args.c.split(",")] + [("sculpt-dfs", sets)]
+    dfs_sets = {k: v for k, v in sets.items() if k in {f.name for f in fields(strategies.get("sculpt-dfs").Config)}}
+    runs = [("sculpt-mcts", {**sets, "c": c}) for c in args.c.split(",")] + [("sculpt-dfs", dfs_sets)]
     print("strategy       settings                    solved   words   answer depth")
     for name, options in runs:
         solved = words = depth = 0.0

@@ -62,9 +62,10 @@ async def test_a_correct_word_generator_solves_the_board_at_the_default_settings
 
 
 @pytest.mark.parametrize("seed", range(3))
-async def test_mcts_solves_it_whatever_the_seed(seed):
+@pytest.mark.parametrize("parallel", [1, 3])
+async def test_mcts_solves_it_whatever_the_seed_also_leaf_parallel(seed, parallel):
     example = PUZZLES[1]
-    strategy = strategies.build("sculpt-mcts", {}, TASK)
+    strategy = strategies.build("sculpt-mcts", {"parallel": parallel}, TASK)
     result = await strategy.run(example.problem, Context(lm=oracle(example.gold), task=TASK, trace=Trace(), seed=seed))
     assert TASK.score(result.answer, example.gold)["game"] == 1.0
 

@@ -99,3 +99,17 @@ def test_selection_skips_subtrees_that_cannot_grow():
     other.depth = 2  # now nothing below the root can grow
     assert select(tree, 1.0, max_depth=2) is None
     assert select(tree, 1.0) is capped  # without a cap the capped leaf is a leaf like any other
+
+
+async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
+    """Leaf-parallel rollouts select only leaves that can grow too: with max_depth 1 the first iteration
+    can take only the root (the tree has no other leaf), the second finds none and the search stops;
+    afterwards every visit is an evaluation or a backed-up reward (virtual losses are gone)."""
+    lm = toy["make_lm"]({}, default=5)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1, parallel=4, virtual_loss=3)).run(
+        toy["problem"], ctx)
+    assert result.details["rollouts_done"] == 1 and ctx.trace.of_type("sculpt_exhausted")
+    backprops = ctx.trace.of_type("sculpt_backprop")
+    for node in result.details["tree"]:
+        assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
