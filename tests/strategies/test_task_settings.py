@@ -86,3 +86,12 @@ def test_the_card_says_which_settings_came_from_the_task():
     assert "rollouts = 20 (search setting of task crosswords" in listed and "§4.2" in listed
     cot = CellResult(suite.datasets[0], suite.method("cot"), total=20, seeds=0, n=0)
     assert _settings(cot) == "cot"
+
+
+def test_tree_strategies_sample_at_the_papers_temperature_and_simulate_one_step():
+    """§4: "Both base LMs use a temperature of 0.7"; §4.1: "ThoughtSculpt with MCTS will have a maximum
+    d_simulation of 1" ("In this and all the experiments below"). No task changes either."""
+    for task in ("crosswords", "commongen", "outline", "game24"):
+        mcts = strategies.build("sculpt-mcts", {}, tasks.get(task))
+        assert mcts.config.temperature == 0.7 and mcts.config.simulation_depth == 1
+        assert strategies.build("sculpt-dfs", {}, tasks.get(task)).config.temperature == 0.7

@@ -113,3 +113,14 @@ async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
     backprops = ctx.trace.of_type("sculpt_backprop")
     for node in result.details["tree"]:
         assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
+
+
+async def test_stop_at_goal_is_off_by_default_and_ends_the_search_when_on():
+    """Algorithm 1 runs "for j <- 1 to d_rollout" with no early exit, so by default a 10/10 node does
+    not end the search; stop_at_goal (ours) ends it at the first rollout that reaches goal_score."""
+    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4)).run(toy["problem"], toy["make_ctx"](lm))
+    assert result.details["rollouts_done"] == 4
+    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4, stop_at_goal=True)).run(toy["problem"], toy["make_ctx"](lm))
+    assert result.details["rollouts_done"] < 4 and result.confidence == 1.0
