@@ -194,7 +194,8 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
                        f"async app): use `await thoughtloom.a{name}(...)` there")
 
 
-def _strategy(name: str, options: dict[str, Any], max_calls: int | None, task: tasks.Task) -> strategies.Strategy:
+def _strategy(name: str, options: dict[str, Any], max_calls: int | None,
+              task: tasks.Task | None = None) -> strategies.Strategy:
     """The strategy with its options (and ``task``'s search settings for the tree strategies); ``max_calls``
     is also its own call cap where it has one."""
     if max_calls is not None and any(f.name == "max_calls" for f in dataclasses.fields(strategies.get(name).Config)):

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from thoughtloom import strategies, tasks
 from thoughtloom.cli.main import app
-from thoughtloom.strategies.base import FROM_STRATEGY, FROM_USER
+from thoughtloom.strategies.config import FROM_STRATEGY, FROM_USER
 
 
 def test_crosswords_take_twenty_steps_three_children_and_room_for_all_ten_slots():

@@ -12,7 +12,8 @@ from typing import Any, Mapping
 from ..core.errors import ConfigError
 from ..core.options import check_options
 from ..core.protocols import TaskView
-from .base import Context, Result, Strategy, available, get, make_config, option_sources, register
+from .base import Context, Result, Strategy, available, get, register
+from .config import make_config, option_sources
 
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",

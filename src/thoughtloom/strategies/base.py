@@ -35,16 +35,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-import types
 import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar
 
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.events import malformed
-from ..core.names import choices_hint, unknown
+from ..core.names import unknown
 from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
@@ -277,88 +276,6 @@ def available() -> list[str]:
 
     _load_builtins()
     return sorted(_REGISTRY)
-
-
-def _coerce(value: Any, annotation: Any, key: str) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
-            return None
-        annotation = args[0]
-    if not isinstance(value, str):
-        return _typed(value, annotation, key)
-    try:
-        if annotation is bool:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if annotation in (int, float, str):
-            return annotation(value)
-    except ValueError:
-        raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {annotation.__name__}") from None
-    raise ConfigError(f"option {key} cannot be set from the command line")
-
-
-def _typed(value: Any, annotation: Any, key: str) -> Any:
-    """A value given as a Python object (``thoughtloom.solve(..., n=5)``): of
-    the option's type, or an int where a float is asked; a bool is not a number."""
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(annotation, type) and isinstance(value, annotation) and \
-            not (isinstance(value, bool) and annotation is not bool):
-        return value
-    expected = getattr(annotation, "__name__", str(annotation))
-    raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
-
-
-#: Where an option's value came from (:func:`option_sources`): the user (``--set``, a
-#: suite's settings, a keyword), the task (``Task.search_settings``), or the strategy's default.
-FROM_USER, FROM_TASK, FROM_STRATEGY = "user", "task", "strategy default"
-
-
-def task_settings(cls: type[Strategy], task: TaskView | None) -> dict[str, Any]:
-    """The task's search settings (``TaskSetting``s by option) that ``cls`` takes: a tree
-    strategy (``needs == "search"``) takes each one its config has an option for."""
-    if task is None or cls.needs != "search" or not dataclasses.is_dataclass(cls.Config):
-        return {}
-    declared = getattr(task, "search_settings", None) or {}
-    names = {f.name for f in dataclasses.fields(cls.Config)}
-    return {k: v for k, v in declared.items() if k in names}
-
-
-def option_sources(cls: type[Strategy], overrides: Mapping[str, Any],
-                   task: TaskView | None = None) -> dict[str, str]:
-    """Each option of ``cls`` and where its value comes from: ``user``, ``task NAME: <source>``
-    or ``strategy default``."""
-    taken = task_settings(cls, task)
-    out = {}
-    for f in dataclasses.fields(cls.Config):
-        if f.name in overrides:
-            out[f.name] = FROM_USER
-        elif f.name in taken:
-            out[f.name] = f"{FROM_TASK} {getattr(task, 'name', '?')}: {taken[f.name].source}"
-        else:
-            out[f.name] = FROM_STRATEGY
-    return out
-
-
-def make_config(cls: type[Strategy], overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
-    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
-    from values of each option's type (the Python API's keyword arguments);
-    options the user leaves unset take the task's search settings where it
-    has them (:func:`task_settings`), else the strategy's defaults."""
-    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
-    hints = typing.get_type_hints(cls.Config)
-    values = {k: _typed(s.value, hints[k], k) for k, s in task_settings(cls, task).items()}
-    for key, raw in overrides.items():
-        if key not in fields:
-            raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
-                              hint=choices_hint(key, fields, listing="options"))
-        values[key] = _coerce(raw, hints[key], key)
-    return cls.Config(**values)
 
 
 def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bool:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Sequence, Union
 
 from ... import tasks
-from ...strategies.base import FROM_TASK
+from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
