@@ -254,3 +254,21 @@ def test_the_decomp_math_suite_is_the_papers_comparison():
     extract, pattern = get_program("math_extract").reference("q"), get_program("math_cot_pattern").reference("q")
     assert extract[0] == pattern[0] == "(math_cot) $question"
     assert (extract[1], pattern[1]) == ('(gpt_ans) "#1"', '(extract) "#1"')
+
+
+@pytest.mark.parametrize("reply", ["", "[]", "['\\ud800']", "[" * 5000, "['" + "x" * 200_000 + "']",
+                                   "['a', ['b']]", "[1e400]", "['a',]" * 3000])
+def test_list_replies_are_read_within_bounds_and_stay_encodable(reply):
+    value = parse_value(reply)
+    assert isinstance(value, (str, list))
+    json.dumps(value).encode("utf-8")
+    (value if isinstance(value, str) else "".join(value)).encode("utf-8")
+
+
+@pytest.mark.parametrize("text", ["", "answer is" * 20_000, "The answer is " + "9" * 5000,
+                                  "the answer is \ud800 7", "[" * 5000 + "answer is 3"])
+def test_the_math_reader_survives_hostile_replies(text):
+    gsm = get_task("gsm8k")
+    answer = gsm.extract_answer(text)
+    assert answer is None or answer == "7" or answer == "3"
+    assert gsm.score(text, "7")["accuracy"] in (0.0, 1.0)

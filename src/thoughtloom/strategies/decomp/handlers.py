@@ -153,9 +153,11 @@ def render_evidence(passages: Sequence[Passage], max_tokens: int = EVIDENCE_TOKE
     size = sum(len(h) + min(len(p.text), PASSAGE_CHARS) + 2 for h, p in zip(heads, passages))
     if size <= budget:
         return "\n\n".join(h + p.text[:PASSAGE_CHARS] for h, p in zip(heads, passages)), None
-    keep = len(passages)
-    while keep and sum(len(h) + 2 for h in heads[:keep]) + keep * MIN_PASSAGE_CHARS > budget:
-        keep -= 1
+    used, keep = 0, 0  # the most passages whose titles and least share fit, first ones first
+    for h in heads:
+        if used + len(h) + 2 + MIN_PASSAGE_CHARS > budget:
+            break
+        used, keep = used + len(h) + 2 + MIN_PASSAGE_CHARS, keep + 1
     share = (budget - sum(len(h) + 2 for h in heads[:keep])) // keep if keep else 0
     share = min(PASSAGE_CHARS, max(MIN_PASSAGE_CHARS, share))
     kept = passages[:keep]

@@ -47,6 +47,7 @@ from typing import Collection, Sequence, Union
 
 from ...core.bounded import MAX_PARSE_CHARS, check_depth, clip, loads_json
 from ...core.errors import ParseError
+from ...core.text import encodable
 
 Answer = Union[str, list]
 
@@ -235,7 +236,7 @@ def _python_list(text: str) -> list | None:
                                               (isinstance(v, float) and v == v and abs(v) != float("inf"))
                                               for v in value):
         return None
-    return value
+    return [encodable(v) if isinstance(v, str) else v for v in value]  # '\ud800' escapes: no lone surrogate
 
 
 def substitute(question: str, answers: Sequence[Answer], override: dict[int, str] | None = None) -> str:
