@@ -162,7 +162,8 @@ def render_evidence(passages: Sequence[Passage], max_tokens: int = EVIDENCE_TOKE
     share = min(PASSAGE_CHARS, max(MIN_PASSAGE_CHARS, share))
     kept = passages[:keep]
     text = "\n\n".join(h + p.text[:share] for h, p in zip(heads, kept))
-    return text, Fit(len(passages), sum(len(p.text) > share for p in kept), len(passages) - keep)
+    return text, Fit(len(passages), sum(min(len(p.text), PASSAGE_CHARS) > share for p in kept),
+                     len(passages) - keep)
 
 
 class PromptHandler(Handler):
