@@ -272,3 +272,21 @@ def test_the_math_reader_survives_hostile_replies(text):
     answer = gsm.extract_answer(text)
     assert answer is None or answer == "7" or answer == "3"
     assert gsm.score(text, "7")["accuracy"] in (0.0, 1.0)
+
+
+@pytest.mark.parametrize("text", ["", "#" * 100_000, "#1" * 50_000, '"' * 100_000, "without " * 20_000,
+                                  "using " * 20_000 + '"', "[" * 50_000 + "last", "\ud800 #1 space"])
+def test_the_step_and_symbolic_readers_survive_hostile_text(text):
+    import time
+
+    t0 = time.perf_counter()
+    separator(text)
+    try:
+        position(text)
+    except ValueError:  # no position named: the handler records it
+        pass
+    try:
+        expand(parse_step(f"(qa) {text or 'x'}", {"qa"}, 1, text), ["a"])
+    except StepError:  # a reference to no step: re-asked
+        pass
+    assert time.perf_counter() - t0 < 5  # linear patterns; a timing bound only against backtracking
