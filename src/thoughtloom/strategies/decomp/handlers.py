@@ -37,8 +37,8 @@ from typing import Awaitable, Callable, Sequence
 from ... import prompts
 from ...core.errors import ConfigError
 from ...core.protocols import LM
+from ...core.text import CHARS_PER_TOKEN
 from ...core.types import Passage, Request
-from ...lm.tokens import CHARS_PER_TOKEN
 from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
 from .record import Run
