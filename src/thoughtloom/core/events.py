@@ -137,10 +137,16 @@ EVENTS: dict[str, EventType] = {
         ("run", "program", "depth", "step", "handler", "kind", "operator", "question", "inputs", "answer",
          "tokens", "calls", "error"),
         source="strategies.decomp.controller"),
-    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit; reason: why a "
-                             "malformed one stopped (the step, the error, the last reply)",
+    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit (a program "
+                             "whose nested run ended so ends with that run's status); reason: why it stopped "
+                             "(a malformed one's step, error and last reply; the nested run that did not finish)",
                              ("run", "program", "depth", "status", "steps"), ("reason",),
                              "strategies.decomp.controller"),
+    "decomp_evidence": EventType(
+        "a prompt handler's passages (every hop's) did not fit its evidence_tokens whole: of `passages`, "
+        "`shortened` kept a shorter text and `dropped` (the last ones) were left out",
+        ("run", "program", "depth", "step", "handler", "passages", "shortened", "dropped"),
+        source="strategies.decomp.controller"),
     # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
     "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
                              ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),

@@ -78,6 +78,11 @@ class Task:
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         return {"em": exact_match(prediction, gold), "f1": token_f1(prediction, gold)}
 
+    def answered(self, prediction: Any) -> bool:
+        """Whether ``prediction`` (a record's, as read back) holds an answer this task's
+        scorer reads; a "no answer" count (the reproduction card) counts the others."""
+        return isinstance(prediction, str) and bool(prediction.strip())
+
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Task-specific aggregates over result records (e.g. per-stratum
         scores), stored under ``task_report`` in summary.json. Empty by default."""

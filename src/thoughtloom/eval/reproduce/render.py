@@ -80,15 +80,15 @@ def _results_table(card: CardData, cells: Sequence[CellResult]) -> Block:
     others = [m for m in d.metrics if m != d.primary]
     headers = (["method", "strategy (settings)", "paper (model, source)", f"ours: {d.primary} % [95% CI]"]
                + [f"{m} % [95% CI]" for m in others]
-               + ["n", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
+               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
     rows = []
     for c in cells:
         if not c.seeds:
-            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 6))
+            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 7))
             continue
         rows.append([c.method.label, _settings(c), _paper(card, c), pct(c.metrics[d.primary])]
                     + [pct(c.metrics[m]) for m in others]
-                    + [str(c.n), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
+                    + [str(c.n), str(c.no_answer), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
                        f"{c.tokens_per_solved:,.0f}" if c.tokens_per_solved is not None else "– (none solved)",
                        _flags(c)])
     return ("table", headers, rows)
@@ -169,6 +169,10 @@ def outline(card: CardData) -> list[Block]:
         "when the whole interval is above 0, does not hold when the whole interval is below 0, and is "
         "inconclusive at this n otherwise (also when it touches 0, e.g. two methods tied on every "
         "example). The paper's figures come from its own model and set-up; compare orderings, not levels.",
+        "\"no answer\": examples scored as no answer, every method alike: an error, a reply cut off at "
+        "max_tokens, or a prediction in which the task's reader finds no answer (for the math tasks a "
+        "chain of thought with no \"answer is\" statement, or a reply with no number; for DecomP also a "
+        "program that stopped before [EOQ]).",
         "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
         "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
         "was, whatever the answer.",
