@@ -112,6 +112,8 @@ class OutlineImprovement(Task):
                    "(surprising twists, real conflict, memorable characters) while keeping it coherent, "
                    "about the same number of items, one plot point per item.")
     primary_metric = "well_formed"
+    whole_thoughts = True  # a ToT thought is a whole new outline (ThoughtSculpt Table 1's ToT rewrites outlines)
+    child_per_feedback_item = True  # §4.1: "Based on each itemized feedback, a child node will be proposed"
     cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
                          "numbered [1], [2], ...")
 
