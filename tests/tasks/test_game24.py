@@ -187,3 +187,27 @@ def test_load_the_real_file():
     first = examples[0]
     assert first.problem.question == "1 1 4 6" and first.gold == [1, 1, 4, 6]
     assert first.problem.id == "game24-1"
+
+
+def test_the_task_states_the_papers_rules():
+    """ThoughtSculpt Appendix H: "Use the given four numbers and basic arithmetic operations
+    (+ - * /) to obtain 24. You can use the numbers only once but you can use them in any
+    order." Our wording says the same: the four numbers, each exactly once, + - * /, 24."""
+    t = get("game24")
+    text = t.describe(Problem("p", "4 9 10 13"))
+    assert "4 9 10 13" in text and "exactly once" in text and "+ - * /" in text and "24" in text
+
+
+def test_the_suite_keeps_the_papers_test_set_apart():
+    """Appendix H: "We additionally experiment with our method on the game of 24 using the
+    same test set provided by (Yao et al., 2023a)", which is puzzles 901-1000 of 24.csv
+    (Yao et al.'s scripts/game24/bfs.sh: --task_start_index 900 --task_end_index 1000).
+    The sculpt-game24 suite runs the 100 puzzles just below them, 801-900 (a deviation:
+    the test set stays unseen while prompts are tuned here)."""
+    from thoughtloom.eval.reproduce import suites
+
+    suite = suites.load("sculpt-game24")
+    (dataset,) = suite.datasets
+    assert dataset.offset == 800 and suite.n == 100
+    examples = get("game24").load(data_file("game24", "24.csv"))[dataset.offset:dataset.offset + suite.n]
+    assert [e.problem.id for e in examples[:1] + examples[-1:]] == ["game24-801", "game24-900"]

@@ -148,3 +148,16 @@ async def test_a_hostile_proposal_reply_costs_at_most_its_bounded_lines():
             toy["problem"], toy["make_ctx"](lm))
         assert time.perf_counter() - t0 < 10
         assert len(result.details["tree"]) <= 1 + 3
+
+
+async def test_a_thought_proposed_twice_in_one_level_is_valued_once():
+    """Yao et al.'s ``get_values`` gives a candidate already valued in the same step the
+    value 0 ("avoid duplicate candidates"), so it is never kept twice: two beam nodes
+    proposing the same thought make one child, valued once."""
+    lm = toy["make_lm"]({"a": 9, "b": 8}, default=1, propose=lambda cand, n: "CAND: ab\nCAND: ba" if cand else "CAND: a\nCAND: b")
+    task = toy["Task"]()
+    task.change_kind = lambda parent, child: "extended"  # both parents may lead to either thought
+    result = await ToTBFS(BFSConfig(beam=2, k=2, max_depth=2, value_samples=1)).run(toy["problem"], toy["make_ctx"](lm, task=task))
+    level2 = [n["candidate"] for n in result.details["tree"] if n["depth"] == 2]
+    assert sorted(level2) == ["ab", "ba"]
+    assert len(lm.batches[-1]) == 2  # two values, not four
