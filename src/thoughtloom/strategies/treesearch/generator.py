@@ -5,7 +5,7 @@ nodes; the children of any number of nodes go out as ONE ``lm.generate``
 batch. Each generated request has its own ``sample_index``, so N samples
 are N distinct, replayable cache entries. Unreadable and truncated (cut off
 at ``max_tokens``) children are dropped as ``malformed`` events (``what:
-sculpt_child``), duplicate and (for the extending generator) revising ones
+sculpt_child``), duplicate and (for the ToT generator) revising ones
 as ``sculpt_rejected``. A truncated or unreadable root is kept (a search
 needs a root, and revising it is the point) but traced (``what:
 sculpt_root``).
