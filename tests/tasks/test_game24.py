@@ -211,3 +211,10 @@ def test_the_suite_keeps_the_papers_test_set_apart():
     assert dataset.offset == 800 and suite.n == 100
     examples = get("game24").load(data_file("game24", "24.csv"))[dataset.offset:dataset.offset + suite.n]
     assert [e.problem.id for e in examples[:1] + examples[-1:]] == ["game24-801", "game24-900"]
+
+
+def test_a_question_without_four_numbers_is_read_not_a_crash():
+    """A user's `thoughtloom run` question may not hold four numbers: the search still
+    reads each reply (any four numbers count as the puzzle's)."""
+    t = get("game24")
+    assert t.parse_candidate(Problem("p", "4 9 10"), "Expression: 4 * (10 - 9)", None) == "4 * (10 - 9)"

@@ -199,7 +199,8 @@ class Game24(Task):
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
         # find_expression never returns a bare number ("24"): that is no attempt at the puzzle
-        return find_expression(text, puzzle_numbers(problem.question))
+        nums = [int(n) for n in re.findall(r"\d+", problem.question)]
+        return find_expression(text, nums if len(nums) == 4 else None)
 
     def evaluation_items(self, problem: Problem, candidate: str) -> Sequence[str]:
         return ()
