@@ -73,6 +73,12 @@ class SearchTask(Protocol):
     arithmetic expression, a 25-character crossword board with ``_`` for
     blanks, a sentence, an outline with one item per line). Nothing here sees
     gold answers.
+
+    Two optional class attributes (``Task`` gives both as False):
+    ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate,
+    not a step extending its parent) and ``child_per_feedback_item`` (the
+    children of an itemized evaluation are tied one-to-one to its items of
+    feedback).
     """
 
     def describe(self, problem: Problem) -> str:

@@ -59,6 +59,12 @@ class Task:
     # whether an answer read from a reply cut off at max_tokens is scored;
     # by default it is not (scored as no answer, the record says truncated)
     score_truncated: ClassVar[bool] = False
+    # tree searches (SearchTask): whether a Tree-of-Thoughts thought is a whole new
+    # candidate (a rewritten outline) rather than a step that extends its parent
+    whole_thoughts: ClassVar[bool] = False
+    # whether an itemized evaluation's items of feedback each get their own child
+    # (ThoughtSculpt §4.1, story outlines) rather than every child getting all of it
+    child_per_feedback_item: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -121,6 +121,8 @@ class OutlineImprovement(Task):
                                     "through a maximum depth of 3'"),
         "iterations": TaskSetting(3, "ThoughtSculpt §4.1: 'search or iterate through a maximum depth of 3'"),
     }
+    whole_thoughts = True  # a ToT thought is a whole new outline (ThoughtSculpt Table 1's ToT rewrites outlines)
+    child_per_feedback_item = True  # §4.1: "Based on each itemized feedback, a child node will be proposed"
     cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
                          "numbered [1], [2], ...")
 

@@ -1,7 +1,7 @@
 """The kernel's depth-first loop (sculpt-dfs, tot-dfs) and its two generators."""
 
 from search_toy import TOY as toy
-from thoughtloom.strategies.baselines.tot import ToTDFS
+from thoughtloom.strategies.baselines.tot import ToTDFS, ToTDFSConfig
 from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
 
@@ -57,12 +57,13 @@ async def test_sculpt_children_may_revise():
 
 
 async def test_tot_children_may_only_extend():
-    lm = toy["make_lm"]({}, default=5, child=_revising_child)
+    lm = toy["make_lm"]({}, default=5,
+                        propose=lambda cand, n: "\n".join(_revising_child(cand, i) for i in range(n)))
     ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
-    result = await ToTDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    result = await ToTDFS(ToTDFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert all(n["kind"] in ("root", "extended") for n in result.details["tree"])
     rejected = ctx.trace.of_type("sculpt_rejected")
     assert rejected and rejected[0]["reason"] == "revises its parent"
     # and the generator was told to extend, not to revise
     gen_prompt = lm.batches[1][0].messages[0].content
-    assert "Do not change what is already there" in gen_prompt
+    assert "keeps the current solution exactly as it is" in gen_prompt

@@ -3,7 +3,7 @@
 In llm-reasoners' terms: ``world`` is what is searched (one problem and the
 task's :class:`~thoughtloom.core.protocols.SearchTask` view of it);
 ``generator`` and ``evaluator`` are how thoughts are proposed and judged
-(each a class a strategy picks once: revising or extending generator,
+(each a class a strategy picks once: revising or Tree-of-Thoughts generator,
 model or symbolic evaluator; every batch is one ``lm.generate``); ``tree``
 holds the nodes; ``search`` is the :class:`~.search.TreeSearch` base that
 runs a strategy's control loop inside one run's :class:`~.search.SearchRun`

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...core.events import phase
@@ -56,6 +56,7 @@ class SearchConfig:
     goal_score: float = 1.0        # a node scoring this high ends the search early
     keep_tree: bool = True         # put the tree JSON in Result.details
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+    value_samples: int = field(default=1, metadata={"min": 1, "max": 100})  # evaluations per node, mean score
 
 
 class SearchRun:
@@ -66,12 +67,11 @@ class SearchRun:
         self.ctx, self.cfg = ctx, cfg
         self.world = World.of(problem, ctx.task)
         self.tree = Tree(ctx.trace)
-        self.generator = generator(self.world, ctx, self.tree, max_tokens=cfg.gen_max_tokens,
-                                   temperature=cfg.temperature)
+        self.generator = generator.of(self.world, ctx, self.tree, cfg)
         evaluator = SymbolicEvaluator if cfg.evaluator == "symbolic" else ModelEvaluator
         self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
-                                   malformed_score=cfg.malformed_score)
+                                   malformed_score=cfg.malformed_score, samples=cfg.value_samples)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
