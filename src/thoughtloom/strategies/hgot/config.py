@@ -1,6 +1,6 @@
 """HGOT's options: one frozen dataclass, checked when it is built.
 
-Every function of the recursion (:mod:`.search`) takes it typed, so a
+Every function of the recursion (:mod:`.levels`, :mod:`.infer`) takes it typed, so a
 misspelt option is a type error, not an ``AttributeError`` deep in a run.
 """
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ...core.errors import ConfigError
 from ..base import DEFAULT_MAX_CALLS
-from .infer import THOUGHT_FORMATS
+from .thought import THOUGHT_FORMATS
 
 DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
 

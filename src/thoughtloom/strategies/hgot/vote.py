@@ -6,7 +6,7 @@ from typing import Sequence
 
 from ...core.protocols import TaskView
 from ..vote import Vote, weighted_vote
-from .infer import Thought
+from .thought import Thought
 
 
 def thought_answer(task: TaskView, thought: Thought) -> str | None:

@@ -1,10 +1,10 @@
-"""One level of the hierarchy: Infer, Plan, Search the steps, Infer again.
+"""The levels of the hierarchy: at each, Infer, Plan, Search the steps, Infer again.
 
 ``solve(ctx, cfg, node, pool, demos)`` (``first_answer`` is step 1,
 ``refine`` the rest):
 
-1. **Infer** over the question's pool (its probed passages): sampled cited
-   thoughts, thought quality, weighted vote, passage-quality update.
+1. **Infer** (:mod:`.infer`) over the question's pool (its probed passages):
+   sampled cited thoughts, thought quality, weighted vote, passage-quality update.
 2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
 3. **Plan** the question; stop when the plan is a single step that closely
    resembles the question (:func:`plan.closely_resembles`).
@@ -33,156 +33,24 @@ steps for live progress: "first answer", "planning", "plan level 2/3",
 from __future__ import annotations
 
 import asyncio
-from dataclasses import dataclass, field
-from typing import Any, Awaitable, Sequence
+from typing import Awaitable, Sequence
 
 from ...core.events import malformed, phase
+from ...core.types import ScoredPassage
 from ..base import Context, finished
+from ..passages import passage_text
 from . import plan as planmod
 from .config import HGOTConfig
 from .demos import Demos
-from .infer import Thought, infer_requests, parse_thought
-from .probe import Scored, merge_pools, probe
-from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
-                      judge_pairs, passage_quality, thought_quality)
-from .vote import Vote, select_answer, thought_answer
-
-
-@dataclass
-class Node:
-    question: str
-    depth: int
-    answer: str = ""
-    confidence: float = 0.0
-    pool: list[Scored] = field(default_factory=list)
-    plan: planmod.Plan | None = None
-    children: list["Node"] = field(default_factory=list)
-    stop: str = ""
-    original: str | None = None  # the step text before it was rewritten
-    rationale: str = ""  # a rationale behind the selected answer
-    unweighted: bool = False  # the answer is a plain vote of thoughts not yet weighed (see hold)
-    id: str = "1"  # its place in the hierarchy: "1" the root, "1.2" step 2 of the root's plan
-
-    def step(self, number: int) -> str:
-        """The id of the question that step ``number`` of this node's plan becomes."""
-        return f"{self.id}.{number}"
-
-    def hold(self, vote: Vote, rationale: str) -> None:
-        """Until the node has an answer: its thoughts' plain vote, before the judge weighs them
-        by citation quality, so a budget stop during the judging still answers with them."""
-        if not self.answer and vote.winner:
-            self.answer, self.confidence, self.rationale = vote.winner, vote.confidence, rationale
-            self.unweighted = True
-
-    def settle(self, answer: str, confidence: float, rationale: str) -> None:
-        """The node's answer after an Infer finished (weighed, voted)."""
-        self.answer, self.confidence, self.rationale, self.unweighted = answer, confidence, rationale, False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "question": self.question, "original": self.original, "depth": self.depth,
-            "answer": self.answer, "rationale": self.rationale, "confidence": round(self.confidence, 4), "stop": self.stop,
-            "plan": None if self.plan is None else {"steps": list(self.plan.steps),
-                                                    "edges": [list(e) for e in self.plan.edges]},
-            "passages": [{"id": s.passage.id, "title": s.passage.title, "score": round(s.score, 4)}
-                         for s in self.pool],
-            "children": [c.to_dict() for c in self.children],
-        }
-
-
-@dataclass(frozen=True)
-class InferOutcome:
-    answer: str
-    confidence: float
-    pool: list[Scored]
-    thoughts: list[dict[str, Any]]
-    rationale: str = ""
-
-
-async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored], demos: str,
-                hints: str = "") -> InferOutcome:
-    """Sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the node holds
-    their plain vote while they are judged (:meth:`Node.hold`)."""
-    question, depth = node.question, node.depth
-    top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
-    texts = [s.text(cfg.passage_words) for s in top]
-    reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
-                          temperature=cfg.temperature, max_tokens=cfg.max_tokens,
-                          thought_format=cfg.thought_format)
-    completions = await ctx.lm.generate(reqs)
-    # a thought cut off at max_tokens is read as no thought: it does not vote (traced as truncated)
-    whole = [finished(ctx, c, "hgot_thought", depth=depth, index=i, node=node.id) for i, c in enumerate(completions)]
-    thoughts = [parse_thought(c.text if ok else "", len(texts), i) for i, (c, ok) in enumerate(zip(completions, whole))]
-    for t, c in zip(thoughts, completions):
-        if t.answer is None and not c.truncated:
-            malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
-                      index=t.index, node=node.id)
-    plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
-    node.hold(plain, _rationale(ctx, thoughts, plain))
-    scores = await _score_thoughts(ctx, cfg, thoughts, texts)
-    qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
-                 if s is not None else 1.0 for s in scores]
-    vote = select_answer(ctx.task, thoughts, qualities)
-    voting = [i for i, t in enumerate(thoughts) if thought_answer(ctx.task, t)]
-    freq = citation_frequency([_cited_by(thoughts[i], scores[i]) for i in voting],
-                              [qualities[i] for i in voting], len(top))
-    new_top = [Scored(s.passage, passage_quality(s.score, f, vote.confidence, cfg.w1, cfg.w2, cfg.w3))
-               for s, f in zip(top, freq)]
-    shown = {s.passage.id for s in top}
-    new_pool = new_top + [s for s in pool if s.passage.id not in shown]
-    new_pool.sort(key=lambda s: s.score, reverse=True)
-    records = [{"index": t.index, "answer": t.answer, "rationale": t.rationale,
-                "citations": [[st.text, [c + 1 for c in st.cites]] for st in t.statements],
-                "recall": None if s is None else round(s.recall, 4),
-                "precision": None if s is None else round(s.precision, 4),
-                "quality": round(q, 4)} for t, s, q in zip(thoughts, scores, qualities)]
-    ctx.trace.emit("hgot_infer", node=node.id, depth=depth, question=question, thoughts=records,
-                   tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
-    ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
-                   passages=[{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4),
-                              "new": round(n.score, 4)} for o, f, n in zip(top, freq, new_top)])
-    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
-
-
-def _rationale(ctx: Context, thoughts: Sequence[Thought], vote: Vote) -> str:
-    """The rationale of the first thought whose answer won ``vote``."""
-    return next((t.rationale for t in thoughts if vote.key is not None
-                 and ctx.task.normalize(thought_answer(ctx.task, t) or "") == vote.key), "")
-
-
-def _cited_by(thought: Thought, scores: CitationScores | None) -> dict[int, int]:
-    if scores is not None:
-        return dict(scores.cited_by)
-    counts: dict[int, int] = {}
-    for st in thought.statements:
-        for c in st.cites:
-            counts[c] = counts.get(c, 0) + 1
-    return counts
-
-
-async def _score_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thought],
-                          texts: Sequence[str]) -> list[CitationScores | None]:
-    """Citation recall/precision of every thought, all entailment pairs in one call.
-
-    Without a judge (``ctx.entail is None``) thought quality is not defined:
-    every weight is 1 (plain self-consistency) and citation frequency counts
-    the explicit markers; a ``no_entailment_judge`` event says so.
-    """
-    if ctx.entail is None or not texts:
-        ctx.trace.emit("no_entailment_judge", note="thought quality = 1 (plain self-consistency)")
-        return [None] * len(thoughts)
-    pairs: set[tuple[str, str]] = set()
-    for t in thoughts:
-        pairs |= entailment_pairs(t.statements, texts, expand=cfg.expand_citations)
-    verdicts = await judge_pairs(ctx.entail, pairs, threshold=cfg.entail_threshold, trace=ctx.trace)
-    return [citation_scores(t.statements, texts, verdicts, expand=cfg.expand_citations)
-            for t in thoughts]
+from .infer import infer
+from .node import Node
+from .probe import merge_pools, probe
 
 
 async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> planmod.Plan:
     """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
     question, depth = node.question, node.depth
-    texts = [s.text(cfg.passage_words) for s in node.pool[: cfg.plan_context]]
+    texts = [passage_text(s.passage, cfg.passage_words) for s in node.pool[: cfg.plan_context]]
     feedback = ""
     for attempt in range(cfg.plan_retries + 1):
         req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
@@ -205,13 +73,13 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
     return planmod.single_step(question)
 
 
-async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> Node:
+async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> Node:
     """``node``'s first answer over its pool, then the search below it."""
     await first_answer(ctx, cfg, node, pool, demos)
     return await refine(ctx, cfg, node, demos)
 
 
-async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Scored], demos: Demos) -> None:
+async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> None:
     """Step 1: Infer over the node's probed passages."""
     phase(ctx.trace, "first answer", depth=node.depth)
     first = await infer(ctx, cfg, node, pool, demos.infer)
