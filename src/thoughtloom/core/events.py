@@ -109,8 +109,9 @@ EVENTS: dict[str, EventType] = {
         "tally, the answer and its confidence",
         ("node", "depth", "question", "thoughts", "tally", "answer", "confidence"),
         source="strategies.hgot.infer"),
-    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
-                                ("node", "depth", "question", "passages"), source="strategies.hgot.infer"),
+    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score "
+                                "of the passages shown ([1] first) and of the pool's passages not shown",
+                                ("node", "depth", "question", "passages", "unshown"), source="strategies.hgot.infer"),
     "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
                       ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.levels"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",

@@ -61,11 +61,11 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored
     voting = [i for i, t in enumerate(thoughts) if thought_answer(ctx.task, t)]
     freq = citation_frequency([_cited_by(thoughts[i], scores[i]) for i in voting],
                               [qualities[i] for i in voting], len(top))
-    new_top = [ScoredPassage(s.passage, passage_quality(s.score, f, vote.confidence, cfg.w1, cfg.w2, cfg.w3), s.rank)
-               for s, f in zip(top, freq)]
     shown = {s.passage.id for s in top}
-    new_pool = ranked([(s.passage, s.score) for s in new_top]
-                      + [(s.passage, s.score) for s in pool if s.passage.id not in shown])
+    unshown = [s for s in pool if s.passage.id not in shown]
+    new_top, new_unshown = rescore(top, freq, vote.confidence, cfg), rescore(unshown, [0.0] * len(unshown),
+                                                                            vote.confidence, cfg)
+    new_pool = ranked([(s.passage, s.score) for s in new_top + new_unshown])
     records = [{"index": t.index, "answer": t.answer, "rationale": t.rationale,
                 "citations": [[st.text, [c + 1 for c in st.cites]] for st in t.statements],
                 "recall": None if s is None else round(s.recall, 4),
@@ -74,9 +74,25 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[Scored
     ctx.trace.emit("hgot_infer", node=node.id, depth=depth, question=question, thoughts=records,
                    tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
     ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
-                   passages=[{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4),
-                              "new": round(n.score, 4)} for o, f, n in zip(top, freq, new_top)])
+                   passages=_changes(top, freq, new_top), unshown=_changes(unshown, [0.0] * len(unshown), new_unshown))
     return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
+
+
+def rescore(pool: Sequence[ScoredPassage], freq: Sequence[float], confidence: float,
+            cfg: HGOTConfig) -> list[ScoredPassage]:
+    """Passage quality after an Infer (:func:`.quality.passage_quality`), for EVERY passage of
+    the pool: one the prompt did not show (beyond the top K) could not be cited, so its
+    citation frequency is 0 and it gets ``w1 * s + w3 * conf``. Ranking the pool then never
+    compares an updated score with a stale one (a stale score keeps the w2 and w3 terms of an
+    earlier Infer and would outrank passages that were shown and not cited)."""
+    return [ScoredPassage(s.passage, passage_quality(s.score, f, confidence, cfg.w1, cfg.w2, cfg.w3), s.rank)
+            for s, f in zip(pool, freq)]
+
+
+def _changes(old: Sequence[ScoredPassage], freq: Sequence[float],
+             new: Sequence[ScoredPassage]) -> list[dict[str, Any]]:
+    return [{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4), "new": round(n.score, 4)}
+            for o, f, n in zip(old, freq, new)]
 
 
 def _rationale(ctx: Context, thoughts: Sequence[Thought], vote: Vote) -> str:

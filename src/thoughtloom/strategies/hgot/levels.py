@@ -7,14 +7,15 @@
    sampled cited thoughts, thought quality, weighted vote, passage-quality update.
 2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
 3. **Plan** the question; stop when the plan is a single step that closely
-   resembles the question (:func:`plan.closely_resembles`).
+   resembles the question (:func:`closely_resembles`).
 4. **Search**: visit the plan's DAG level by level (topological
    generations). Dependent steps of a level are rewritten into standalone
    questions in ONE batch, from their parents' answers only; all steps of
    the level are probed in ONE retrieval call and solved concurrently
    (each recursing at ``depth + 1``).
 5. Merge the children's passages into the pool and **Infer** again, with the
-   steps' answers as hints.
+   steps' answers as hints. When none of its thoughts answers, the node keeps
+   its first answer AND that answer's confidence.
 
 A spent budget ends the whole run (siblings still searching are
 cancelled); the strategy answers with the root's answer so far
@@ -33,10 +34,12 @@ steps for live progress: "first answer", "planning", "plan level 2/3",
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 from typing import Awaitable, Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import ScoredPassage
+from ...entail import content_words
 from ..base import Context, finished
 from ..passages import passage_text
 from . import plan as planmod
@@ -94,7 +97,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
         return stop(ctx, node, "depth limit")
     phase(ctx.trace, "planning", depth=depth)
     node.plan = await make_plan(ctx, cfg, node, demos.plan)
-    if planmod.closely_resembles(question, node.plan, cfg.stop_similarity):
+    if closely_resembles(question, node.plan, cfg.stop_similarity):
         return stop(ctx, node, "single step resembles question")
     node.children = await search_steps(ctx, cfg, node, demos)
     merged = merge_pools(node.pool, [c.pool for c in node.children],
@@ -103,10 +106,35 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Nod
         f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
     phase(ctx.trace, "final answer", depth=depth)
     second = await infer(ctx, cfg, node, merged, demos.infer, hints)
-    node.settle(second.answer or node.answer, second.confidence, second.rationale if second.answer else node.rationale)
+    if second.answer:
+        node.settle(second.answer, second.confidence, second.rationale)
+    # else: no thought of the second Infer answered; the first answer stands with its own confidence
     node.pool = second.pool
     node.stop = "searched"
     return node
+
+
+def resemblance(question: str, step: str) -> float:
+    """How closely a step restates its question: token F1 of their content words.
+
+    Content words are :func:`thoughtloom.entail.content_words` (lower
+    case, stop words such as who / is / the / that dropped, crude stems),
+    compared as bags, so "Who wrote Dune?" and "Who is the author that wrote
+    Dune?" share 2 of (2, 3) words and score 2 * 2 / (2 + 3) = 0.8, while a
+    real sub-question that shares an entity word scores far lower. The
+    authors compared BERT sentence embeddings (threshold 0.7); a lexical score
+    needs no model and is reproducible.
+    """
+    a, b = Counter(content_words(step)), Counter(content_words(question))
+    common = sum((a & b).values())
+    return 2 * common / (sum(a.values()) + sum(b.values())) if common else float(not a and not b)
+
+
+def closely_resembles(question: str, plan: planmod.Plan, threshold: float) -> bool:
+    """The recursion stop rule: a single-step plan whose step's resemblance to
+    the question it was planned for is at least ``threshold`` (0.7 by default,
+    the authors' similarity threshold) means planning found nothing to divide."""
+    return len(plan.steps) == 1 and resemblance(question, plan.steps[0]) >= threshold
 
 
 def budget_stop(ctx: Context, node: Node) -> Node:
@@ -135,12 +163,14 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
         for s in level:
             questions[s] = plan.steps[s - 1]
         if dependent:
-            known = {s: [(solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+            # each known answer is labelled with its step's number, as the step refers to it ("the
+            # director from Step 1"); the authors' rewrite context is "Step 1: <question> ANSWER: <answer>."
+            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
                      for s in dependent}
             # a step whose parents found no answer has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
-            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
-                                            max_tokens=cfg.rewrite_max_tokens) for s in asks]
+            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], [(f"Step {u}: {q}", a) for u, q, a in known[s]],
+                                            demos.rewrite, max_tokens=cfg.rewrite_max_tokens) for s in asks]
             outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
             for s in dependent:
                 if s not in outs:
@@ -154,9 +184,9 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
                     if whole:
                         malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s,
                                   node=parent.step(s))
-                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
+                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], [(q, a) for _, q, a in known[s]])
                 ctx.trace.emit("rewrite", node=parent.step(s), depth=depth + 1, step=s, original=plan.steps[s - 1],
-                               facts=known[s], question=rewritten)
+                               facts=[(q, a) for _, q, a in known[s]], question=rewritten)
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
         children = await _all([
