@@ -109,7 +109,7 @@ def built_for(cls: type) -> list[str]:
 def describe(name: str) -> dict[str, Any]:
     cls = strategies.get(name)
     return {"name": name, "paper": cls.paper, "description": summary_line(cls), "tasks": built_for(cls),
-            "options": options(cls)}
+            "options": options(cls), "presets": {k: dict(v) for k, v in cls.presets.items()}}
 
 
 def _tasks_cell(names: list[str]) -> str:
@@ -162,6 +162,9 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
     for o in info["options"]:
         table.add_row(o["name"], o["type"], repr(o["default"]), o["help"])
     out.print(table)
+    for preset, values in info["presets"].items():
+        out.print(f"[bold]--set preset={preset}[/] runs with " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                  + " (options given beside it override these; the defaults above are what runs without it)")
 
 
 def models(as_json: AsJson = False) -> None:

@@ -216,6 +216,9 @@ class Strategy(ABC):
     paper: ClassVar[str] = "baselines"
     #: what a task must offer for this strategy to be built for it (one of NEEDS)
     needs: ClassVar[str] = ""
+    #: named sets of option values (``--set preset=NAME``, a suite's ``preset = "NAME"``); options
+    #: given beside the preset override its values (:func:`resolve_options`)
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:
@@ -312,13 +315,27 @@ def _typed(value: Any, annotation: Any, key: str) -> Any:
     raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
 
 
+def resolve_options(cls: type[Strategy], overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``overrides`` stand for: a ``preset`` key expands into that preset's values
+    (:attr:`Strategy.presets`), and every other key given overrides them."""
+    rest = {k: v for k, v in overrides.items() if k != "preset"}
+    if "preset" not in overrides:
+        return rest
+    name = str(overrides["preset"]).strip()
+    if name not in cls.presets:
+        raise ConfigError(f"strategy {cls.name!r} has no preset {name!r}",
+                          hint="presets: " + (", ".join(cls.presets) or "none"))
+    return {**cls.presets[name], **rest}
+
+
 def make_config(cls: type[Strategy], overrides: Mapping[str, Any]) -> Any:
     """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
-    from values of each option's type (the Python API's keyword arguments)."""
+    from values of each option's type (the Python API's keyword arguments);
+    ``preset=NAME`` first fills in a preset's values (:func:`resolve_options`)."""
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     hints = typing.get_type_hints(cls.Config)
     values = {}
-    for key, raw in overrides.items():
+    for key, raw in resolve_options(cls, overrides).items():
         if key not in fields:
             raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
                               hint=choices_hint(key, fields, listing="options"))

@@ -141,3 +141,36 @@ def test_lexical_judge_reads_negation_in_the_supporting_sentence_only():
     premise = "Jaws is a 1975 film directed by Steven Spielberg.\nThe shark in it is not real."
     assert judge.score(premise, "Jaws was directed by Steven Spielberg.") == 1.0
     assert judge.score("Jaws was not directed by Steven Spielberg.", "Jaws was directed by Steven Spielberg.") == 0.5
+
+
+def test_the_paper_preset_holds_the_papers_settings():
+    """§6: "α=0.2, β=0.4, γ=0.4, w1=0.2, w2=0.55, and w3=0.25 yield the highest EM"; the settings
+    the summary leaves out come from the authors' public code (fangyihao/hgot pipeline.py):
+    ``dsp.generate(qa_template, n=20, temperature=0.7)``, ``depth = 3``, ``retrieve(..., k=3)``,
+    ``clip = 7``, ``B = [0.9, 0.7, 0.9]`` (B[1] the single-step similarity threshold, B[2] the
+    parent's passage weight). Options given beside the preset win."""
+    from thoughtloom import strategies
+
+    cfg = strategies.build("hgot", {"preset": "paper"}).config
+    assert (cfg.samples, cfg.temperature, cfg.max_depth, cfg.k, cfg.clip, cfg.top_k) == (20, 0.7, 3, 3, 7, 7)
+    assert (cfg.parent_weight, cfg.stop_similarity) == (0.9, 0.7)
+    assert (cfg.alpha, cfg.beta, cfg.gamma, cfg.w1, cfg.w2, cfg.w3) == (0.2, 0.4, 0.4, 0.2, 0.55, 0.25)
+    assert cfg.demos == "knn"
+    assert strategies.build("hgot", {"preset": "paper", "samples": "4"}).config.samples == 4
+    assert strategies.build("hgot", {}).config.samples == 5  # the cheaper defaults stay
+    with pytest.raises(Exception, match="no preset 'papers'"):
+        strategies.build("hgot", {"preset": "papers"})
+
+
+def test_the_hgot_suites_run_the_preset_and_the_card_spells_it_out():
+    from types import SimpleNamespace
+
+    from thoughtloom.eval.reproduce.render import _settings
+    from thoughtloom.eval.reproduce.suites import load as load_suite
+
+    for name, variant in (("hgot-hotpotqa", "knn"), ("hgot-fever", "sampling")):
+        [method] = [m for m in load_suite(name).methods if m.strategy == "hgot"]
+        cfg = method.build().config
+        assert (cfg.samples, cfg.max_depth, cfg.parent_weight, cfg.demos) == (20, 3, 0.9, variant)
+        text = _settings(SimpleNamespace(method=method))
+        assert text.startswith("hgot (preset=paper: samples=20, temperature=0.7,") and "parent_weight=0.9" in text

@@ -14,6 +14,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, Union
 
+from ... import strategies
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
@@ -33,8 +34,14 @@ def pct(e: Estimate | None, *, signed: bool = False) -> str:
 
 
 def _settings(cell: CellResult) -> str:
+    """The method's strategy and options; a preset is spelt out (the values it set), so the card
+    says which values ran, not only the preset's name."""
     m = cell.method
-    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items())
+    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items() if k != "preset")
+    if "preset" in m.settings:
+        preset = strategies.get(m.strategy).presets.get(str(m.settings["preset"]), {})
+        spelt = ", ".join(f"{k}={v}" for k, v in preset.items() if k not in m.settings)
+        opts = f"preset={m.settings['preset']}: {spelt}" + (f"; {opts}" if opts else "")
     return f"{m.strategy}" + (f" ({opts})" if opts else "")
 
 

@@ -25,7 +25,7 @@ from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from . import demos as demolib
 from . import levels
-from .config import HGOTConfig
+from .config import PRESETS, HGOTConfig
 from .probe import probe
 from .node import Node
 
@@ -50,6 +50,7 @@ class HGOT(Strategy):
     paper = "HGOT"
     needs = "open_domain"
     Config = HGOTConfig
+    presets = PRESETS
 
     def __init__(self, config: HGOTConfig | None = None) -> None:
         super().__init__(config)
