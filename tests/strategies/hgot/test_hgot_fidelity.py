@@ -174,3 +174,46 @@ def test_the_hgot_suites_run_the_preset_and_the_card_spells_it_out():
         assert (cfg.samples, cfg.max_depth, cfg.parent_weight, cfg.demos) == (20, 3, 0.9, variant)
         text = _settings(SimpleNamespace(method=method))
         assert text.startswith("hgot (preset=paper: samples=20, temperature=0.7,") and "parent_weight=0.9" in text
+
+
+def test_thought_quality_weights_the_vote_and_reduces_to_self_consistency():
+    """§3.2: answer votes are weighted "by thought quality", assessed "with citation recall and
+    precision" (the authors' judge.py: weight = [1, recall, precision] . (α, β, γ)), and "when the
+    thought-quality weighting reduces to 1, the equations simplify to self-consistency prediction
+    and calibration". Thoughts Paris (R = 1, P = 1), Lyon, Lyon (R = P = 0): with (0.2, 0.4, 0.4)
+    the weights are 1.0, 0.2, 0.2, so Paris wins with confidence 1.0 / 1.4; with (1, 0, 0) every
+    weight is 1 and Lyon wins 2 to 1, confidence 2/3, the plain vote share."""
+    from thoughtloom.strategies.hgot.quality import thought_quality
+
+    thoughts = [parse_thought(f"Because [1].\nAnswer: {a}", 1, i) for i, a in enumerate(["Paris", "Lyon", "Lyon"])]
+    rp = [(1.0, 1.0), (0.0, 0.0), (0.0, 0.0)]
+    weighted = select_answer(Task(), thoughts, [thought_quality(r, p, 0.2, 0.4, 0.4) for r, p in rp])
+    assert weighted.winner == "Paris" and weighted.confidence == pytest.approx(1.0 / 1.4)
+    plain = select_answer(Task(), thoughts, [thought_quality(r, p, 1.0, 0.0, 0.0) for r, p in rp])
+    assert plain.winner == "Lyon" and plain.confidence == pytest.approx(2 / 3)
+
+
+def test_citation_frequency_is_quality_weighted_and_max_normalized():
+    """§3.3: "citation frequency is adjusted by thought quality and aggregated across thoughts";
+    HGOT "normalizes weighted citation frequency so the highest passage value in a retrieval set
+    is 1". Thought 1 (q = 0.5) cites p1 twice, thought 2 (q = 1) cites p2 once: f = (1.0, 1.0, 0),
+    normalized (1, 1, 0); then s' = 0.2 s + 0.55 f~ + 0.25 conf."""
+    from thoughtloom.strategies.hgot.quality import citation_frequency, passage_quality
+
+    freq = citation_frequency([{0: 2}, {1: 1}], [0.5, 1.0], 3)
+    assert freq == pytest.approx([1.0, 1.0, 0.0])
+    assert passage_quality(0.5, freq[2], 0.6, 0.2, 0.55, 0.25) == pytest.approx(0.1 + 0.15)
+
+
+def test_a_level_merges_parent_and_children_pools_as_the_authors_do():
+    """§3.1: Infer "ranks gathered passages, selects the top K"; the authors' search() scales the
+    parent's passage scores by B[2] (0.9 in the paper preset), keeps the children's as they are,
+    averages a passage found more than once, and keeps the best 7 (``clip = 7``). Parent a = 1.0,
+    b = 0.5; child a = 0.5, c = 0.8: a = (0.9 + 0.5) / 2 = 0.7, b = 0.45, c = 0.8 -> c, a, b."""
+    from thoughtloom.strategies.hgot.probe import merge_pools
+
+    a, b, c = (Passage(x, x) for x in "abc")
+    merged = merge_pools([ScoredPassage(a, 1.0, 0), ScoredPassage(b, 0.5, 1)],
+                         [[ScoredPassage(a, 0.5, 0), ScoredPassage(c, 0.8, 1)]], parent_weight=0.9, clip=7)
+    assert [(s.passage.id, round(s.score, 6), s.rank) for s in merged] == [("c", 0.8, 0), ("a", 0.7, 1), ("b", 0.45, 2)]
+    assert len(merge_pools(_pool([1.0] * 5), [_pool([0.5] * 9)], parent_weight=0.9, clip=7)) == 7
