@@ -57,6 +57,10 @@ def test_every_passage_of_the_pool_is_rescored_so_stale_scores_never_outrank_upd
     [event] = trace.of_type("passage_scores")
     assert [p["id"] for p in event["passages"]] == ["p0", "p1", "p2", "p3", "p4"]
     assert [(p["id"], p["cite_freq"], p["new"]) for p in event["unshown"]] == [("p5", 0.0, 0.36), ("p6", 0.0, 0.35)]
+    from thoughtloom.view.hierarchy import hierarchy  # the run inspector reads both lists
+
+    [read] = hierarchy(trace.events).questions["1"].infers
+    assert [p["id"] for p in read.passages] == ["p0", "p1", "p2", "p3", "p4"] and len(read.unshown) == 2
 
 
 def test_known_answers_in_the_rewrite_are_labelled_by_step_number():
@@ -217,3 +221,20 @@ def test_a_level_merges_parent_and_children_pools_as_the_authors_do():
                          [[ScoredPassage(a, 0.5, 0), ScoredPassage(c, 0.8, 1)]], parent_weight=0.9, clip=7)
     assert [(s.passage.id, round(s.score, 6), s.rank) for s in merged] == [("c", 0.8, 0), ("a", 0.7, 1), ("b", 0.45, 2)]
     assert len(merge_pools(_pool([1.0] * 5), [_pool([0.5] * 9)], parent_weight=0.9, clip=7)) == 7
+
+
+HOSTILE = {"empty": "", "blank": " ", "unencodable": "\x00\ud800", "markers": "[1]" * 50_000,
+           "markers_after_periods": ". [1]" * 40_000, "refusal_prefix": "I cannot " * 30_000,
+           "nested": "(" * 20_000 + "Answer: x", "negations": "no " * 50_000 + "tell", "non_finite": "nan inf 1e999"}
+
+
+@pytest.mark.parametrize("text", list(HOSTILE.values()), ids=list(HOSTILE))
+def test_hostile_replies_are_read_without_error(text):
+    """Model text is hostile input: the refusal reader, the statement splitter and the lexical
+    judge's support-sentence search take empty, huge, unencodable and deeply nested text (their
+    regular expressions are linear; how fast is for benchmarks, not asserted here)."""
+    assert isinstance(is_refusal(text), bool)
+    assert all(s.text for s in split_statements(text, 5))
+    for premise, hypothesis in ((text, "Jaws was directed by Steven Spielberg."),
+                                ("Jaws was directed by Steven Spielberg.", text)):
+        assert 0.0 <= LexicalJudge().score(premise, hypothesis) <= 1.0
