@@ -136,7 +136,7 @@ def test_lone_surrogates_hash_and_arrive_replaced():
 @pytest.mark.parametrize("parse", [
     lambda t: get("hotpotqa").extract_answer(t), lambda t: get("fever").extract_answer(t),
     lambda t: get("outline").extract_answer(t), lambda t: get("game24").extract_answer(t),
-    lambda t: __import__("thoughtloom.strategies.hgot.infer", fromlist=["x"])._ANSWER.match(t),
+    lambda t: __import__("thoughtloom.strategies.hgot.thought", fromlist=["x"])._ANSWER.match(t),
     lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._THOUGHT.match(t),
     lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._ACTION.search(t),
 ])

@@ -113,7 +113,8 @@ def describe(name: str, task: str | None = None) -> dict[str, Any]:
     ``from``: where that comes from (``task NAME: <source>`` or ``strategy default``)."""
     cls = strategies.get(name)
     info = {"name": name, "paper": cls.paper, "description": summary_line(cls), "tasks": built_for(cls),
-            "options": options(cls), "task_settings": {}}
+            "options": options(cls), "task_settings": {},
+            "presets": {k: dict(v) for k, v in cls.presets.items()}}
     for t in tasks.available():
         taken = task_settings(cls, tasks.get(t))
         if taken:
@@ -184,6 +185,9 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
         extra = (repr(o["value"]), o["from"].split(":", 1)[0]) if on_task else ()
         table.add_row(o["name"], o["type"], repr(o["default"]), *extra, o["help"])
     out.print(table)
+    for preset, values in info["presets"].items():
+        out.print(f"[bold]--set preset={preset}[/] runs with " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                  + " (options given beside it override these; the defaults above are what runs without it)")
     if on_task:
         for o in info["options"]:
             if o["from"] != FROM_STRATEGY:

@@ -102,26 +102,27 @@ EVENTS: dict[str, EventType] = {
     "entailment": EventType("HGOT's entailment checks of one Infer: pairs judged, entailed",
                             ("pairs", "entailed"), source="strategies.hgot.quality"),
     "no_entailment_judge": EventType("HGOT has no judge: every thought weighs 1 (plain self-consistency)",
-                                     ("note",), source="strategies.hgot.search"),
+                                     ("note",), source="strategies.hgot.infer"),
     # -- HGOT ----------------------------------------------------------------------------------
     "hgot_infer": EventType(
         "one Infer: the thoughts (answer, citations, recall, precision, quality), the weighted "
         "tally, the answer and its confidence",
         ("node", "depth", "question", "thoughts", "tally", "answer", "confidence"),
-        source="strategies.hgot.search"),
-    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
-                                ("node", "depth", "question", "passages"), source="strategies.hgot.search"),
+        source="strategies.hgot.infer"),
+    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score "
+                                "of the passages shown ([1] first) and of the pool's passages not shown",
+                                ("node", "depth", "question", "passages", "unshown"), source="strategies.hgot.infer"),
     "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
-                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
+                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.levels"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
-                               ("node", "depth", "question", "note"), source="strategies.hgot.search"),
+                               ("node", "depth", "question", "note"), source="strategies.hgot.levels"),
     "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",
-                         ("node", "depth", "step", "original", "facts", "question"), source="strategies.hgot.search"),
+                         ("node", "depth", "step", "original", "facts", "question"), source="strategies.hgot.levels"),
     "rewrite_skipped": EventType("a dependent step kept as written: its parents found no answer",
-                                 ("node", "depth", "step", "reason"), source="strategies.hgot.search"),
+                                 ("node", "depth", "step", "reason"), source="strategies.hgot.levels"),
     "hgot_stop": EventType("a question's search ended early: depth limit, a plan that resembles it, "
                            "or a spent budget", ("node", "depth", "question", "reason"),
-                           source="strategies.hgot.search"),
+                           source="strategies.hgot.levels"),
     # -- retrieval baselines -------------------------------------------------------------------
     "self_ask_step": EventType("one self-ask hop: the follow-up question and its intermediate answer",
                                ("hop", "follow_up", "answer"), source="strategies.baselines.retrieval"),

@@ -61,6 +61,7 @@ from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
+from .annotate import with_demos
 from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
@@ -312,8 +313,10 @@ async def evaluate(
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    executor = executor or LocalExecutor(res)
     with OutputLock(out_dir) if lock else contextlib.nullcontext():
+        # HGOT+KNN / +Sampling without a demo file: annotate the demos first (eval.annotate)
+        strategy = await with_demos(strategy, task, examples, res, out_dir, settings, evaluate)
+        executor = executor or LocalExecutor(res)
         try:  # the identity names the services the examples run on: known once the executor opened them
             meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
             identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,

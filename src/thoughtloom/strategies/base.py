@@ -215,6 +215,9 @@ class Strategy(ABC):
     paper: ClassVar[str] = "baselines"
     #: what a task must offer for this strategy to be built for it (one of NEEDS)
     needs: ClassVar[str] = ""
+    #: named sets of option values (``--set preset=NAME``, a suite's ``preset = "NAME"``); options
+    #: given beside the preset override its values (:func:`~thoughtloom.strategies.config.resolve_options`)
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:

@@ -78,6 +78,7 @@ def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
     """Each option of ``cls`` and where its value comes from: ``user``, ``task NAME: <source>``
     or ``strategy default``."""
     taken = task_settings(cls, task)
+    overrides = resolve_options(cls, overrides)
     out = {}
     for f in dataclasses.fields(cls.Config):
         if f.name in overrides:
@@ -89,15 +90,29 @@ def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
     return out
 
 
+def resolve_options(cls: "type[Strategy]", overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``overrides`` stand for: a ``preset`` key expands into that preset's values
+    (:attr:`Strategy.presets`), and every other key given overrides them."""
+    rest = {k: v for k, v in overrides.items() if k != "preset"}
+    if "preset" not in overrides:
+        return rest
+    name = str(overrides["preset"]).strip()
+    if name not in cls.presets:
+        raise ConfigError(f"strategy {cls.name!r} has no preset {name!r}",
+                          hint="presets: " + (", ".join(cls.presets) or "none"))
+    return {**cls.presets[name], **rest}
+
+
 def make_config(cls: "type[Strategy]", overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
     """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
     from values of each option's type (the Python API's keyword arguments);
+    ``preset=NAME`` first fills in a preset's values (:func:`resolve_options`);
     options the user leaves unset take the task's search settings where it
     has them (:func:`task_settings`), else the strategy's defaults."""
     fields = {f.name: f for f in dataclasses.fields(cls.Config)}
     hints = typing.get_type_hints(cls.Config)
     values = {k: _typed(s.value, hints[k], k) for k, s in task_settings(cls, task).items()}
-    for key, raw in overrides.items():
+    for key, raw in resolve_options(cls, overrides).items():
         if key not in fields:
             raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
                               hint=choices_hint(key, fields, listing="options"))

@@ -14,7 +14,7 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, Union
 
-from ... import tasks
+from ... import strategies, tasks
 from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
@@ -35,9 +35,15 @@ def pct(e: Estimate | None, *, signed: bool = False) -> str:
 
 
 def _settings(cell: CellResult) -> str:
-    """The strategy with the suite's settings, then the ones it took from the task (the rest: its defaults)."""
+    """The method's strategy and options, then the ones it took from the task (the rest: its
+    defaults); a preset is spelt out (the values it set), so the card says which values ran,
+    not only the preset's name."""
     m = cell.method
-    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items())
+    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items() if k != "preset")
+    if "preset" in m.settings:
+        preset = strategies.get(m.strategy).presets.get(str(m.settings["preset"]), {})
+        spelt = ", ".join(f"{k}={v}" for k, v in preset.items() if k not in m.settings)
+        opts = f"preset={m.settings['preset']}: {spelt}" + (f"; {opts}" if opts else "")
     taken = _from_task(cell)
     return (f"{m.strategy}" + (f" ({opts})" if opts else "")
             + (f"; from the task: {', '.join(f'{k}={v}' for k, (v, _) in taken.items())}" if taken else ""))
