@@ -111,8 +111,11 @@ EVENTS: dict[str, EventType] = {
         source="strategies.hgot.search"),
     "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
                                 ("node", "depth", "question", "passages"), source="strategies.hgot.search"),
-    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
-                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
+    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn; dropped: "
+                      "edges dropped to break a cycle, unknown: edges naming no step; reflection, "
+                      "formalization: the stage replies (plan_stages=3)",
+                      ("node", "depth", "question", "steps", "edges", "levels"),
+                      ("dropped", "unknown", "reflection", "formalization"), "strategies.hgot.search"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
                                ("node", "depth", "question", "note"), source="strategies.hgot.search"),
     "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from ...core.errors import ConfigError
 from ..base import DEFAULT_MAX_CALLS
 from .infer import THOUGHT_FORMATS
+from .stages import PLAN_STAGES
 
 DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
 
@@ -21,6 +22,7 @@ class HGOTConfig:
     max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
     max_steps: int = 4  # sub-questions one plan may hold
     plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
+    plan_stages: int = 1  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
     stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
     # retrieval and passages
     k: int = 3  # passages probed per (sub-)question
@@ -53,6 +55,8 @@ class HGOTConfig:
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
+        if self.plan_stages not in PLAN_STAGES:
+            raise ConfigError(f"hgot: plan_stages={self.plan_stages}", hint="use 1 or 3")
         if self.max_depth < 1:
             raise ConfigError("hgot: max_depth must be >= 1")
         if self.demo_select not in DEMO_SELECT:

@@ -43,6 +43,7 @@ from .config import HGOTConfig
 from .demos import Demos
 from .infer import Thought, infer_requests, parse_thought
 from .probe import Scored, merge_pools, probe
+from .stages import ask_plan, plan_notes
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
                       judge_pairs, passage_quality, thought_quality)
 from .vote import Vote, select_answer, thought_answer
@@ -185,13 +186,12 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
     texts = [s.text(cfg.passage_words) for s in node.pool[: cfg.plan_context]]
     feedback = ""
     for attempt in range(cfg.plan_retries + 1):
-        req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
-                                   max_steps=cfg.max_steps, feedback=feedback)
-        reply = (await ctx.lm.generate([req]))[0]
+        replies = await ask_plan(ctx, cfg, question, texts, demos, feedback)
+        reply = replies.plan
         try:
             if reply.truncated:
                 raise planmod.PlanError("it was cut off at the token limit; write a shorter plan")
-            plan = planmod.parse_plan(reply.text, max_steps=cfg.max_steps)
+            plan = replies.parse(cfg.max_steps)
         except planmod.PlanError as exc:
             malformed(ctx.trace, "hgot_plan", "truncated" if reply.truncated else "invalid_plan", reply.text,
                       error=str(exc), depth=depth, question=question, attempt=attempt, node=node.id)
@@ -199,7 +199,7 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
                         "Write it again in the format shown.")
             continue
         ctx.trace.emit("plan", node=node.id, depth=depth, question=question, steps=list(plan.steps),
-                       edges=[list(e) for e in plan.edges], levels=plan.levels())
+                       edges=[list(e) for e in plan.edges], levels=plan.levels(), **plan_notes(plan, replies))
         return plan
     ctx.trace.emit("plan_fallback", node=node.id, depth=depth, question=question, note="single-step plan")
     return planmod.single_step(question)
@@ -264,10 +264,10 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
         phase(ctx.trace, "plan level", number, len(levels), depth=depth)
         questions: dict[int, str] = {}
         dependent = [s for s in level if plan.parents(s)]
-        for s in level:
-            questions[s] = plan.steps[s - 1]
+        for s in level:  # a step naming a step with no answer is searched without the mention
+            questions[s] = planmod.resolve_references(plan.steps[s - 1], {})
         if dependent:
-            known = {s: [(solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
                      for s in dependent}
             # a step whose parents found no answer has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
@@ -287,8 +287,10 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
                         malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s,
                                   node=parent.step(s))
                     rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
+                # a rewrite that still says "Step 1" gets step 1's answer in its place
+                rewritten = planmod.resolve_references(rewritten, {u: a for u, _, a in known[s]})
                 ctx.trace.emit("rewrite", node=parent.step(s), depth=depth + 1, step=s, original=plan.steps[s - 1],
-                               facts=known[s], question=rewritten)
+                               facts=[(q, a) for _, q, a in known[s]], question=rewritten)
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
         children = await _all([
