@@ -56,15 +56,6 @@ def test_react_parses_actions_and_observes():
     assert result.details["gathered"][0] == "jaws"
 
 
-def test_dsp_hops_then_reads():
-    lm = ScriptedLM(["Jaws director", "Steven Spielberg birth year", "Answer: 1946", "Answer: 1946"])
-    result, trace, retriever = run("dsp", lm, n=2, k=1)
-    assert retriever.queries == ["Jaws director", "Steven Spielberg birth year"]
-    assert "Context:" in lm.requests[1].messages[-1].content
-    assert result.answer == "1946"
-    assert [e["hop"] for e in trace.of_type("dsp_hop")] == [0, 1]
-
-
 def test_truncated_replies_do_not_vote_or_finish():
     """issue 17: a reader sample cut off at max_tokens does not vote; a self-ask
     final answer cut off is flagged."""
