@@ -83,6 +83,9 @@ def test_an_inline_dependency_keeps_the_step():
     assert plan.steps == ("Who directed Jaws?", "When was he born?") and plan.edges == ((1, 2),)
     plan = parse_plan("Step 1: A thing?\nStep 2: B thing? [Dependency: Step 1]\nStep 3: C thing? - depends on Steps 1 and 2")
     assert plan.steps == ("A thing?", "B thing?", "C thing?") and plan.edges == ((1, 2), (1, 3), (2, 3))
+    # a clause that names no step is part of the question
+    plan = parse_plan("Step 1: Who wrote the film, based on the novel Jaws?")
+    assert plan.steps == ("Who wrote the film, based on the novel Jaws?",) and plan.edges == ()
 
 
 def test_steps_written_on_one_line_and_a_step_that_names_another():

@@ -107,9 +107,10 @@ def _read_lines(text: str) -> _Lines:
             out.edges.extend(deps.read_edges(f"Step {num} depends on {question}"))
             continue
         remark = _REMARK.search(question, max(0, len(question) - _REMARK_CHARS))
-        if remark:
+        said = remark and (remark.group(1) or remark.group(2))
+        if said and deps.mentions(said):  # ", based on the novel?" names no step: part of the question
             question = question[: remark.start()].strip()
-            out.edges.extend(deps.read_edges(f"Step {num} {remark.group(1) or remark.group(2)}"))
+            out.edges.extend(deps.read_edges(f"Step {num} {said}"))
         if not question:
             continue
         if num in out.steps:
