@@ -109,6 +109,25 @@ def test_the_formalization_reply_replaces_the_plans_own_dependencies():
     assert plan.edges == ((1, 2),)
 
 
+# -- real replies of the bench model ------------------------------------------------------------
+
+def test_labelled_bench_model_plans():
+    """Replies of the bench model (Qwen2.5-Coder-1.5B-Instruct Q4_K_M) to the ``hgot_plan``
+    prompt on the HotpotQA package sample, each with its steps and edges labelled by hand
+    from the reply's text (benchmarks/hgot_plan_replies.py wrote them)."""
+    rows = [json.loads(line) for line in (DATA / "plan_replies.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert len(rows) >= 12
+    for row in rows:
+        label = row["label"]
+        if label.get("error"):
+            with pytest.raises(PlanError):
+                parse_plan(row["reply"], max_steps=4)
+            continue
+        plan = parse_plan(row["reply"], max_steps=4)
+        assert list(plan.steps) == label["steps"], row["question"]
+        assert sorted(plan.edges) == sorted(tuple(e) for e in label["edges"]), row["question"]
+
+
 # -- demos: rendered dependencies read back as the same edges -----------------------------------
 
 def _all_dags(n):

@@ -66,3 +66,31 @@ def test_stage_demos_come_from_the_plan_demos():
                       "Dependencies: Step 3 depends on Steps 1 and 2.\n"
     assert formal == "\nDescriptions: Step 3 depends on Steps 1 and 2.\nDependencies: (Step 1 and Step 2) -> Step 3\n"
     assert stage_demos("") == ("", "")
+
+
+def test_labelled_three_stage_plans_of_the_bench_model():
+    """The bench model's three-stage replies (plan, self-reflection, formalization) on HotpotQA
+    package-sample questions, the edges labelled by hand from the formalization (the
+    self-reflection's when the formalization names no step); see data/README.md."""
+    import json
+    from pathlib import Path
+
+    import pytest
+
+    from thoughtloom.core.types import Completion
+    from thoughtloom.strategies.hgot.plan import PlanError
+    from thoughtloom.strategies.hgot.stages import PlanReplies
+
+    path = Path(__file__).parent / "data" / "plan_replies_3stage.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert rows
+    for row in rows:
+        stage = [None if row.get(k) is None else Completion(row[k]) for k in ("reflection", "formalization")]
+        replies = PlanReplies(Completion(row["reply"]), *stage)
+        if row["label"].get("error"):
+            with pytest.raises(PlanError):
+                replies.parse(4)
+            continue
+        plan = replies.parse(4)
+        assert list(plan.steps) == row["label"]["steps"], row["question"]
+        assert sorted(plan.edges) == sorted(tuple(e) for e in row["label"]["edges"]), row["question"]
