@@ -85,8 +85,10 @@ class Plan:
         return sorted(u for u, v in self.edges if v == step)
 
 
-@dataclass(frozen=True)
+@dataclass
 class _Lines:
+    """What the lines of a reply hold, as they are read."""
+
     steps: dict[int, str] = field(default_factory=dict)
     order: list[int] = field(default_factory=list)
     edges: list[tuple[int, int]] = field(default_factory=list)

@@ -43,9 +43,9 @@ from .config import HGOTConfig
 from .demos import Demos
 from .infer import Thought, infer_requests, parse_thought
 from .probe import Scored, merge_pools, probe
-from .stages import ask_plan, plan_notes
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
                       judge_pairs, passage_quality, thought_quality)
+from .stages import ask_plan, plan_notes
 from .vote import Vote, select_answer, thought_answer
 
 
