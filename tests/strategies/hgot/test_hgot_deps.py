@@ -77,6 +77,12 @@ def test_every_notation_keeps_its_edges(text, expected):
     assert edges(text) == expected
 
 
+def test_deep_parentheses_read_flat():
+    """Groups nest at most two deep; deeper parentheses (a hostile reply) are read as flat."""
+    assert edges("((Step 1 and Step 2)) -> Step 3") == [(1, 3), (2, 3)]
+    assert edges("(" * 500 + "Step 1" + ")" * 500 + " -> Step 2") == [(1, 2)]
+
+
 def test_an_inline_dependency_keeps_the_step():
     """Issue 24 item 2: a step line that mentions its dependency stays a step."""
     plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was he born? (depends on Step 1)")
@@ -260,7 +266,9 @@ def test_a_dependent_steps_query_names_its_parents_answer_not_the_step():
     "Step 1: A? " + "(depends on " * 20_000, "Step 1: A?\nDependencies: " + "Steps 1 and " * 30_000 + "2",
     "Step 1: A?\n" + " " * 200_000 + "x", "Step 99999999999: A?", "Step 1: nan inf -> Step 1e308",
     "Step 1: A? " + "- depends on " * 20_000,
-], ids=range(10))
+    "Step 1: A?\nStep 2: B?\nDependencies: " + "(" * 20_000 + "Step 1" + ")" * 20_000 + " -> Step 2",
+    "Step 1: A?\nStep 2: B?\nDependencies: " + "(Step 1 and " * 10_000 + "Step 2" + ")" * 10_000,
+], ids=range(12))
 def test_hostile_replies_parse_or_raise_plan_error_quickly(text):
     try:
         plan = parse_plan(text[: MAX_PARSE_CHARS * 2], max_steps=4)

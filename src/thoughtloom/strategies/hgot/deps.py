@@ -75,11 +75,18 @@ def _clauses(tokens: list[tuple[str, int]]) -> Iterable[list[tuple[str, int]]]:
         yield clause
 
 
+_MAX_NESTING = 2  # group parentheses kept this deep at most; deeper ones are read as flat
+
+
 def _strip_operator_parens(clause: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """Parentheses that hold a relation ("Step 2 (depends on Step 1)") or do not match are
-    dropped; those that hold only steps stay as groups."""
+    """Parentheses that hold a relation ("Step 2 (depends on Step 1)"), do not match, or nest
+    deeper than ``_MAX_NESTING`` are dropped; those that hold only steps stay as groups."""
     keep = [True] * len(clause)
     stack: list[int] = []
+    relation = {"arrow", "dep", "fwd", "neg"}
+    seen = [0] * (len(clause) + 1)  # relation tokens before each position, to test a span at once
+    for i, (kind, _) in enumerate(clause):
+        seen[i + 1] = seen[i] + (kind in relation)
     for i, (kind, _) in enumerate(clause):
         if kind == "lp":
             stack.append(i)
@@ -88,8 +95,7 @@ def _strip_operator_parens(clause: list[tuple[str, int]]) -> list[tuple[str, int
                 keep[i] = False
                 continue
             j = stack.pop()
-            inner = {k for k, _ in clause[j + 1:i]}
-            if inner & {"arrow", "dep", "fwd", "neg"}:
+            if seen[i] - seen[j + 1] or len(stack) >= _MAX_NESTING:
                 keep[i] = keep[j] = False
     for j in stack:
         keep[j] = False
