@@ -112,8 +112,11 @@ EVENTS: dict[str, EventType] = {
     "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score "
                                 "of the passages shown ([1] first) and of the pool's passages not shown",
                                 ("node", "depth", "question", "passages", "unshown"), source="strategies.hgot.infer"),
-    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
-                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.levels"),
+    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn; dropped: "
+                      "edges dropped to break a cycle, unknown: edges naming no step; reflection, "
+                      "formalization: the stage replies (plan_stages=3)",
+                      ("node", "depth", "question", "steps", "edges", "levels"),
+                      ("dropped", "unknown", "reflection", "formalization"), "strategies.hgot.levels"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
                                ("node", "depth", "question", "note"), source="strategies.hgot.levels"),
     "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",
@@ -126,8 +129,12 @@ EVENTS: dict[str, EventType] = {
     # -- retrieval baselines -------------------------------------------------------------------
     "self_ask_step": EventType("one self-ask hop: the follow-up question and its intermediate answer",
                                ("hop", "follow_up", "answer"), source="strategies.baselines.retrieval"),
-    "dsp_hop": EventType("one DSP hop: the query written and the passage ids it found",
-                         ("hop", "query", "passages"), source="strategies.baselines.retrieval"),
+    "dsp_hop": EventType("one DSP hop: its first query, the queries fused (the samples' and the "
+                         "question) and the passage ids fusion kept",
+                         ("hop", "query", "passages"), ("queries",), "strategies.baselines.dsp"),
+    "dsp_demo": EventType("DSP's Demonstrate on one training demo: whether its passages held the gold "
+                          "answer, the prediction, whether it was kept as an annotated demo",
+                          ("question", "passage_match", "prediction", "kept"), source="strategies.baselines.dsp"),
     "react_step": EventType("one ReAct turn: thought, action (search, finish or None), argument, observation",
                             ("step", "thought", "action", "argument", "observation"),
                             source="strategies.baselines.react"),
@@ -185,7 +192,7 @@ MALFORMED_WHAT: dict[str, str] = {
     "decomp_step": "a decomposer step (re-asked, then the program ends malformed)",
     "decomp_handler": "a prompt handler's reply cut off before its answer (the step answers empty, with an error)",
     "self_ask_answer": "self-ask's chain without 'So the final answer is' (read for any answer)",
-    "dsp_query": "an empty DSP search query (the question instead)",
+    "dsp_query": "a DSP query reply with no query (that sample adds none; the question is searched too)",
     "react_action": "a ReAct turn with no search[...] or finish[...] (the observation says so)",
     "entailment": "an LLM judge reply that is neither yes nor no (votes no)",
     "json": "a structured reply generate_json could not parse (re-asked once)",

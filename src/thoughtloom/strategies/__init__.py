@@ -24,6 +24,7 @@ _BUILTIN_MODULES = (
     "thoughtloom.strategies.decomp.strategy",
     "thoughtloom.strategies.hgot.strategy",
     "thoughtloom.strategies.baselines.retrieval",
+    "thoughtloom.strategies.baselines.dsp",
     "thoughtloom.strategies.baselines.react",
 )
 

@@ -5,6 +5,7 @@ import numpy as np
 from thoughtloom.strategies.hgot import HGOTConfig
 from thoughtloom.strategies.hgot.demos import (Annotated, DemoSelector, Demos, annotation_row, balanced_select,
                                                iqr_keep, knn_select, load_annotated, qualify, render_plan_demos,
+                                               render_rewrite_demos,
                                                write_annotated)
 
 from conftest import data_file
@@ -45,13 +46,17 @@ def test_authors_demo_file_loads_and_renders():
 def test_annotation_round_trip(tmp_path):
     tree = {"answer": "1946", "rationale": "Born 1946 [1].",
             "plan": {"steps": ["Who directed Jaws?", "When was he born?"], "edges": [[1, 2]]},
-            "children": [{"original": None, "question": "Who directed Jaws?"},
-                         {"original": "When was he born?", "question": "When was Spielberg born?"}]}
+            "children": [{"original": None, "question": "Who directed Jaws?", "answer": "Steven Spielberg"},
+                         {"original": "When was he born?", "question": "When was Spielberg born?", "answer": "1946"}]}
     row = annotation_row("When was the Jaws director born?", tree)
     write_annotated([row], tmp_path / "d.csv")
     (d,) = load_annotated(tmp_path / "d.csv")
     assert d.plan_steps() == ["Step 1: Who directed Jaws?", "Step 2: When was he born?"]
     assert d.dependencies == "Step 2 depends on Step 1." and d.rewrite == "When was Spielberg born?"
+    # issue 24: the rewrite context holds the parent's answer, in the authors' layout
+    assert d.rewrite_context == "Step 1: Who directed Jaws? ANSWER: Steven Spielberg. Step 2: When was he born?"
+    assert "- Step 1: Who directed Jaws? ANSWER: Steven Spielberg\nQuestion: When was he born?\n" \
+           "Rewrite: When was Spielberg born?" in render_rewrite_demos([d])
 
 
 def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):

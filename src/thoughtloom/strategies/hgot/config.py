@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ...core.errors import ConfigError
 from ..base import DEFAULT_MAX_CALLS
+from .stages import PLAN_STAGES
 from .thought import THOUGHT_FORMATS
 
 DEMO_VARIANTS = ("none", "knn", "sampling")
@@ -22,6 +23,7 @@ class HGOTConfig:
     max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
     max_steps: int = 4  # sub-questions one plan may hold
     plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
+    plan_stages: int = 1  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
     stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
     # retrieval and passages
     k: int = 3  # passages probed per (sub-)question
@@ -56,6 +58,8 @@ class HGOTConfig:
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
+        if self.plan_stages not in PLAN_STAGES:
+            raise ConfigError(f"hgot: plan_stages={self.plan_stages}", hint="use 1 or 3")
         if self.max_depth < 1:
             raise ConfigError("hgot: max_depth must be >= 1")
         if self.demos not in DEMO_VARIANTS:
@@ -85,7 +89,6 @@ PAPER = {
     "alpha": 0.2, "beta": 0.4, "gamma": 0.4,  # §6: the best (alpha, beta, gamma) ...
     "w1": 0.2, "w2": 0.55, "w3": 0.25,  # ... and (w1, w2, w3) on Open-SQuAD medium
     "demos": "knn",  # HGOT+KNN (Table 2's variant for HotpotQA and Open-SQuAD; sampling: FEVER's best)
-    # TODO(hgot-plan): "plan_stages": 3 -- Plan, Self-reflection, Formalization as three calls
-    # (Appendix C.1-C.3); the option comes with the plan helper's branch, wired at merge.
+    "plan_stages": 3,  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
 }
 PRESETS = {"paper": PAPER}

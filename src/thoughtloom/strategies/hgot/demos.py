@@ -30,6 +30,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...core.errors import ConfigError, DataError
+from . import deps
 from .config import HGOTConfig
 from .quality import split_statements
 
@@ -83,10 +84,9 @@ def load_annotated(path: str | Path) -> list[Annotated]:
 
 
 def _dependencies_line(text: str) -> str:
-    arrows = re.findall(r"[Ss]tep (\d+) depends on (?:the answer from )?[Ss]tep (\d+)", text)
-    if not arrows:
-        return "Dependencies: None"
-    return "Dependencies: " + ", ".join(f"Step {u} -> Step {v}" for v, u in arrows)
+    """The Dependencies line of a plan demo: every edge the row's text states, in the
+    arrow notation the plan parser reads back as the same edges (:func:`.deps.render`)."""
+    return "Dependencies: " + deps.render(deps.read_edges(text))
 
 
 def render_plan_demos(demos: Sequence[Annotated]) -> str:
@@ -98,13 +98,26 @@ def render_plan_demos(demos: Sequence[Annotated]) -> str:
     return "".join(f"\n{b}\n" for b in blocks)
 
 
+def split_rewrite_context(context: str) -> tuple[list[str], str]:
+    """The authors' rewrite context ("Step 1: q ANSWER: a. Step 2: q2") as its answered
+    steps ("Step 1: q ANSWER: a") and the step to rewrite ("q2", without its label)."""
+    parts = [p.strip() for p in _STEP_SPLIT.split(context) if p.strip()]
+    answered = [p.rstrip(".").strip() for p in parts if " ANSWER: " in p]
+    last = next((p for p in reversed(parts) if " ANSWER: " not in p), "")
+    return answered, _STEP_PREFIX.sub("", last).strip()
+
+
 def render_rewrite_demos(demos: Sequence[Annotated]) -> str:
+    """Rewrite demos in the ``hgot_rewrite`` layout: the parents' answers, the step, its rewrite.
+    A row whose context holds no answered step (nothing to rewrite from) is left out."""
     blocks = []
     for d in demos:
-        if d.rewrite and d.rewrite_context:
-            rewrite = _STEP_PREFIX.sub("", d.rewrite)
-            blocks.append(f"Known answers:\n- {d.rewrite_context}\nQuestion: (the last step above)\n"
-                          f"Rewrite: {rewrite}")
+        if not (d.rewrite and d.rewrite_context):
+            continue
+        answered, step = split_rewrite_context(d.rewrite_context)
+        if answered and step:
+            facts = "\n".join(f"- {a}" for a in answered)
+            blocks.append(f"Known answers:\n{facts}\nQuestion: {step}\nRewrite: {_STEP_PREFIX.sub('', d.rewrite)}")
     return "".join(f"\n{b}\n" for b in blocks)
 
 
@@ -208,12 +221,20 @@ def annotation_row(question: str, tree: dict[str, Any]) -> dict[str, str]:
     """One CSV row (authors' columns) from an HGOT result's ``details['tree']``."""
     plan = tree.get("plan") or {"steps": [], "edges": []}
     steps = " ".join(f"Step {i + 1}: {s}" for i, s in enumerate(plan["steps"]))
-    deps = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
-    rewritten = next((c for c in tree.get("children", []) if c.get("original")), None)
+    dependencies = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
+    children = tree.get("children", [])
+    step_of = {i + 1: c for i, c in enumerate(children)}
+    rewritten = next((i for i, c in step_of.items() if c.get("original")), None)
+    context = ""
+    if rewritten is not None:  # the authors' layout: each parent's question and answer, then the step
+        parents = sorted(u for u, v in plan["edges"] if v == rewritten and u in step_of)
+        context = " ".join([f"Step {u}: {step_of[u]['question']} ANSWER: {step_of[u]['answer']}."
+                            for u in parents if step_of[u].get("answer")]
+                           + [f"Step {rewritten}: {step_of[rewritten]['original']}"])
     return {
-        "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": deps,
-        "Rewrite Context": "" if rewritten is None else rewritten["original"],
-        "Rewrite": "" if rewritten is None else rewritten["question"],
+        "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": dependencies,
+        "Rewrite Context": context,
+        "Rewrite": "" if rewritten is None else step_of[rewritten]["question"],
         "Rationale Context": "", "Rationale": tree.get("rationale", ""), "Answer": tree.get("answer", ""),
     }
 

@@ -48,6 +48,7 @@ from .demos import Demos
 from .infer import infer
 from .node import Node
 from .probe import merge_pools, probe
+from .stages import ask_plan, plan_notes
 
 
 async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> planmod.Plan:
@@ -56,13 +57,12 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
     texts = [passage_text(s.passage, cfg.passage_words) for s in node.pool[: cfg.plan_context]]
     feedback = ""
     for attempt in range(cfg.plan_retries + 1):
-        req = planmod.plan_request(ctx, question, texts, demos, max_tokens=cfg.plan_max_tokens,
-                                   max_steps=cfg.max_steps, feedback=feedback)
-        reply = (await ctx.lm.generate([req]))[0]
+        replies = await ask_plan(ctx, cfg, question, texts, demos, feedback)
+        reply = replies.plan
         try:
             if reply.truncated:
                 raise planmod.PlanError("it was cut off at the token limit; write a shorter plan")
-            plan = planmod.parse_plan(reply.text, max_steps=cfg.max_steps)
+            plan = replies.parse(cfg.max_steps)
         except planmod.PlanError as exc:
             malformed(ctx.trace, "hgot_plan", "truncated" if reply.truncated else "invalid_plan", reply.text,
                       error=str(exc), depth=depth, question=question, attempt=attempt, node=node.id)
@@ -70,7 +70,7 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
                         "Write it again in the format shown.")
             continue
         ctx.trace.emit("plan", node=node.id, depth=depth, question=question, steps=list(plan.steps),
-                       edges=[list(e) for e in plan.edges], levels=plan.levels())
+                       edges=[list(e) for e in plan.edges], levels=plan.levels(), **plan_notes(plan, replies))
         return plan
     ctx.trace.emit("plan_fallback", node=node.id, depth=depth, question=question, note="single-step plan")
     return planmod.single_step(question)
@@ -160,8 +160,8 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
         phase(ctx.trace, "plan level", number, len(levels), depth=depth)
         questions: dict[int, str] = {}
         dependent = [s for s in level if plan.parents(s)]
-        for s in level:
-            questions[s] = plan.steps[s - 1]
+        for s in level:  # a step naming a step with no answer is searched without the mention
+            questions[s] = planmod.resolve_references(plan.steps[s - 1], {})
         if dependent:
             # each known answer is labelled with its step's number, as the step refers to it ("the
             # director from Step 1"); the authors' rewrite context is "Step 1: <question> ANSWER: <answer>."
@@ -169,8 +169,8 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
                      for s in dependent}
             # a step whose parents found no answer has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
-            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], [(f"Step {u}: {q}", a) for u, q, a in known[s]],
-                                            demos.rewrite, max_tokens=cfg.rewrite_max_tokens) for s in asks]
+            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
+                                            max_tokens=cfg.rewrite_max_tokens) for s in asks]
             outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
             for s in dependent:
                 if s not in outs:
@@ -184,7 +184,9 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
                     if whole:
                         malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s,
                                   node=parent.step(s))
-                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], [(q, a) for _, q, a in known[s]])
+                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
+                # a rewrite that still says "Step 1" gets step 1's answer in its place
+                rewritten = planmod.resolve_references(rewritten, {u: a for u, _, a in known[s]})
                 ctx.trace.emit("rewrite", node=parent.step(s), depth=depth + 1, step=s, original=plan.steps[s - 1],
                                facts=[(q, a) for _, q, a in known[s]], question=rewritten)
                 questions[s] = rewritten
