@@ -412,3 +412,11 @@ def test_the_decomp_suites_metrics_are_what_their_tasks_emit():
             task = get_task(d.task)
             emitted = task.score("x", ["x"] if d.task == "commaqa" else "x")
             assert set(d.metrics) <= set(emitted) and d.primary in emitted, (name, d.id)
+
+
+@pytest.mark.parametrize("program", ["letter_cat", "str_position", "reverse_halving", "reverse_tail"])
+def test_the_reference_programs_write_what_the_worked_examples_write(program):
+    """The reference program (the controller check's decomposer) writes each worked example's
+    own steps, so the check runs the programs the prompts teach."""
+    for example in worked_examples(PROGRAMS[program].decomposer):
+        assert get_program(program).reference(example.question) == example.lines

@@ -68,11 +68,11 @@ def _fixed(*steps: str) -> Reference:
 def _letter_cat_reference(question: str) -> list[str]:
     name = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
-    where = f"position {pos.group(1)}" if pos else "the last position"
+    letter = f"the letter at position {pos.group(1)}" if pos else "the last letter"
     sep = next((n for n in SEPARATORS if n in question.lower()), "space")
     return [
         f'(split) "What are the words in "{name}"?"',
-        f'(str_position) [project_values] "What is the letter at {where} of "#1"?"',
+        f'(str_position) [project_values] "What is {letter} of "#1"?"',
         f'(merge) "Concatenate #2 using a {sep}."',
     ]
 
@@ -81,7 +81,8 @@ def _str_position_reference(question: str) -> list[str]:
     word = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
     where = f"position {pos.group(1)}" if pos else "the last position"
-    return [f'(split) "What are the letters and their positions in "{word}"?"',
+    parts = "words" if re.search(r"\bword at\b", question) else "letters"
+    return [f'(split) "What are the {parts} and their positions in "{word}"?"',
             f'(arr_position) "What is at {where} in #1?"']
 
 
