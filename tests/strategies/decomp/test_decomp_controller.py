@@ -43,14 +43,16 @@ def letter_lm(bad_first: int = 0):
                         '(str_position) [project_values] "What is the letter at position 2 of "#1"?"',
                         '(merge) "Concatenate #2 using a space."', "[EOQ]"][n]
             word = re.search(r'"(\w+)"', question).group(1)
-            return [f'(split_letters) "What are the letters of "{word}"?"',
-                    '(arr_position) "What is the item at position 2 of #1?"', "[EOQ]"][n]
+            return [f'(split) "What are the letters and their positions in "{word}"?"',
+                    '(arr_position) "What is at position 2 in #1?"', "[EOQ]"][n]
         q = prompt.rsplit("Q: ", 1)[1]
         if q.startswith("What are the words"):
             return '["Ada", "Byron", "Lee"]'
         if q.startswith("What are the letters"):
             word = re.search(r'"(\w+)"', q).group(1)
-            return str(list(word)).replace("'", '"')
+            return "[" + ", ".join(f"({c}, {i})" for i, c in enumerate(word, 1)) + "]"
+        if q.startswith("What is at position 2 in"):
+            return re.search(r"\((\w), 2\)", q).group(1)
         if q.startswith("Concatenate"):
             return " ".join(re.findall(r'"(\w)"', q))
         raise AssertionError(f"unexpected prompt {q[:80]!r}")
@@ -90,9 +92,9 @@ async def test_letter_cat_runs_the_hierarchical_program_and_batches_foreach():
     nested = [b for b in lm.batches if NEXT_STEP in b[0].messages[-1].content
               and "QC: What is the letter" in b[0].messages[-1].content]
     assert [len(b) for b in nested] == [3, 3, 3]
-    # and their split_letters calls go out as one batch of three
+    # and their split calls go out as one batch of three
     splits = [b for b in lm.batches if b[0].messages[-1].content.rstrip().endswith("A:")
-              and "letters of" in b[0].messages[-1].content.rsplit("Q: ", 1)[1]]
+              and "letters and their positions" in b[0].messages[-1].content.rsplit("Q: ", 1)[1]]
     assert [len(b) for b in splits] == [3]
     steps = ctx.trace.of_type("decomp_step")
     assert [s["handler"] for s in steps if s["depth"] == 0] == ["split", "str_position", "merge"]
@@ -179,9 +181,9 @@ async def test_a_budget_stop_returns_the_program_as_far_as_it_ran():
     full = await decomp().run(Problem("q", LETTER_Q), ctx_for(ScriptedLM(letter_lm())))
     assert full.answer == "d y e" and full.stopped is None
     # the decomposer's 1st step, split, the 2nd step and its nested programs' (3 x 3) steps and
-    # letter lookups fit; the 3rd step of the top program does not
+    # letter lists and lookups (arr_position is a model call too) fit; the 3rd step of the top program does not
     cls = get("decomp")
-    stopped = await cls(cls.Config(max_calls=16)).run(Problem("q", LETTER_Q), ctx)
+    stopped = await cls(cls.Config(max_calls=19)).run(Problem("q", LETTER_Q), ctx)
     assert stopped.stopped == "budget"
     top = stopped.details["executed"]
     assert top["status"] == "budget" and [s["handler"] for s in top["steps"]] == ["split", "str_position"]
@@ -241,8 +243,8 @@ async def test_controller_check_reference_program_with_symbolic_handlers(program
 
 
 async def test_symbolic_errors_are_recorded_on_the_step():
-    lm = ScriptedLM(['(split_letters) "What are the letters of "Ada"?"',
-                     '(arr_position) "What is the item at position 9 of #1?"', "[EOQ]"])
+    lm = ScriptedLM(['(split) "What are the letters and their positions in "Ada"?"',
+                     '(arr_position) "What is at position 9 in #1?"', "[EOQ]"])
     result = await decomp(program="str_position", handlers="symbolic").run(
         Problem("q", 'What is the letter at position 9 of "Ada"?'), ctx_for(lm))
     last = result.details["executed"]["steps"][-1]
@@ -376,7 +378,7 @@ def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
 
 async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
     from thoughtloom.strategies.decomp.controller import MAX_ANSWER_CHARS, NEXT_STEP_JSON
-    replies = iter(['{"handler": "split_letters", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
+    replies = iter(['{"handler": "split", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
                     'not json',
                     '{"handler": "arr_position", "operator": "select", "question": "What is the item at position 2 of #1?"}',
                     '{"handler": "EOQ", "operator": "select", "question": ""}'])

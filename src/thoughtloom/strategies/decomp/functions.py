@@ -117,19 +117,46 @@ def items(seq: str) -> list[str]:
     return [s.strip() for s in seq.split(",") if s.strip()]
 
 
+_INDEXED_ITEM = re.compile(r"\(\s*([^(),]+?)\s*,\s*(\d{1,9})\s*\)")
+_INDEXED = re.compile(r"\[\s*\([^\[\]]*\)\s*\]")  # no brackets inside: one linear scan
+
+
+def indexed(items: list[str]) -> str:
+    """Items with their 1-based positions, as the paper's general split writes them:
+    ``[(A, 1), (d, 2), (a, 3)]``."""
+    return "[" + ", ".join(f"({x}, {i})" for i, x in enumerate(items, 1)) + "]"
+
+
+def an_indexed_list(question: str) -> list[str] | None:
+    """The items of the last ``[(x, 1), (y, 2), ...]`` in the question, in position order."""
+    found = _INDEXED.findall(question)
+    if not found:
+        return None
+    pairs = [(int(k), x) for x, k in _INDEXED_ITEM.findall(found[-1])]
+    return [x for _, x in sorted(pairs)] if pairs else None
+
+
 @symbolic("split")
-def split_words(question: str) -> Answer:
-    return last_quoted(question).split()
+def split(question: str) -> Answer:
+    """The general split: the words or the letters of the quoted text, with their
+    positions when the question asks for them ("the letters and their positions in")."""
+    text = last_quoted(question)
+    head = _QUOTED.sub("", question).lower()
+    parts = list(text.replace(" ", "")) if re.search(r"\bletters\b", head) else text.split()
+    return indexed(parts) if "position" in head else parts
 
 
-@symbolic("split_letters")
-def split_letters(question: str) -> Answer:
+def split_letters(question: str) -> list[str]:
     return list(last_quoted(question).replace(" ", ""))
 
 
 @symbolic("arr_position")
 def arr_position(question: str) -> Answer:
-    arr, k = a_list(question), position(question)
+    """The item at the named position of the list in the question (a JSON list or an indexed one)."""
+    arr = an_indexed_list(question)
+    if arr is None:
+        arr = a_list(question)
+    k = position(_INDEXED.sub("", question))
     if k == -1:
         return arr[-1]
     if not 1 <= k <= len(arr):
