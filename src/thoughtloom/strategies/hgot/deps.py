@@ -194,14 +194,20 @@ def _group_text(steps: Sequence[int]) -> str:
     return "(" + ", ".join(names[:-1]) + " and " + names[-1] + ")"
 
 
-def render(edges: Iterable[Edge]) -> str:
-    """``Step 1 -> Step 2, (Step 1 and Step 2) -> Step 3``: one clause per dependent step, in
-    step order, its parents grouped (HGOT's formalization notation); ``None`` without edges."""
+def _parents_of(edges: Iterable[Edge]) -> dict[int, list[int]]:
+    """Each dependent step's parents, in the order the edges name them, once each."""
     parents: dict[int, list[int]] = {}
     for u, v in edges:
         parents.setdefault(v, [])
         if u not in parents[v]:
             parents[v].append(u)
+    return parents
+
+
+def render(edges: Iterable[Edge]) -> str:
+    """``Step 1 -> Step 2, (Step 1 and Step 2) -> Step 3``: one clause per dependent step, in
+    step order, its parents grouped (HGOT's formalization notation); ``None`` without edges."""
+    parents = _parents_of(edges)
     if not parents:
         return "None"
     return ", ".join(f"{_group_text(sorted(parents[v]))} -> Step {v}" for v in sorted(parents))
@@ -210,11 +216,7 @@ def render(edges: Iterable[Edge]) -> str:
 def describe(edges: Iterable[Edge]) -> str:
     """The same edges as sentences, the way HGOT's plan and self-reflection describe them:
     ``Step 2 depends on Step 1. Step 3 depends on Steps 1 and 2.``; ``None`` without edges."""
-    parents: dict[int, list[int]] = {}
-    for u, v in edges:
-        parents.setdefault(v, [])
-        if u not in parents[v]:
-            parents[v].append(u)
+    parents = _parents_of(edges)
     if not parents:
         return "None"
     out = []
