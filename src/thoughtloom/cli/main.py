@@ -137,7 +137,9 @@ def eval_(
                       "run the same command again to resume.", soft_wrap=True)
             raise typer.Exit(130) from None
     if dry_run:  # the pilot's records stay: the real run resumes past them
-        estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency)
+        with est.stored_times(opts.cache, mode) as model_seconds:
+            estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency,
+                                       model_seconds=model_seconds)
         est.print_estimate(estimate, price_in, price_out, as_json=as_json)
     elif as_json:
         out.print_json(dump_line(summary))
