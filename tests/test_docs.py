@@ -113,3 +113,15 @@ def test_a_method_page_lists_every_option_of_the_strategy_with_its_default(name)
     wanted = {(f.name, _shown(f.default)) for f in dataclasses.fields(strategies.get(name).Config)}
     missing = [wanted - _documented_defaults(p.read_text(encoding="utf-8")) for p in homes]
     assert min(missing, key=len) == set(), f"{name}: {[p.name for p in homes]} lack {min(missing, key=len)}"
+
+
+def test_a_missing_benchmark_file_says_how_to_get_it_and_where_it_goes():
+    from conftest import DATA_LAYOUT, missing_data
+    from thoughtloom import tasks
+
+    said = missing_data(Path("/data"), ("gsm8k", "test.jsonl"))
+    assert "task gsm8k's data: `thoughtloom data list`" in said and "save it as /data/gsm8k/test.jsonl" in said
+    assert "shared" not in said
+    layout = (REPO / "docs" / "data.md").read_text(encoding="utf-8")
+    assert all(f"| `{folder}/` |" in layout for folder in DATA_LAYOUT)  # docs/data.md lists every folder
+    assert {t for t in DATA_LAYOUT.values() if t} <= set(tasks.available())
