@@ -54,6 +54,12 @@ def test_unknown_strategy_option(tmp_path):
 
 def test_cache_stats_and_clear(tmp_path):
     cache = tmp_path / "c.sqlite"
+    r = run_main("cache", "stats", "--cache", str(tmp_path / "nope" / "c.sqlite"))  # issue 26: not '0 entries'
+    assert r.returncode == 2 and f"error: no cache file {tmp_path}/nope/c.sqlite" in r.stderr
+    assert not (tmp_path / "nope").exists()  # and nothing made there
+    from thoughtloom.lm import CompletionStore
+
+    CompletionStore(cache).close()  # an empty cache
     r = runner.invoke(app, ["cache", "stats", "--cache", str(cache), "--json"])
     assert r.exit_code == 0 and json.loads(r.output)["entries"] == 0
     r = runner.invoke(app, ["cache", "stats", "--cache", str(cache)])

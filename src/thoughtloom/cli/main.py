@@ -103,6 +103,10 @@ def eval_(
         notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
                     "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
     examples = dataset.examples
+    pooled = task_obj.pooled_corpus()
+    if opts.index is None and pooled is not None and type(strat).needs == "open_domain":
+        notes.print(f"[dim]no --index: {strategy} retrieves from the paragraphs of the data file pooled "
+                    f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
     out_dir = out_dir or Path("runs") / f"{task_obj.name}_{strategy}"
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
@@ -156,7 +160,7 @@ app.command("compare")(view_commands.compare)
 @cache_app.command("stats")
 def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
     """Entries, size and stored model time of the cache."""
-    store = CompletionStore(cache)
+    store = _existing_cache(cache)
     try:
         stats = store.stats()
     finally:
@@ -177,14 +181,36 @@ def cache_clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete cached completions (all, or one model's)."""
+    store = _existing_cache(cache)
     if not yes and not typer.confirm(f"delete {'all' if model is None else model} entries of {cache}?"):
+        store.close()
         raise typer.Exit(1)
-    store = CompletionStore(cache)
     out.print(f"deleted {store.clear(model)} entries")
     store.close()
 
 
 cache_app.command("merge")(cache_merge.merge)
+
+
+def _existing_cache(path: Path) -> CompletionStore:
+    """The cache file at ``path``; one that does not exist is an error, not an empty cache made there."""
+    if not path.expanduser().is_file():
+        raise ConfigError(f"no cache file {path}" + (" (nothing has been cached yet)" if path == o.DEFAULT_CACHE
+                                                     else ""),
+                          hint="pass --cache PATH of a cache a run wrote (THOUGHTLOOM_CACHE sets the default)")
+    return CompletionStore(path)
+
+
+def _nearest_option(exc: BaseException) -> str | None:
+    """'no option --limt (did you mean --limit?)' for a mistyped option: click lists every option
+    that shares a few letters; the nearest one, if any is near, is the useful hint."""
+    name, possible = getattr(exc, "option_name", None), getattr(exc, "possibilities", None)
+    if type(exc).__name__ != "NoSuchOption" or not isinstance(name, str):
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(name, list(possible or ()), n=1, cutoff=0.75)
+    return f"no option {name}" + (f" (did you mean {near[0]}?)" if near else "")
 
 
 def _one_line(text: str) -> str:
@@ -204,7 +230,7 @@ def main() -> None:
         # click would print usage + a help hint + the error; we print one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = _nearest_option(exc) or (exc.format_message() if hasattr(exc, "format_message") else str(exc))
         err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
         sys.exit(getattr(exc, "exit_code", 2))
     except ABORTS:

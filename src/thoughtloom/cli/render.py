@@ -51,6 +51,11 @@ def rule(console: Console) -> None:
         console.print("─" * 40, highlight=False, markup=False)
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 example', '3 examples': a number with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
 def shown(text: object) -> str:
     """Model text made safe to print inside rich markup: encodable, with its brackets escaped."""
     return escape(encodable(str(text)))
@@ -80,7 +85,7 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
                  if summary.get("n_truncated") else "")
               + (f" · [yellow]{summary['n_budget_stopped']} stopped by the budget (best answer so far)[/]"
                  if summary.get("n_budget_stopped") else ""))
-    out.print(f"this run: {run['examples']} examples · LLM calls: {run['calls']} "
+    out.print(f"this run: {count(run['examples'], 'example')} · LLM calls: {run['calls']} "
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "
               f"{run['wall_s']:.1f} s")

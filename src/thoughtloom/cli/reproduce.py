@@ -43,7 +43,7 @@ from . import estimate as est
 from . import options as o
 from . import scaleout
 from .index import IndexDir
-from .render import RichProgress, err, notes, out, shown
+from .render import RichProgress, count, err, notes, out, shown
 
 SuiteArg = Annotated[str, typer.Argument(
     help="A suite name (see `thoughtloom reproduce list`), `list`, or a suite .toml file.")]
@@ -85,7 +85,7 @@ def print_suites(as_json: bool) -> None:
     for s in loaded:
         out.print(f"[bold]{s.name:<18}[/] {s.title}", highlight=False)
         out.print(f"{'':<18} [dim]n={s.n} · datasets: {', '.join(d.id for d in s.datasets)} · methods: "
-                  f"{', '.join(m.id for m in s.methods)} · {len(s.claims)} claims, {len(s.figures)} paper figures[/]",
+                  f"{', '.join(m.id for m in s.methods)} · {count(len(s.claims), 'claim')}, {count(len(s.figures), 'paper figure')}[/]",
                   highlight=False)
 
 
