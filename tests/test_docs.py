@@ -20,7 +20,7 @@ from thoughtloom.testing import ScriptedLM
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: commands that name a file, folder or model of the user's own (or of the lab notes' set-up)
-OWN_FILES = ("$BENCH", "$THOUGHTLOOM_DATA", "$B ", "$M", "$D", "DIR", "PATH", "my_", "~/", "test.jsonl",
+OWN_FILES = ("$BENCH", "$THOUGHTLOOM_DATA", "$B ", "$M", "$D", "DIR", "PATH", "my_", "my.", "~/", "test.jsonl",
              "MultiArith.json", "24.csv", "hotpot.idx", "flock", "...")
 
 
@@ -59,10 +59,9 @@ def _reply(request):
     return "The answer is: 42\n[EOQ]"
 
 
-@pytest.mark.parametrize("doc,command", doc_commands())
-def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkeypatch):
-    if command.startswith("thoughtloom demo"):
-        pytest.skip("the demo runs the embedded model (tests/integration)")
+def invoke(doc: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``command`` (a page's ``thoughtloom ...`` line) through the app on the scripted model, in
+    ``tmp_path`` with the page's own files, an index it names built from the HotpotQA sample."""
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))
     for name, text in doc_files(doc).items():  # the page's own files (a task module, a data file)
@@ -75,16 +74,57 @@ def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkey
     built = args[args.index("--index") + 1] if "--index" in args else \
         args[2] if args[:2] in (["index", "search"], ["index", "eval"]) else None
     if built is not None:
-        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", built]
+        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", built, "--overwrite"]
         assert CliRunner().invoke(app, index).exit_code == 0
     if args[0] == "eval":  # the sample's first questions, and a bound on the scripted model's calls
         args += [] if "--limit" in args else ["--limit", "2"]
         args += ["--max-calls", "40"]
-    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    return args, CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("doc,command", doc_commands())
+def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkeypatch):
+    if command.startswith("thoughtloom demo"):
+        pytest.skip("the demo runs the embedded model (tests/integration)")
+    args, r = invoke(doc, command, tmp_path, monkeypatch)
     # the scripted model answers nonsense: `run` exits 3 (no answer) or 4 (checked and wrong) on it
     assert r.exit_code in ((0, 3, 4) if args[0] == "run" else (0,)), \
         f"{doc}: {command}\n{r.output[-2000:]}\n{r.exception!r}"
     assert not re.search(r"\b[1-9]\d* errors", r.output), r.output[-2000:]
+
+
+OUTPUT = re.compile(r"<!-- output: (\S+) -->\n```text\n(.*?)```", re.S)
+#: Lines a command prints whatever the model answers (a "stopped:" line depends on the answer).
+LABELS = ("question:", "samples:", "answer:", "expected:", "check:", "LLM calls:")
+
+
+def output_blocks() -> list[tuple[str, str, str]]:
+    return [(doc.name, name, body) for doc in DOCS for name, body in OUTPUT.findall(doc.read_text(encoding="utf-8"))]
+
+
+def test_the_readme_shows_the_output_of_its_examples():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_examples", REPO / "benchmarks" / "readme_examples.py")
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    blocks = {name: body for doc, name, body in output_blocks() if doc == "README.md"}
+    assert set(blocks) == set(examples.EXAMPLES)
+    for name, body in blocks.items():  # each block is its command's, as the script ran it
+        assert body.startswith(f"$ {examples.EXAMPLES[name]}\n") and len(body.splitlines()) > 1, name
+
+
+@pytest.mark.parametrize("doc,name,body", output_blocks())
+def test_an_output_block_has_the_lines_its_command_prints_now(doc, name, body, tmp_path, monkeypatch):
+    """The shown output was printed by today's code: the same labelled lines as the command prints
+    now (on the scripted model; the text after each label is the embedded model's)."""
+    command = body.splitlines()[0].removeprefix("$ ")
+    _args, r = invoke(doc, command, tmp_path, monkeypatch)
+    assert _labels(body) == _labels(r.stdout), f"{doc} {name}: regenerate with benchmarks/readme_examples.py"
+
+
+def _labels(text: str) -> list[str]:
+    return [label for line in text.splitlines() for label in LABELS if line.startswith(label)]
 
 
 def _shown(value: object) -> str:
@@ -125,3 +165,11 @@ def test_a_missing_benchmark_file_says_how_to_get_it_and_where_it_goes():
     layout = (REPO / "docs" / "data.md").read_text(encoding="utf-8")
     assert all(f"| `{folder}/` |" in layout for folder in DATA_LAYOUT)  # docs/data.md lists every folder
     assert {t for t in DATA_LAYOUT.values() if t} <= set(tasks.available())
+
+
+def test_ci_runs_exactly_the_readmes_test_line():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    line = 'pip install -e ".[dev]" && pytest -q'
+    assert f"```bash\n{line}\n```" in readme  # the Quickstart's test block
+    assert f"\n{line}\n" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install -e . && thoughtloom demo" in readme and "Python 3.11" in readme

@@ -158,8 +158,14 @@ app.command("compare")(view_commands.compare)
 
 
 @cache_app.command("stats")
-def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
+def cache_stats(ctx: typer.Context, cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
     """Entries, size and stored model time of the cache."""
+    if not cache.expanduser().is_file() and not _given(ctx, "cache"):  # the default one, before any run
+        if as_json:
+            out.print_json(json.dumps({"path": str(cache), "entries": 0, "exists": False}))
+        else:
+            out.print(f"{cache}: no cache yet (a run writes it at its first model call)", highlight=False)
+        return
     store = _existing_cache(cache)
     try:
         stats = store.stats()
@@ -192,11 +198,16 @@ def cache_clear(
 cache_app.command("merge")(cache_merge.merge)
 
 
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not a default, variable or config file)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
 def _existing_cache(path: Path) -> CompletionStore:
     """The cache file at ``path``; one that does not exist is an error, not an empty cache made there."""
     if not path.expanduser().is_file():
-        raise ConfigError(f"no cache file {path}" + (" (nothing has been cached yet)" if path == o.DEFAULT_CACHE
-                                                     else ""),
+        raise ConfigError(f"no cache file {path}",
                           hint="pass --cache PATH of a cache a run wrote (THOUGHTLOOM_CACHE sets the default)")
     return CompletionStore(path)
 
