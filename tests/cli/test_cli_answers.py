@@ -97,7 +97,7 @@ def test_a_dash_reads_the_question_from_stdin(monkeypatch):
 def test_the_exit_codes_are_in_the_help():
     r = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
     assert "Exit status: 0 an answer" in r.output and "4 an answer that was checked and is wrong" in r.output
-    assert answer.EXIT_CODES[3].startswith("no answer")
+    assert answer.EXIT_CODES[3].startswith("no finished answer")
 
 
 LONG = "Which of these is longest: " + ", ".join(f"word{i}" for i in range(60)) + "?"

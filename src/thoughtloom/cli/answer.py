@@ -2,9 +2,9 @@
 
 Exit status (the same for both; see :data:`EXIT_CODES`): 0 an answer (right,
 or with nothing to check it against), 1 the question failed (an error), 2
-bad usage or configuration (before any model call), 3 no answer (the
-strategy stopped early: its budget, a malformed program step, or nothing
-could be read), 4 an answer that was checked and is wrong (``run --gold``,
+bad usage or configuration (before any model call), 3 no finished answer
+(the strategy stopped early: its budget, a malformed program step, a reply
+cut off at max_tokens, or nothing could be read), 4 an answer that was checked and is wrong (``run --gold``,
 or a task's own rule such as Game of 24's), 130 interrupted. ``demo``
 exits 0 whether or not the embedded model gets its question right: it
 shows that the install works, and says how to get a better answer.
@@ -35,7 +35,8 @@ from . import usercode
 from .render import RichStatus, err, notes, out, print_step_problems, rule, shown, usage_line
 
 EXIT_CODES = {0: "an answer (right, or nothing to check it against)", 1: "the question failed (an error)",
-              2: "bad usage or configuration", 3: "no answer: the strategy stopped early or none could be read",
+              2: "bad usage or configuration",
+              3: "no finished answer: the strategy stopped early, a reply was cut off, or none could be read",
               4: "an answer that was checked and is wrong (--gold, or the task's own rule)", 130: "interrupted"}
 EXIT_HELP = "Exit status: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + "."
 
@@ -180,6 +181,8 @@ def stop_reason(result: Result) -> str | None:
         return f"stopped by the {result.stopped}" if result.stopped == "budget" else f"stopped: {result.stopped}"
     if isinstance(status, str) and status not in ("ok", ""):
         return f"stopped: {status}"
+    if result.truncated:
+        return "a reply was cut off at max_tokens"
     if not result.answer:
         return "no answer could be read from the model's replies"
     return None
@@ -202,7 +205,7 @@ def _print_answer(strat: strategies.Strategy, result: Result, verdict: Check | N
     if verdict is not None:
         colour = {True: "green", False: "red", None: "yellow"}[verdict.ok]
         out.print(f"[bold]check:[/] [{colour}]{shown(verdict.message)}[/]")
-    if stop is not None and result.stopped != "budget":
+    if stop is not None and result.stopped != "budget" and not result.truncated:  # those say it on their line
         out.print(f"[yellow]{shown(stop)}[/]")
 
 
