@@ -102,16 +102,19 @@ def output_blocks() -> list[tuple[str, str, str]]:
     return [(doc.name, name, body) for doc in DOCS for name, body in OUTPUT.findall(doc.read_text(encoding="utf-8"))]
 
 
-def test_the_readme_shows_the_output_of_its_examples():
+def test_each_page_shows_the_output_of_its_examples():
+    """Every output block is one the script regenerates, and shows its own command first."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("readme_examples", REPO / "benchmarks" / "readme_examples.py")
     examples = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(examples)
-    blocks = {name: body for doc, name, body in output_blocks() if doc == "README.md"}
-    assert set(blocks) == set(examples.EXAMPLES)
-    for name, body in blocks.items():  # each block is its command's, as the script ran it
-        assert body.startswith(f"$ {examples.EXAMPLES[name]}\n") and len(body.splitlines()) > 1, name
+    shown = {(doc, name): body for doc, name, body in output_blocks()}
+    wanted = {(page.rsplit("/", 1)[-1], name): command for page, named in examples.EXAMPLES.items()
+              for name, command in named.items()}
+    assert set(shown) <= set(wanted) and {d for d, _ in wanted} == {d for d, _ in shown}
+    for key, body in shown.items():
+        assert body.startswith(f"$ {wanted[key]}\n") and len(body.splitlines()) > 1, key
 
 
 @pytest.mark.parametrize("doc,name,body", output_blocks())

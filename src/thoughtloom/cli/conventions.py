@@ -67,7 +67,7 @@ class _LogHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         if err.is_terminal:
-            self._rich.emit(record)
+            self._rich.handle(record)
             return
         try:
             err.print(f"{record.levelname.lower()}: {self.format(record)}", markup=False, highlight=False,
