@@ -113,8 +113,8 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
                  seed: int = 0, timeout_s: float | None = None, progress: ProgressHook | None = None,
                  **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
-    strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.resolve(task)
+    strat = _strategy(strategy, options, max_calls, task_obj)
     settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
     async with _model(model, cache, cache_mode, api_key, 1) as lm:
         resources = _resources(lm, index, entail, prompts)
@@ -153,9 +153,9 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
                     progress: Progress | None = None, force: bool = False, command: str | None = None,
                     **options: Any) -> dict[str, Any]:
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
-    strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
                              metric=metric)
+    strat = _strategy(strategy, options, max_calls, task_obj)
     if examples is not None:
         if data is not None:
             raise ConfigError("pass data (a file) or examples (a list), not both")
@@ -240,11 +240,13 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
                        f"async app): use `await thoughtloom.a{name}(...)` there")
 
 
-def _strategy(name: str, options: dict[str, Any], max_calls: int | None) -> strategies.Strategy:
-    """The strategy with its options; ``max_calls`` is also its own call cap where it has one."""
+def _strategy(name: str, options: dict[str, Any], max_calls: int | None,
+              task: tasks.Task | None = None) -> strategies.Strategy:
+    """The strategy with its options (and ``task``'s search settings for the tree strategies); ``max_calls``
+    is also its own call cap where it has one."""
     if max_calls is not None and any(f.name == "max_calls" for f in dataclasses.fields(strategies.get(name).Config)):
         options = {"max_calls": max_calls, **options}
-    return strategies.build(name, options)
+    return strategies.build(name, options, task)
 
 
 def _budget(max_calls: int | None, token_budget: int | None) -> Budget:

@@ -42,17 +42,13 @@ def test_numeric_and_choice_read_the_answer_from_a_reply():
     assert QA(metric="choice").extract_answer("Thinking...\nAnswer: (C)") == "C"
 
 
-def test_a_user_metric_may_return_a_bool_a_number_or_named_scores():
-    assert QA(metric=lambda p, g: p == g).score("x", "x") == {"<lambda>": 1.0}
-
-    def both(p, g):
-        return {"hit": 1.0, "len": 3}
-
-    assert QA(metric=both).score("x", "y") == {"hit": 1.0, "len": 3}
-    with pytest.raises(TypeError, match="finite number"):
-        QA(metric=lambda p, g: math.nan).score("x", "y")
-    with pytest.raises(TypeError, match="finite number"):
-        QA(metric=lambda p, g: "yes").score("x", "y")
+def test_a_user_metric_returns_a_bool_or_a_number_and_is_the_one_declared_metric():
+    task = QA(metric=lambda p, g: p == g)
+    assert task.score("x", "x") == {"<lambda>": 1.0} and task.metrics == ("<lambda>",)
+    assert QA().metrics == ("em", "f1") and QA(metric="contains").metrics == ("contains",)
+    for bad in (math.nan, "yes", {"hit": 1.0}):
+        with pytest.raises(TypeError, match="finite number or a bool"):
+            QA(metric=lambda p, g, bad=bad: bad).score("x", "y")
 
 
 def test_unknown_metric_names_the_choices():

@@ -117,8 +117,8 @@ def run(
 ) -> None:
     """Answer one question with a strategy and print the answer, whether it is right where that can be
     checked, and its cost."""
-    strat = opts.strategy(strategy)
     task_obj = usercode.task(task)
+    strat = opts.strategy(strategy, task_obj)
     question = _question(question)
     if gold is not None and not gold_applies(task_obj):
         raise ConfigError(f"--gold does not apply to --task {task_obj.name}: its answers are checked by its "

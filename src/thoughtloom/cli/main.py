@@ -93,11 +93,11 @@ def eval_(
     price_out: est.PriceOut = None,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
-    strat = opts.strategy(strategy)
+    task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
+    strat = opts.strategy(strategy, task_obj)
     run_on = scaleout.executor(executor, opts, concurrency, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
-    task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
     dataset = load_examples(task_obj, data, offset=offset, limit=limit)
     if dataset.sample:
         notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "

@@ -13,15 +13,15 @@ The metric is one of :data:`METRICS` or a function of the user's:
 - ``f1``: SQuAD token F1;
 - ``contains``: the normalized gold appears in the normalized answer as
   whole words (for verbose models);
-- ``numeric``: the answer's final number (:func:`.answers.extract_number`)
-  equals the gold number;
+- ``numeric``: the number the answer states (:func:`.answers.read_number`
+  of what its answer marker points at) equals the gold number;
 - ``choice``: the option letter of the answer (``B``, ``(B)``, ``B.``,
   ``Answer: B``) equals the gold letter.
 
-A user metric is ``fn(prediction, gold) -> float | bool | dict[str, float]``;
-``prediction`` is the extracted answer (``None`` when there is none), ``gold``
-the record's gold value. Its name is the metric's name in the results; a
-dict names several metrics, the first being the primary one.
+A user metric is ``fn(prediction, gold) -> float | bool``; ``prediction`` is
+the extracted answer (``None`` when there is none), ``gold`` the record's
+gold value. Its name is the metric's name in the results (and the task's
+one declared metric, ``Task.metrics``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from ..core.errors import ConfigError, DataError
 from ..core.files import read_utf8
 from ..core.names import unknown
 from ..core.types import Problem
-from .answers import extract_number, marked_answer
+from .answers import answer_statement, marked_answer, read_number
 from .base import Example, Task, _must_exist, read_json, read_jsonl
 from .metrics import exact_match, normalize_text, numbers_equal, token_f1
 
@@ -56,7 +56,8 @@ def contains(prediction: str | None, gold: Any) -> float:
 
 def numeric(prediction: str | None, gold: Any) -> float:
     """1 if the prediction's number equals a gold number (relative tolerance 1e-6)."""
-    return max(numbers_equal(prediction, g) for g in _golds(gold))
+    number = read_number(prediction)
+    return max(numbers_equal(number, g) for g in _golds(gold))
 
 
 _CHOICE = re.compile(r"\(([A-Za-z])\)|([A-Za-z])(?:[).:]|$)")
@@ -95,6 +96,7 @@ class QA(Task):
     name = "qa"
     instruction = "Answer the question with a short answer."
     primary_metric = "em"
+    metrics = ("em", "f1")  # the default; a chosen metric is the only one (set per instance)
 
     def __init__(self, input_field: str = "question", gold_field: str = "answer",
                  metric: str | Metric | None = None) -> None:
@@ -109,6 +111,7 @@ class QA(Task):
         self.metric_name = (None if metric is None else metric if isinstance(metric, str)
                             else getattr(metric, "__name__", "metric"))
         self.primary_metric = self.metric_name or "em"
+        self.metrics = ("em", "f1") if metric is None else (self.primary_metric,)
 
     def settings(self) -> dict[str, Any]:
         """What the run's identity records of this task (the fields and metric it was scored by)."""
@@ -118,7 +121,7 @@ class QA(Task):
 
     def extract_answer(self, text: str) -> str | None:
         if self.metric == "numeric":
-            return extract_number(text)
+            return read_number(answer_statement(text) or marked_answer(text) or text)
         if self.metric == "choice":
             return choice_letter(text) or super().extract_answer(text)
         return super().extract_answer(text)
@@ -158,12 +161,10 @@ class QA(Task):
 
 
 def _as_scores(name: str, value: Any) -> dict[str, float]:
-    """A metric's result as named scores: a number or bool under ``name``, a dict as it is."""
-    if isinstance(value, Mapping):
-        return {str(k): v for k, v in value.items()}
+    """A metric's result as its one score: a finite number or a bool, under ``name``."""
     if isinstance(value, bool) or isinstance(value, (int, float)) and math.isfinite(value):
         return {name: float(value)}
-    raise TypeError(f"metric {name!r} returned {value!r}: return a finite number, a bool or a dict of them")
+    raise TypeError(f"metric {name!r} returned {value!r}: return a finite number or a bool")
 
 
 def _field(record: Mapping[str, Any], name: str, where: str, flag: str) -> Any:

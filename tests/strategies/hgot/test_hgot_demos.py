@@ -66,10 +66,12 @@ def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
     path = tmp_path / "demos.csv"
     write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
     question = "Which city hosts the French government?"  # no content word shared with its neighbour
-    picked = HGOT(HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")).demo_selector.select(question, 0)
+    picked = HGOT(HGOTConfig(demos="knn", demo_file=str(path), n_demos=1)).demo_selector.select(question, 0)
     assert "capital of France" in picked.infer and "Jaws" not in picked.infer
-    with pytest.raises(Exception, match="demo_select"):
-        HGOTConfig(demo_select="nearest")
+    with pytest.raises(Exception, match="demos"):
+        HGOTConfig(demos="nearest")
+    with pytest.raises(Exception, match="demo_file"):  # a path where the variant goes says where paths go
+        HGOTConfig(demos=str(path))
 
 
 TOPICS = ("Jaws", "France", "president")
@@ -89,7 +91,7 @@ def test_selector_encodes_each_demo_question_once_per_selector(tmp_path):
             ("What is the capital of France?", "The capital of France is Paris [1].", "Paris")]
     path = tmp_path / "demos.csv"
     write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
-    cfg = HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")
+    cfg = HGOTConfig(demos="knn", demo_file=str(path), n_demos=1)
     calls = []
     selector = DemoSelector(cfg, encode=topic_encoder(calls))
     assert "Paris" in selector.select("Where in France is Paris?", 0).infer
@@ -99,7 +101,7 @@ def test_selector_encodes_each_demo_question_once_per_selector(tmp_path):
     assert calls[-1] == ["When was Jaws released?", rows[0][0], rows[1][0]]  # a new selector starts empty
 
 
-def test_selector_without_a_demo_file_gives_empty_demos():
+def test_selector_with_demos_none_gives_empty_demos():
     calls = []
     assert DemoSelector(HGOTConfig(), encode=topic_encoder(calls)).select("q", 0) == Demos()
     assert calls == []

@@ -16,7 +16,7 @@ from typing import Callable
 
 from ...core.errors import ConfigError
 from ...core.names import unknown
-from .functions import SEPARATORS, items, last_quoted
+from .functions import items, last_quoted, separator_phrase
 
 Reference = Callable[[str], list[str]]
 
@@ -52,14 +52,11 @@ def get_program(name: str) -> Program:
         raise unknown("decomposed program", name, PROGRAMS) from None
 
 
-def _plain(question: str) -> str:
-    """A question safe to embed in a step line: one line, no ``#k``, no quotes."""
-    q = " ".join(question.split()).replace('"', "'")
-    return re.sub(r"#(\d)", r"No. \1", q)
-
-
 def _fixed(*steps: str) -> Reference:
-    return lambda q: [s.replace("$question", _plain(q)) for s in steps]
+    """A fixed program: the same steps for every question. A step that asks ``$question``
+    passes the question to its handler as written, so a baseline's model reads the same
+    question text (quotes, ``#k`` and all) as the decomposer does."""
+    return lambda q: list(steps)
 
 
 # -- k-th letter concatenation ----------------------------------------------------
@@ -69,11 +66,11 @@ def _letter_cat_reference(question: str) -> list[str]:
     name = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
     where = f"position {pos.group(1)}" if pos else "the last position"
-    sep = next((n for n in SEPARATORS if n in question.lower()), "space")
+    sep = separator_phrase(question)
     return [
         f'(split) "What are the words in "{name}"?"',
         f'(str_position) [project_values] "What is the letter at {where} of "#1"?"',
-        f'(merge) "Concatenate #2 using a {sep}."',
+        f'(merge) "Concatenate #2 using {sep}."',
     ]
 
 
