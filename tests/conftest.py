@@ -23,14 +23,39 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def data_dir() -> Path:
-    """Benchmark data: $THOUGHTLOOM_DATA, else ../shared/data beside the repo."""
+    """Benchmark data: $THOUGHTLOOM_DATA, else ../shared/data beside the repo (this project's CI layout)."""
     return Path(os.environ.get("THOUGHTLOOM_DATA", REPO.parent / "shared" / "data"))
+
+
+#: The folders of the data folder (docs/data.md), each with the task whose files it holds
+#: (None: not a task's data set).
+DATA_LAYOUT = {
+    "gsm8k": "gsm8k", "multiarith": "multiarith", "decomp_letter_cat": "letter_cat",
+    "decomp_list_reversal": "list_reversal", "commaqa_e": "commaqa", "hotpotqa": "hotpotqa",
+    "2wikimultihopqa": "2wiki", "musique": "musique", "fever": "fever", "open_squad": "open_squad",
+    "game24": "game24", "crosswords_mini5x5": "crosswords", "commongen_hard": "commongen", "hgot_demos": None,
+}
+
+
+def missing_data(root: Path, parts: tuple[str, ...]) -> str:
+    """Why a benchmark file is absent and how to get it: the task it belongs to, the command that
+    lists where it comes from, and where the tests look for it."""
+    rel = "/".join(parts)
+    task = DATA_LAYOUT.get(parts[0]) if parts else None
+    where = (f"it is task {task}'s data: `thoughtloom data list` shows where the {task} set comes from and the "
+             f"commands that fetch it" if task else
+             "it is HGOT's annotated demonstrations (data/seed_augmented.csv of github.com/fangyihao/hgot)"
+             if parts and parts[0] == "hgot_demos" else "see docs/data.md")
+    how = "set THOUGHTLOOM_DATA to the folder that holds it" if "THOUGHTLOOM_DATA" not in os.environ else \
+        f"THOUGHTLOOM_DATA is {root}"
+    return (f"benchmark file {rel} is absent from {root}: {where}; save it as {root}/{rel} ({how}; "
+            "docs/data.md lists every file the tests read)")
 
 
 def data_file(*parts: str) -> Path:
     path = data_dir().joinpath(*parts)
     if not path.exists():
-        pytest.skip(f"benchmark data {path} is absent (set THOUGHTLOOM_DATA to ../shared/data)")
+        pytest.skip(missing_data(data_dir(), parts))
     return path
 
 

@@ -20,7 +20,7 @@ from thoughtloom.testing import ScriptedLM
 
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 #: commands that name a file, folder or model of the user's own (or of the lab notes' set-up)
-OWN_FILES = ("$BENCH", "$THOUGHTLOOM_DATA", "$B ", "$M", "$D", "DIR", "PATH", "my_", "~/", "test.jsonl",
+OWN_FILES = ("$BENCH", "$THOUGHTLOOM_DATA", "$B ", "$M", "$D", "DIR", "PATH", "my_", "my.", "~/", "test.jsonl",
              "MultiArith.json", "24.csv", "hotpot.idx", "flock", "...")
 
 
@@ -33,6 +33,12 @@ def doc_commands() -> list[tuple[str, str]]:
                 if command.startswith("thoughtloom ") and not any(s in command for s in OWN_FILES):
                     found.append((doc.name, command))
     return found
+
+
+def doc_files(doc: str) -> dict[str, str]:
+    """The files a page lays out for its commands: a code block after `<!-- file: NAME -->`."""
+    text = next(d for d in DOCS if d.name == doc).read_text(encoding="utf-8")
+    return dict(re.findall(r"<!-- file: (\S+) -->\n```[a-z]*\n(.*?)```", text, re.S))
 
 
 def test_no_user_facing_text_names_the_development_layout():
@@ -53,11 +59,13 @@ def _reply(request):
     return "The answer is: 42\n[EOQ]"
 
 
-@pytest.mark.parametrize("doc,command", doc_commands())
-def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkeypatch):
-    if command.startswith("thoughtloom demo"):
-        pytest.skip("the demo runs the embedded model (tests/integration)")
+def invoke(doc: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """``command`` (a page's ``thoughtloom ...`` line) through the app on the scripted model, in
+    ``tmp_path`` with the page's own files, an index it names built from the HotpotQA sample."""
     monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name, text in doc_files(doc).items():  # the page's own files (a task module, a data file)
+        (tmp_path / name).write_text(text, encoding="utf-8")
     monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(_reply))
     for task in ("hotpotqa",):  # $(thoughtloom data path TASK), as a shell would expand it
         command = command.replace(f'"$(thoughtloom data path {task})"', shlex.quote(str(sample_path(task))))
@@ -66,14 +74,60 @@ def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkey
     built = args[args.index("--index") + 1] if "--index" in args else \
         args[2] if args[:2] in (["index", "search"], ["index", "eval"]) else None
     if built is not None:
-        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", built]
+        index = ["index", "build", "--corpus", str(sample_path("hotpotqa")), "--out", built, "--overwrite"]
         assert CliRunner().invoke(app, index).exit_code == 0
     if args[0] == "eval":  # the sample's first questions, and a bound on the scripted model's calls
         args += [] if "--limit" in args else ["--limit", "2"]
         args += ["--max-calls", "40"]
-    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
-    assert r.exit_code == 0, f"{doc}: {command}\n{r.output[-2000:]}\n{r.exception!r}"
+    return args, CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+
+
+@pytest.mark.parametrize("doc,command", doc_commands())
+def test_doc_command_runs_on_the_packaged_samples(doc, command, tmp_path, monkeypatch):
+    if command.startswith("thoughtloom demo"):
+        pytest.skip("the demo runs the embedded model (tests/integration)")
+    args, r = invoke(doc, command, tmp_path, monkeypatch)
+    # the scripted model answers nonsense: `run` exits 3 (no answer) or 4 (checked and wrong) on it
+    assert r.exit_code in ((0, 3, 4) if args[0] == "run" else (0,)), \
+        f"{doc}: {command}\n{r.output[-2000:]}\n{r.exception!r}"
     assert not re.search(r"\b[1-9]\d* errors", r.output), r.output[-2000:]
+
+
+OUTPUT = re.compile(r"<!-- output: (\S+) -->\n```text\n(.*?)```", re.S)
+#: Lines a command prints whatever the model answers (a "stopped:" line depends on the answer).
+LABELS = ("question:", "samples:", "answer:", "expected:", "check:", "LLM calls:")
+
+
+def output_blocks() -> list[tuple[str, str, str]]:
+    return [(doc.name, name, body) for doc in DOCS for name, body in OUTPUT.findall(doc.read_text(encoding="utf-8"))]
+
+
+def test_each_page_shows_the_output_of_its_examples():
+    """Every output block is one the script regenerates, and shows its own command first."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("readme_examples", REPO / "benchmarks" / "readme_examples.py")
+    examples = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(examples)
+    shown = {(doc, name): body for doc, name, body in output_blocks()}
+    wanted = {(page.rsplit("/", 1)[-1], name): command for page, named in examples.EXAMPLES.items()
+              for name, command in named.items()}
+    assert set(shown) <= set(wanted) and {d for d, _ in wanted} == {d for d, _ in shown}
+    for key, body in shown.items():
+        assert body.startswith(f"$ {wanted[key]}\n") and len(body.splitlines()) > 1, key
+
+
+@pytest.mark.parametrize("doc,name,body", output_blocks())
+def test_an_output_block_has_the_lines_its_command_prints_now(doc, name, body, tmp_path, monkeypatch):
+    """The shown output was printed by today's code: the same labelled lines as the command prints
+    now (on the scripted model; the text after each label is the embedded model's)."""
+    command = body.splitlines()[0].removeprefix("$ ")
+    _args, r = invoke(doc, command, tmp_path, monkeypatch)
+    assert _labels(body) == _labels(r.stdout), f"{doc} {name}: regenerate with benchmarks/readme_examples.py"
+
+
+def _labels(text: str) -> list[str]:
+    return [label for line in text.splitlines() for label in LABELS if line.startswith(label)]
 
 
 def _shown(value: object) -> str:
@@ -102,3 +156,23 @@ def test_a_method_page_lists_every_option_of_the_strategy_with_its_default(name)
     wanted = {(f.name, _shown(f.default)) for f in dataclasses.fields(strategies.get(name).Config)}
     missing = [wanted - _documented_defaults(p.read_text(encoding="utf-8")) for p in homes]
     assert min(missing, key=len) == set(), f"{name}: {[p.name for p in homes]} lack {min(missing, key=len)}"
+
+
+def test_a_missing_benchmark_file_says_how_to_get_it_and_where_it_goes():
+    from conftest import DATA_LAYOUT, missing_data
+    from thoughtloom import tasks
+
+    said = missing_data(Path("/data"), ("gsm8k", "test.jsonl"))
+    assert "task gsm8k's data: `thoughtloom data list`" in said and "save it as /data/gsm8k/test.jsonl" in said
+    assert "shared" not in said
+    layout = (REPO / "docs" / "data.md").read_text(encoding="utf-8")
+    assert all(f"| `{folder}/` |" in layout for folder in DATA_LAYOUT)  # docs/data.md lists every folder
+    assert {t for t in DATA_LAYOUT.values() if t} <= set(tasks.available())
+
+
+def test_ci_runs_exactly_the_readmes_test_line():
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    line = 'pip install -e ".[dev]" && pytest -q'
+    assert f"```bash\n{line}\n```" in readme  # the Quickstart's test block
+    assert f"\n{line}\n" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    assert "pip install -e . && thoughtloom demo" in readme and "Python 3.11" in readme

@@ -22,7 +22,8 @@ SEED = 11
 
 def test_plan_covers_every_strategy_and_every_reply_class():
     if not data_dir().is_dir():
-        pytest.skip(f"benchmark data {data_dir()} is absent (set THOUGHTLOOM_DATA to ../shared/data)")
+        pytest.skip(f"benchmark data folder {data_dir()} is absent: set THOUGHTLOOM_DATA to a folder laid out as "
+                    "docs/data.md says (one subfolder per data set)")
     cells = plan(RUNS, SEED, str(data_dir()))
     assert {s for s, *_ in cells} == set(strategies.available()) == set(strategy_tasks())
     assert {focus for *_, focus, _ in cells} == set(CLASSES)

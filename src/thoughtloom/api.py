@@ -37,22 +37,25 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import hashlib
+import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, TypeVar
+from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, TypeVar
 
 from . import strategies, tasks
-from .core.errors import ThoughtloomError
+from .core.errors import ConfigError, ThoughtloomError
 from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
-from .core.types import Problem
+from .core.types import Problem, to_json
 from .eval.identity import DataSource
 from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_notes, run_problem
 from .eval.services import open_entail, open_retriever
 from .lm import Budget, CacheMode, UsageTotals, open_lm, requests_at_once
 from .strategies.base import DEFAULT_MAX_CALLS, Result
-from .tasks.datasets import load_examples
+from .tasks import QA, Example, Task
+from .tasks.datasets import Dataset, load_examples
 
 T = TypeVar("T")
 
@@ -103,14 +106,14 @@ class Solution:
         return self.answer
 
 
-async def asolve(strategy: str, question: str, *, task: str = "freeform", model: str | LM = "embedded",
+async def asolve(strategy: str, question: str, *, task: str | Task = "freeform", model: str | LM = "embedded",
                  context: str = "", max_calls: int | None = None, token_budget: int | None = None,
                  cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
                  index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
                  seed: int = 0, timeout_s: float | None = None, progress: ProgressHook | None = None,
                  **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
-    task_obj = tasks.get(task)
+    task_obj = tasks.resolve(task)
     strat = _strategy(strategy, options, max_calls, task_obj)
     settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
     async with _model(model, cache, cache_mode, api_key, 1) as lm:
@@ -126,7 +129,7 @@ def solve(strategy: str, question: str, **kwargs: Any) -> Solution:
     """Answer one question with a strategy; returns a :class:`Solution`.
 
     ``task`` names the prompts and answer format (``"gsm8k"``, ``"game24"``,
-    ...; ``"freeform"`` by default), ``context`` is the problem's context
+    ...; ``"freeform"`` by default) or is a :class:`~thoughtloom.tasks.Task` of your own, ``context`` is the problem's context
     (facts, a premise). Other keywords: ``model``, ``max_calls``,
     ``token_budget``, ``cache``, ``cache_mode``, ``api_key``, ``index``,
     ``entail``, ``prompts``, ``seed``, ``timeout_s``, ``progress`` (a hook
@@ -139,7 +142,9 @@ def solve(strategy: str, question: str, **kwargs: Any) -> Solution:
     return _sync(asolve, "solve", strategy, question, **kwargs)
 
 
-async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *, model: str | LM = "embedded",
+async def aevaluate(strategy: str, task: str | Task | None = None, data: str | Path | None = None, *,
+                    examples: Iterable[Any] | None = None, metric: str | Callable[..., Any] | None = None,
+                    input_field: str = "question", gold_field: str = "answer", model: str | LM = "embedded",
                     limit: int | None = None, offset: int = 0, out: str | Path | None = None,
                     concurrency: int = 1, max_calls: int | None = None, token_budget: int | None = None,
                     cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
@@ -148,10 +153,17 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
                     progress: Progress | None = None, force: bool = False, command: str | None = None,
                     **options: Any) -> dict[str, Any]:
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
-    task_obj = tasks.get(task)
+    task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
+                             metric=metric)
     strat = _strategy(strategy, options, max_calls, task_obj)
-    dataset = load_examples(task_obj, data, offset=offset, limit=limit)
-    out_dir = Path(out) if out is not None else Path("runs") / f"{task}_{strategy}"
+    if examples is not None:
+        if data is not None:
+            raise ConfigError("pass data (a file) or examples (a list), not both")
+        dataset, source = _given(task_obj, list(examples), offset, limit)
+    else:
+        dataset = load_examples(task_obj, data, offset=offset, limit=limit)
+        source = DataSource(dataset.path, offset, limit)
+    out_dir = Path(out) if out is not None else Path("runs") / f"{task_obj.name}_{strategy}"
     settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout_s)
     async with _model(model, cache, cache_mode, api_key, concurrency) as lm:
@@ -160,28 +172,62 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
                                                   entail=entail)}
         return await run_eval(strat, task_obj, dataset.examples, _resources(lm, index, entail, prompts), out_dir,
                               settings=settings, progress=progress, meta=meta, force=force, command=command,
-                              source=DataSource(dataset.path, offset, limit))
+                              source=source)
 
 
-def evaluate(strategy: str, task: str, data: str | Path | None = None, **kwargs: Any) -> dict[str, Any]:
+def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | None = None,
+             **kwargs: Any) -> dict[str, Any]:
     """Evaluate a strategy on a task; returns the summary (also in ``OUT/summary.json``).
 
-    ``data`` is a data file or folder (``thoughtloom data list`` says what
-    each task reads); None runs the task's packaged sample, and the summary
-    says so (``data_sample: true``). Results go to ``out`` (default
-    ``runs/<task>_<strategy>``; an existing folder is resumed, unless its
-    ``run.json`` says its results were made with another config:
-    :class:`~thoughtloom.eval.identity.ConfigMismatch`, or resume anyway
-    with ``force=True``; ``command`` describes the call in ``run.json``). Other
-    keywords: ``model``, ``limit``, ``offset``, ``concurrency``,
-    ``max_calls``, ``token_budget``, ``cache``, ``cache_mode``, ``api_key``,
-    ``index``, ``entail``, ``prompts``, ``seed``, ``example_timeout_s``,
-    ``retry_errors``, ``progress`` (an object with ``start(stats)``,
-    ``update(record, stats)`` and optionally ``live(update, stats)`` at every
-    model call, e.g. :class:`thoughtloom.eval.rich_progress.RichProgress`;
-    see :mod:`thoughtloom.eval.progress`), and the strategy's options.
+    ``task`` is a task name, a :class:`~thoughtloom.tasks.Task` of your own,
+    or None for ``"qa"``: your own questions, given as ``data`` (a JSONL,
+    JSON or CSV file) or as ``examples`` (a list of dicts with the
+    ``input_field`` and ``gold_field`` keys, default ``question`` and
+    ``answer``; ``(question, gold)`` pairs; or
+    :class:`~thoughtloom.tasks.Example` objects), scored by ``metric``: a
+    built-in name (``em``, ``f1``, ``contains``, ``numeric``, ``choice``) or
+    a function ``fn(prediction, gold) -> float``::
+
+        thoughtloom.evaluate("cot", examples=[{"question": "2 + 2?", "answer": "4"}], metric="numeric")
+
+    For a benchmark task, ``data`` is its data file or folder (``thoughtloom
+    data list`` says what each task reads); None runs the task's packaged
+    sample, and the summary says so (``data_sample: true``). Results go to
+    ``out`` (default ``runs/<task>_<strategy>``; an existing folder is
+    resumed, unless its ``run.json`` says its results were made with another
+    config: :class:`~thoughtloom.eval.identity.ConfigMismatch`, or resume
+    anyway with ``force=True``; ``command`` describes the call in
+    ``run.json``). Other keywords: ``model``, ``limit``, ``offset``,
+    ``concurrency``, ``max_calls``, ``token_budget``, ``cache``,
+    ``cache_mode``, ``api_key``, ``index``, ``entail``, ``prompts``,
+    ``seed``, ``example_timeout_s``, ``retry_errors``, ``progress`` (an
+    object with ``start(stats)``, ``update(record, stats)`` and optionally
+    ``live(update, stats)`` at every model call, e.g.
+    :class:`thoughtloom.eval.rich_progress.RichProgress`; see
+    :mod:`thoughtloom.eval.progress`), and the strategy's options.
     """
     return _sync(aevaluate, "evaluate", strategy, task, data, **kwargs)
+
+
+def _given(task: Task, items: list[Any], offset: int, limit: int | None) -> tuple[Dataset, DataSource]:
+    """Examples passed in memory, sliced like a file's, with a hash of their content for the run's identity."""
+    if all(isinstance(x, Example) for x in items):
+        examples = items
+    elif isinstance(task, QA):
+        records = [dict(zip((task.input_field, task.gold_field), x)) if isinstance(x, (tuple, list)) else x
+                   for x in items]
+        examples = task.examples(list(enumerate(records, 1)), where="examples")
+    else:
+        raise ConfigError(f"examples for the task {task.name} must be thoughtloom.tasks.Example objects",
+                          hint="dicts and (question, gold) pairs are read by the qa task (task=None)")
+    if not examples:
+        raise ConfigError("examples is empty: nothing to evaluate")
+    if offset >= len(examples):
+        raise ConfigError(f"offset {offset}: only {len(examples)} examples were given")
+    sliced = examples[offset:] if limit is None else examples[offset:offset + limit]
+    digest = hashlib.sha256(json.dumps([[e.problem.id, e.problem.question, e.problem.context, to_json(e.gold)]
+                                        for e in examples], sort_keys=True, default=str).encode()).hexdigest()
+    return Dataset(sliced, Path("<examples>"), False), DataSource(None, offset, limit, sha256=digest)
 
 
 def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any) -> T:

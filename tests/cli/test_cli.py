@@ -54,6 +54,12 @@ def test_unknown_strategy_option(tmp_path):
 
 def test_cache_stats_and_clear(tmp_path):
     cache = tmp_path / "c.sqlite"
+    r = run_main("cache", "stats", "--cache", str(tmp_path / "nope" / "c.sqlite"))  # issue 26: not '0 entries'
+    assert r.returncode == 2 and f"error: no cache file {tmp_path}/nope/c.sqlite" in r.stderr
+    assert not (tmp_path / "nope").exists()  # and nothing made there
+    from thoughtloom.lm import CompletionStore
+
+    CompletionStore(cache).close()  # an empty cache
     r = runner.invoke(app, ["cache", "stats", "--cache", str(cache), "--json"])
     assert r.exit_code == 0 and json.loads(r.output)["entries"] == 0
     r = runner.invoke(app, ["cache", "stats", "--cache", str(cache)])
@@ -109,8 +115,8 @@ def test_run_stopped_by_its_budget_shows_the_best_answer_so_far(monkeypatch):
     args = ["run", "hgot", "In what year was the director of Jaws born?", "--set", "samples=2",
             "--set", "max_depth=2", "--max-calls", "3", "--no-cache"]
     r = runner.invoke(app, args, env={"COLUMNS": "200"})
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 3, r.output  # stopped before its end: an answer, but not a finished one
     assert "answer: 1946 (the budget ran out first: the best answer so far" in r.output
     assert "->  1946 (100%; budget exceeded)" in r.output  # the report: the root, stopped
     r = runner.invoke(app, [*args, "--json"])
-    assert r.exit_code == 0 and json.loads(r.output)["stopped"] == "budget"
+    assert r.exit_code == 3 and json.loads(r.output)["stopped"] == "budget"

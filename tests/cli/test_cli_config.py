@@ -17,6 +17,10 @@ runner = CliRunner()
 
 def cache_path(*args):
     """The cache file `cache stats` resolves (its --cache default is where config files speak)."""
+    if "--cache" in args:  # a --cache given on the command line must exist (issue 26)
+        from thoughtloom.lm import CompletionStore
+
+        CompletionStore(args[args.index("--cache") + 1]).close()
     r = runner.invoke(app, ["cache", "stats", "--json", *args])
     assert r.exit_code == 0, r.output
     return json.loads(r.output)["path"]

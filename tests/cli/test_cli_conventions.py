@@ -153,7 +153,7 @@ def test_shell_completion_through_main():
     assert run_main(env=env).stdout.split() == ["sculpt-dfs", "sculpt-dfs-backtrack", "sculpt-mcts"]
 
 
-def test_readme_lists_every_environment_variable_the_code_reads():
+def test_the_docs_list_every_environment_variable_the_code_reads():
     import re
     from pathlib import Path
 
@@ -164,11 +164,11 @@ def test_readme_lists_every_environment_variable_the_code_reads():
         read |= set(re.findall(
             r"""(?:environ\.get\(|environ\.setdefault\(|environ\[|getenv\(|envvar=)\s*["']([A-Z][A-Z0-9_]+)["']""", text))
     assert {"THOUGHTLOOM_MODEL", "THOUGHTLOOM_API_KEY", "OPENAI_API_KEY", "THOUGHTLOOM_CONFIG"} <= read
-    readme = (src.parents[1] / "README.md").read_text(encoding="utf-8")
+    readme = (src.parents[1] / "docs" / "running.md").read_text(encoding="utf-8")
     table = readme[readme.index("| variable | sets | read by |"):]
     table = table[:table.index("\n\n")]
     listed = set(re.findall(r"^\| `([A-Z][A-Z0-9_]+)`", table, re.MULTILINE))
-    assert read - listed == set(), "add these to the README's environment-variable table"
+    assert read - listed == set(), "add these to docs/running.md's environment-variable table"
 
 
 def test_quiet_silences_the_live_status_on_a_terminal(monkeypatch):

@@ -22,7 +22,7 @@ def test_run_prints_unparsed_replies_and_the_budget_stop(monkeypatch):
     # 3 calls: turn 1, its re-ask, turn 2; turn 2's re-ask is refused
     args = ["run", "react", "Who directed Jaws?", "--max-calls", "3", "--no-cache"]
     r = runner.invoke(app, args, env={"COLUMNS": "200"})
-    assert r.exit_code == 0, r.output
+    assert r.exit_code == 3, r.output  # stopped by its budget: exit 3
     assert "malformed (unparsed): 1 reply (react_action 1)" in r.output
     assert "budget-stopped: 1 refused call (calls 1)" in r.output
     r = runner.invoke(app, [*args, "--json"])

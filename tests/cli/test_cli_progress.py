@@ -7,7 +7,7 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from thoughtloom.cli import main, options
+from thoughtloom.cli import answer, main, options
 from thoughtloom.testing import ScriptedLM
 
 runner = CliRunner()
@@ -28,7 +28,9 @@ def scripted(monkeypatch):
 def terminal(monkeypatch):
     """stderr as a terminal (colourless, so the text can be read back), for the live displays (render.notes)."""
     screen = io.StringIO()
-    monkeypatch.setattr(main, "notes", Console(file=screen, force_terminal=True, color_system=None, width=200))
+    console = Console(file=screen, force_terminal=True, color_system=None, width=200)
+    for module in (main, answer):  # eval's, and run's and demo's
+        monkeypatch.setattr(module, "notes", console)
     return screen
 
 

@@ -64,3 +64,50 @@ def test_dry_run_prints_money_when_given_prices(tmp_path, monkeypatch):
                                  "--no-cache", "--dry-run", "--price-in", "2.5", "--price-out", "10"])
     assert r.exit_code == 0, r.output
     assert "still to run: 7 examples" in r.stdout and "money" in r.stdout and "$2.5 / $10 per million" in r.stdout
+
+
+def _eval(*args):
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    return subprocess.run([sys.executable, "-m", "thoughtloom", "eval", "-S", "cot-sc", "--set", "n=2", *args],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def test_a_pilot_answered_from_the_cache_is_estimated_from_the_stored_model_time(tmp_path):
+    """Issue 26: after an earlier eval the pilot's calls are cache hits (0 s each); the estimate
+    adds back the model time stored with each entry, and says how much of the pilot that was."""
+    from thoughtloom.testing.fake_server import FakeOpenAIServer
+
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) + "\n" for i in range(8)))
+    cache = tmp_path / "c.sqlite"
+    with FakeOpenAIServer(lambda p: "The answer is: 3", latency_s=0.1) as server:
+        common = ["-t", "gsm8k", "-d", str(data), "--model", f"openai:m@{server.base_url}", "--cache", str(cache)]
+        assert _eval(*common, "--limit", "3", "--out", str(tmp_path / "first")).returncode == 0
+        r = _eval(*common, "--out", str(tmp_path / "second"), "--dry-run", "--json")
+        assert r.returncode == 0, r.stderr
+        estimate = json.loads(r.stdout)
+        text = _eval(*common, "--out", str(tmp_path / "third"), "--dry-run").stdout
+    assert estimate["cached"]["calls"] == estimate["cached"]["of"] == 6  # 3 examples x 2 samples, all hits
+    assert estimate["cached"]["model_s"] >= 0.6  # 6 calls of 0.1 s stored
+    # 5 examples to run, each about 0.1 s of wall time (the 2 samples go out together), far from 0
+    assert estimate["seconds"]["estimate"] >= 0.3
+    assert "6 of the 6 calls done came from the cache" in text
+
+
+def test_fewer_than_three_examples_give_no_interval_and_say_why(tmp_path, monkeypatch):
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) + "\n" for i in range(6)))
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
+    base = ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--no-cache", "--dry-run", "--pilot", "1"]
+    r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "o"), "--json"])
+    estimate = json.loads(r.stdout)
+    assert estimate["calls"] == {"estimate": 5.0, "low": None, "high": None}
+    r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "p")])
+    assert "LLM calls          5  (no interval)" in r.stdout
+    assert "no interval: fewer than 3 examples" in r.stdout and "--pilot N" in r.stdout

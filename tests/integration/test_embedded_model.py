@@ -52,7 +52,7 @@ def test_a_reply_cut_off_at_max_tokens_is_flagged_by_run_and_eval(embedded_path,
     cache = str(tmp_path / "c.sqlite")
     shown = CliRunner().invoke(app, ["run", "cot", "What is 2 plus 3?", "--task", "gsm8k",
                                      "--set", "max_tokens=2", "--cache", cache, "--n-ctx", "1024"])
-    assert shown.exit_code == 0, shown.output
+    assert shown.exit_code == 3, shown.output  # a reply cut off is no finished answer: exit 3
     assert "cut off at max_tokens" in shown.output and "1 cut off" in shown.output
     data = tmp_path / "q.jsonl"
     data.write_text(json.dumps({"question": "What is 2 plus 3?", "answer": "2 + 3 = 5\n#### 5"}) + "\n")

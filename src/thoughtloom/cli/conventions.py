@@ -42,15 +42,38 @@ def _apply() -> None:
     if _flags["verbose"] and _flags["quiet"]:
         raise ConfigError("--verbose and --quiet cannot be used together")
     if _handler is None:
-        from rich.logging import RichHandler
-
-        _handler = RichHandler(console=err, show_path=False)
+        _handler = _LogHandler()
         _handler.setFormatter(logging.Formatter("%(message)s"))
     root = logging.getLogger()
     if _handler not in root.handlers:
         root.addHandler(_handler)
     root.setLevel(logging.INFO if _flags["verbose"] else logging.ERROR if _flags["quiet"] else logging.WARNING)
     notes.quiet = _flags["quiet"]
+
+
+class _LogHandler(logging.Handler):
+    """Log records on :data:`.render.err`: rich's layout on a terminal; in a pipe or a log file one
+    plain line each (``warning: ...``), since rich pads its log table to the console's width."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        from rich.logging import RichHandler
+
+        self._rich = RichHandler(console=err, show_path=False)
+
+    def setFormatter(self, fmt: logging.Formatter | None) -> None:
+        super().setFormatter(fmt)
+        self._rich.setFormatter(fmt)
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if err.is_terminal:
+            self._rich.handle(record)
+            return
+        try:
+            err.print(f"{record.levelname.lower()}: {self.format(record)}", markup=False, highlight=False,
+                      soft_wrap=True)
+        except Exception:  # logging must never fail the command
+            self.handleError(record)
 
 
 def _turn_on(flag: str) -> Any:

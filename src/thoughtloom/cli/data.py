@@ -17,7 +17,7 @@ from rich.markup import escape
 
 from .. import tasks
 from ..tasks.datasets import CATALOGUE, TaskData, sample_path
-from .render import out
+from .render import count, out
 
 data_app = typer.Typer(help="The data each task reads: packaged samples and where the full sets are.",
                        no_args_is_help=True)
@@ -50,7 +50,7 @@ def _lines(entry: dict[str, Any]) -> list[tuple[str, str]]:
     """(label, text) rows of one task's block in ``data list``."""
     sample = entry["sample"]
     if sample is not None:
-        held = (f"{sample['examples']} examples ({sample['licence']}), used when --data is omitted: "
+        held = (f"{count(sample['examples'], 'example')} ({sample['licence']}), used when --data is omitted: "
                 f"{sample['path']}")
     else:
         held = f"none ({entry['note']})" if entry["note"] else "none"

@@ -6,13 +6,16 @@ holds the shared flags and renders a :class:`CostEstimate` as text or JSON.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
-from typing import Annotated, Mapping, Optional
+from pathlib import Path
+from typing import Annotated, Any, Callable, Iterator, Mapping, Optional
 
 import typer
 
-from ..eval.estimate import QUANTITIES, CostEstimate, Span
+from ..eval.estimate import MIN_FOR_INTERVAL, QUANTITIES, CostEstimate, Span
+from ..lm import CompletionStore
 from .render import out
 
 DryRun = Annotated[bool, typer.Option(
@@ -31,6 +34,21 @@ _LABELS = {"calls": "LLM calls", "prompt_tokens": "prompt tokens", "completion_t
            "seconds": "wall time"}
 
 
+@contextlib.contextmanager
+def stored_times(cache: Path, mode: str) -> Iterator[Callable[[Any], dict[str, float]] | None]:
+    """The cache's lookup of stored model time (what its hits took when they ran), or None
+    without a cache (``--no-cache``) or where the file is absent."""
+    path = cache.expanduser()
+    if mode == "off" or not path.is_file():
+        yield None
+        return
+    store = CompletionStore(path)
+    try:
+        yield store.model_seconds
+    finally:
+        store.close()
+
+
 def duration(seconds: float) -> str:
     if math.isnan(seconds):
         return "?"
@@ -46,6 +64,8 @@ def _amount(quantity: str, value: float) -> str:
 
 
 def _span(quantity: str, span: Span) -> str:
+    if math.isnan(span.low):
+        return f"{_amount(quantity, span.estimate)}  (no interval)"
     return f"{_amount(quantity, span.estimate)}  [{_amount(quantity, span.low)} – {_amount(quantity, span.high)}]"
 
 
@@ -69,10 +89,20 @@ def print_estimate(total: CostEstimate, price_in: float | None, price_out: float
             out.print(f"  {name:<32} {part.done:>5} done  {part.remaining:>5} to run  "
                       f"calls {_span('calls', part.spans['calls'])}  time {_span('seconds', part.spans['seconds'])}",
                       highlight=False)
-    out.print(f"[bold]still to run:[/] {total.remaining} examples ({total.done} done; the estimate rests on "
-              f"{total.sample} of them, with 95% intervals)")
+    interval = "with 95% intervals" if total.has_interval or total.remaining == 0 else "no intervals"
+    out.print(f"[bold]still to run:[/] {total.remaining} example{'' if total.remaining == 1 else 's'} "
+              f"({total.done} done; the estimate rests on {total.sample} of them, {interval})")
     for q in QUANTITIES:
         out.print(f"  {_LABELS[q]:<18} {_span(q, total.spans[q])}", highlight=False)
+    if not total.has_interval and total.remaining:
+        out.print(f"[yellow]no interval: fewer than {MIN_FOR_INTERVAL} examples done in a part say nothing of "
+                  f"how much examples vary; run a pilot of {MIN_FOR_INTERVAL} or more (--pilot N)[/]")
+    share = total.cached
+    if share.calls:
+        scaled = ("scaled by how much the calls that ran overlapped "
+                  f"({share.overlap:.2f})" if share.overlap is not None else "as if they ran one after another")
+        out.print(f"[dim]{share.calls} of the {share.of} calls done came from the cache; the wall time counts "
+                  f"the {duration(share.model_s)} of model time stored with them, {scaled}[/]")
     if price_in is not None or price_out is not None:
         money = total.money(price_in or 0.0, price_out or 0.0)
         out.print(f"  {'money':<18} ${money.estimate:,.2f}  [${money.low:,.2f} – ${money.high:,.2f}] at "

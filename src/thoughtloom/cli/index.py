@@ -82,7 +82,7 @@ def build(
     if corp.skipped > len(corp.problems):
         notes.print(f"  ... and {corp.skipped - len(corp.problems)} more skipped")
     manifest = build_index(corp, kind, out_dir, parse_settings(sets), overwrite=overwrite,
-                           show_progress=not quiet())
+                           show_progress=not quiet() and notes.is_terminal)  # no tqdm bars in a pipe or a log
     size = disk_size(out_dir)
     out.print(f"[bold]{kind}[/] index of {len(corp)} passages in {out_dir} "
               f"({size / 1e6:.1f} MB; built in {sum(manifest['build'].values()):.1f}s)")

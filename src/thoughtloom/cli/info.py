@@ -155,7 +155,7 @@ def list_strategies(
         rows = [s for s in every if s["paper"] == paper]
         if not rows:
             continue
-        table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, expand=True)
+        table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, expand=out.is_terminal)
         table.add_column("strategy", style="bold", no_wrap=True)
         table.add_column("what it does [dim](options)[/]", ratio=3)
         table.add_column("tasks", ratio=2)
@@ -176,7 +176,7 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
         return
     out.print(f"[bold]{info['name']}[/] ({PAPERS[info['paper']].split(':')[0]}): {info['description']}")
     out.print(f"[bold]tasks:[/] {_tasks_cell(info['tasks'])}")
-    table = Table(title_justify="left", expand=True)
+    table = Table(title_justify="left", expand=out.is_terminal)
     on_task = "task" in info
     for column in ("option", "type", "default") + ((f"on {info['task']}", "from") if on_task else ()):
         table.add_column(column, no_wrap=True, style="bold" if column == "option" else None)

@@ -16,26 +16,19 @@ from typing import Annotated, Any, Optional
 import typer
 from rich.markup import escape
 
-from .. import strategies, tasks
 from ..core.errors import ConfigError, ThoughtloomError
-from ..core.events import count_step_problems
-from ..core.protocols import LM
-from ..core.text import encodable
-from ..core.types import Problem
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
 from ..eval.results import dump_line
-from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_notes, run_problem
-from ..eval.summary import tally_step_problems
+from ..eval.runner import EvalSettings, evaluate, run_notes
 from ..lm import CompletionStore
-from ..strategies.base import Result
 from ..tasks.datasets import load_examples
-from . import cache_merge, config, info, scaleout
+from . import answer, cache_merge, config, info, scaleout, usercode
 from . import estimate as est
 from . import options as o
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
-from .render import RichProgress, RichStatus, err, notes, out, print_step_problems, print_summary, shown, usage_line
+from .render import RichProgress, err, notes, out, print_summary
 from .data import data_app
 from .index import index_app
 from .reproduce import reproduce
@@ -54,112 +47,14 @@ app.add_typer(index_app, name="index")
 app.add_typer(data_app, name="data")
 app.command("reproduce")(reproduce)
 
-DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
-                 "How many muffins are left?")
-
-
 @app.callback()
 def _root(ctx: typer.Context, version: Version = False) -> None:
     """Option defaults come from the config files, for the command about to parse its options."""
     ctx.default_map = config.default_map(ctx.command, ctx)
 
 
-async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: LM,
-                  settings: EvalSettings, opts: o.RunOptions | None = None, *,
-                  status: RichStatus | None = None) -> ProblemRun:
-    """One question through the eval runner's per-example path, shown live on ``status``;
-    the model is closed after."""
-    try:
-        resources = EvalResources(lm) if opts is None else opts.resources(lm)
-        return await run_problem(strategy, task, problem, resources, settings, progress=status)
-    finally:
-        await lm.aclose()
-
-
-@app.command()
-def demo(
-    model: o.Model = "embedded",
-    n: Annotated[int, typer.Option(min=1, help="Self-consistency samples.")] = 5,
-    cache: o.CachePath = o.DEFAULT_CACHE,
-    no_cache: o.NoCache = False,
-    threads: o.Threads = None,
-    parallel: o.Parallel = None,
-) -> None:
-    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default."""
-    strategy = o.build_strategy("cot-sc", [f"n={n}"])
-    task = tasks.get("gsm8k")
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
-                    threads=threads, parallel=parallel)
-    out.print(f"[bold]question:[/] {DEMO_QUESTION}")
-    notes.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
-    with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings(),
-                                       status=status))
-    result = _result_or_exit(answered)
-    samples = ", ".join(str(a) for a in result.details.get("samples", []))
-    out.print(f"[bold]samples:[/] {shown(samples)}")
-    conf = f" (vote share {result.confidence:.0%})" if result.confidence is not None else ""
-    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{conf}")
-    out.print(usage_line(answered.usage, answered.seconds))
-
-
-@app.command()
-@o.with_run_options
-def run(
-    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).",
-                                            autocompletion=o.complete_strategy)],
-    question: Annotated[str, typer.Argument(help="The question or task input.")],
-    opts: o.RunOptions,
-    task: Annotated[str, typer.Option("--task", "-t", help="Task whose prompts and answer format to use.",
-                                      autocompletion=o.complete_task)] = "freeform",
-    show_program: Annotated[bool, typer.Option(
-        "--show-program", help="Print the strategy's report (e.g. decomp's executed program), also with --json.")] = False,
-    trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
-) -> None:
-    """Answer one question with a strategy and print the answer and its cost."""
-    task_obj = tasks.get(task)
-    strat = opts.strategy(strategy, task_obj)
-    with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
-                                       EvalSettings(budget=opts.budget()), opts, status=status))
-    if trace_out is not None:
-        with trace_out.open("a", encoding="utf-8") as fh:
-            fh.writelines(dump_line(e) for e in answered.trace.events)
-    result = _result_or_exit(answered)
-    problems = count_step_problems(answered.trace.events)  # as an eval record keeps them
-    if as_json:
-        out.print_json(dump_line({"answer": result.answer, "confidence": result.confidence,
-                                  "truncated": result.truncated, "stopped": result.stopped,
-                                  "step_problems": problems,
-                                  "text": result.text, "details": result.details,
-                                  "usage": answered.usage.as_dict(), "seconds": answered.seconds,
-                                  **({"report": strat.report(result)} if show_program else {})}))
-        return
-    report = strat.report(result)
-    if report:
-        out.print(encodable(report), highlight=False, markup=False)
-        out.rule()
-    elif result.text and result.text.strip() != result.answer:
-        out.print(encodable(result.text.strip()), highlight=False, markup=False)
-        out.rule()
-    cut = (" [yellow](a reply was cut off at max_tokens: not a finished answer; raise the cap: the strategy's "
-           "max_tokens with --set, or for decomp the handler prompt's #: max_tokens line, see --prompts)[/]"
-           if result.truncated else "")
-    stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
-               "--set max_calls=N)[/]" if result.stopped == "budget" else "")
-    out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
-    print_step_problems(tally_step_problems([problems]))
-    out.print(usage_line(answered.usage, answered.seconds))
-
-
-def _result_or_exit(answered: ProblemRun) -> Result:
-    """The strategy's result; a question that failed is one line on stderr and exit status 1."""
-    if answered.result is None:
-        err.print(f"[red]error:[/] {shown(_one_line(answered.error or ''))}", highlight=False, soft_wrap=True)
-        err.print(usage_line(answered.usage, answered.seconds), highlight=False)
-        raise typer.Exit(1)
-    return answered.result
+app.command(epilog=answer.EXIT_HELP)(answer.demo)
+app.command(epilog=answer.EXIT_HELP)(o.with_run_options(answer.run))
 
 
 @app.command("eval")
@@ -171,6 +66,9 @@ def eval_(
     data: Annotated[Optional[Path], typer.Option(
         "--data", "-d", help="Dataset file or folder (default: the task's packaged sample; "
                              "see `thoughtloom data list`).")] = None,
+    input_field: o.InputField = "question",
+    gold_field: o.GoldField = "answer",
+    metric: o.MetricSpec = None,
     limit: Annotated[Optional[int], typer.Option(help="Only the first N examples (after --offset).", min=1)] = None,
     offset: Annotated[int, typer.Option(help="Skip the first N examples (e.g. to tune on a held-aside slice).",
                                         min=0)] = 0,
@@ -195,7 +93,7 @@ def eval_(
     price_out: est.PriceOut = None,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
-    task_obj = tasks.get(task)
+    task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
     strat = opts.strategy(strategy, task_obj)
     run_on = scaleout.executor(executor, opts, concurrency, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
@@ -205,7 +103,11 @@ def eval_(
         notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
                     "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
     examples = dataset.examples
-    out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
+    pooled = task_obj.pooled_corpus()
+    if opts.index is None and pooled is not None and type(strat).needs == "open_domain":
+        notes.print(f"[dim]no --index: {strategy} retrieves from the paragraphs of the data file pooled "
+                    f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
+    out_dir = out_dir or Path("runs") / f"{task_obj.name}_{strategy}"
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
                             retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
@@ -239,7 +141,9 @@ def eval_(
                       "run the same command again to resume.", soft_wrap=True)
             raise typer.Exit(130) from None
     if dry_run:  # the pilot's records stay: the real run resumes past them
-        estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency)
+        with est.stored_times(opts.cache, mode) as model_seconds:
+            estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency,
+                                       model_seconds=model_seconds)
         est.print_estimate(estimate, price_in, price_out, as_json=as_json)
     elif as_json:
         out.print_json(dump_line(summary))
@@ -254,9 +158,15 @@ app.command("compare")(view_commands.compare)
 
 
 @cache_app.command("stats")
-def cache_stats(cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
+def cache_stats(ctx: typer.Context, cache: o.CachePath = o.DEFAULT_CACHE, as_json: info.AsJson = False) -> None:
     """Entries, size and stored model time of the cache."""
-    store = CompletionStore(cache)
+    if not cache.expanduser().is_file() and not _given(ctx, "cache"):  # the default one, before any run
+        if as_json:
+            out.print_json(json.dumps({"path": str(cache), "entries": 0, "exists": False}))
+        else:
+            out.print(f"{cache}: no cache yet (a run writes it at its first model call)", highlight=False)
+        return
+    store = _existing_cache(cache)
     try:
         stats = store.stats()
     finally:
@@ -277,14 +187,41 @@ def cache_clear(
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
 ) -> None:
     """Delete cached completions (all, or one model's)."""
+    store = _existing_cache(cache)
     if not yes and not typer.confirm(f"delete {'all' if model is None else model} entries of {cache}?"):
+        store.close()
         raise typer.Exit(1)
-    store = CompletionStore(cache)
     out.print(f"deleted {store.clear(model)} entries")
     store.close()
 
 
 cache_app.command("merge")(cache_merge.merge)
+
+
+def _given(ctx: typer.Context, name: str) -> bool:
+    """Whether the option ``name`` was given on the command line (not a default, variable or config file)."""
+    source = ctx.get_parameter_source(name)
+    return source is not None and source.name == "COMMANDLINE"
+
+
+def _existing_cache(path: Path) -> CompletionStore:
+    """The cache file at ``path``; one that does not exist is an error, not an empty cache made there."""
+    if not path.expanduser().is_file():
+        raise ConfigError(f"no cache file {path}",
+                          hint="pass --cache PATH of a cache a run wrote (THOUGHTLOOM_CACHE sets the default)")
+    return CompletionStore(path)
+
+
+def _nearest_option(exc: BaseException) -> str | None:
+    """'no option --limt (did you mean --limit?)' for a mistyped option: click lists every option
+    that shares a few letters; the nearest one, if any is near, is the useful hint."""
+    name, possible = getattr(exc, "option_name", None), getattr(exc, "possibilities", None)
+    if type(exc).__name__ != "NoSuchOption" or not isinstance(name, str):
+        return None
+    import difflib
+
+    near = difflib.get_close_matches(name, list(possible or ()), n=1, cutoff=0.75)
+    return f"no option {name}" + (f" (did you mean {near[0]}?)" if near else "")
 
 
 def _one_line(text: str) -> str:
@@ -304,7 +241,7 @@ def main() -> None:
         # click would print usage + a help hint + the error; we print one line
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        message = exc.format_message() if hasattr(exc, "format_message") else str(exc)
+        message = _nearest_option(exc) or (exc.format_message() if hasattr(exc, "format_message") else str(exc))
         err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
         sys.exit(getattr(exc, "exit_code", 2))
     except ABORTS:

@@ -76,7 +76,16 @@ def complete_task(incomplete: str) -> list[str]:
 
 
 StrategyName = Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.", autocompletion=complete_strategy)]
-TaskName = Annotated[str, typer.Option("--task", "-t", help="Benchmark task name.", autocompletion=complete_task)]
+TaskName = Annotated[str, typer.Option(
+    "--task", "-t", help="Task name (qa: your own data), or MODULE:CLASS for a task of your own.",
+    autocompletion=complete_task)]
+InputField = Annotated[str, typer.Option(
+    "--input-field", help="With --task qa: the record field holding the question.")]
+GoldField = Annotated[str, typer.Option(
+    "--gold-field", help="With --task qa: the record field holding the gold answer (or a JSON list of them).")]
+MetricSpec = Annotated[Optional[str], typer.Option(
+    "--metric", help="With --task qa: em (default, with f1), f1, contains, numeric, choice, or MODULE:FUNCTION "
+                     "for fn(prediction, gold) -> float.")]
 
 DEFAULT_TIMEOUT_S = 300.0
 DEFAULT_N_CTX = 4096

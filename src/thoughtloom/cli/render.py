@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from rich.console import Console
+from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
 from ..core.text import encodable
@@ -15,11 +15,45 @@ from ..eval.rich_progress import RichProgress, RichStatus
 from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
 
-err = Console(stderr=True)  # errors: always shown
-notes = Console(stderr=True)  # live progress and notes: silenced by -q (see .conventions)
-out = Console()  # results
+#: The width a console writing to a pipe or a file lays lines out in: wide enough that no line wraps.
+PIPE_WIDTH = 100_000
 
-__all__ = ["RichProgress", "RichStatus", "err", "notes", "out", "print_summary", "shown", "usage_line"]
+
+class PipeConsole(Console):
+    """A console that, where its stream is not a terminal (a pipe, a file, a CI log), never wraps or
+    clips a line: rich would lay it out 80 columns wide (or as wide as another stream's terminal).
+    Colour is already off there, so what it writes is plain text, one line per line."""
+
+    @property
+    def size(self) -> ConsoleDimensions:
+        if self._width is None and not self.is_terminal and not self.is_jupyter:
+            return ConsoleDimensions(PIPE_WIDTH, super().size.height)
+        return super().size
+
+    @size.setter
+    def size(self, new_size: tuple[int, int]) -> None:
+        Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+
+err = PipeConsole(stderr=True)  # errors: always shown
+notes = PipeConsole(stderr=True)  # live progress and notes: silenced by -q (see .conventions)
+out = PipeConsole()  # results
+
+__all__ = ["PipeConsole", "RichProgress", "RichStatus", "err", "notes", "out", "print_summary", "rule", "shown",
+           "usage_line"]
+
+
+def rule(console: Console) -> None:
+    """A horizontal rule: the terminal's width, or 40 columns where lines do not wrap."""
+    if console.is_terminal or console.is_jupyter:
+        console.rule()
+    else:
+        console.print("─" * 40, highlight=False, markup=False)
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """'1 example', '3 examples': a number with its noun in the right number."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"
 
 
 def shown(text: object) -> str:
@@ -51,7 +85,7 @@ def print_summary(summary: dict[str, Any], out_dir: str) -> None:
                  if summary.get("n_truncated") else "")
               + (f" · [yellow]{summary['n_budget_stopped']} stopped by the budget (best answer so far)[/]"
                  if summary.get("n_budget_stopped") else ""))
-    out.print(f"this run: {run['examples']} examples · LLM calls: {run['calls']} "
+    out.print(f"this run: {count(run['examples'], 'example')} · LLM calls: {run['calls']} "
               f"({run['cached_calls']} cached, {run['new_calls']} new) · tokens: "
               f"{run['prompt_tokens']} prompt + {run['completion_tokens']} completion · "
               f"{run['wall_s']:.1f} s")

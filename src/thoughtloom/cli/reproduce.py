@@ -43,7 +43,7 @@ from . import estimate as est
 from . import options as o
 from . import scaleout
 from .index import IndexDir
-from .render import RichProgress, err, notes, out, shown
+from .render import RichProgress, count, err, notes, out, shown
 
 SuiteArg = Annotated[str, typer.Argument(
     help="A suite name (see `thoughtloom reproduce list`), `list`, or a suite .toml file.")]
@@ -85,7 +85,7 @@ def print_suites(as_json: bool) -> None:
     for s in loaded:
         out.print(f"[bold]{s.name:<18}[/] {s.title}", highlight=False)
         out.print(f"{'':<18} [dim]n={s.n} · datasets: {', '.join(d.id for d in s.datasets)} · methods: "
-                  f"{', '.join(m.id for m in s.methods)} · {len(s.claims)} claims, {len(s.figures)} paper figures[/]",
+                  f"{', '.join(m.id for m in s.methods)} · {count(len(s.claims), 'claim')}, {count(len(s.figures), 'paper figure')}[/]",
                   highlight=False)
 
 
@@ -195,7 +195,7 @@ def reproduce(
         return
     with _cluster(ray_address) if on_ray else contextlib.nullcontext():
         if dry_run:
-            parts = _dry_run(plan, slices, lm, services, settings, pilot, identity)
+            parts = _dry_run(plan, slices, lm, services, settings, pilot, identity, cache, run_opts.cache_mode())
             est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
         else:
             _run_and_write_card(plan, slices, lm, services, settings, todo, identity, write_card)
@@ -246,7 +246,8 @@ async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, se
 
 
 def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
-             settings: EvalSettings, size: int, identity: dict[str, Any]) -> dict[str, CostEstimate]:
+             settings: EvalSettings, size: int, identity: dict[str, Any], cache: Path,
+             mode: str) -> dict[str, CostEstimate]:
     async def go() -> None:
         try:
             await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan), **identity)
@@ -255,4 +256,5 @@ def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, serv
                 await lm.aclose()
 
     asyncio.run(go())
-    return runs.estimate(plan, slices, settings.concurrency)
+    with est.stored_times(cache, mode) as model_seconds:
+        return runs.estimate(plan, slices, settings.concurrency, model_seconds)

@@ -18,8 +18,17 @@ from ..view.compare import compare_runs, comparison_page, interval, signed
 from ..eval.results import atomic_write
 from .render import out, shown
 
-RunDirs = Annotated[list[Path], typer.Argument(help="Run folders (the --out of `thoughtloom eval`).",
-                                               exists=True, file_okay=False)]
+RunDirs = Annotated[list[Path], typer.Argument(help="Run folders (the --out of `thoughtloom eval`).")]
+
+
+def _existing(runs: list[Path]) -> list[Path]:
+    """The run folders, each checked: one that is missing or a file is one line naming it."""
+    for run in runs:
+        if not run.exists():
+            raise ConfigError(f"run folder {run} does not exist", hint="pass the --out folder of a `thoughtloom eval`")
+        if not run.is_dir():
+            raise ConfigError(f"{run} is a file, not a run folder", hint="pass the --out folder of a `thoughtloom eval`")
+    return runs
 
 
 def view(
@@ -33,6 +42,7 @@ def view(
                           "the runs' folders); each report links to it.")] = None,
 ) -> None:
     """Write a run's report: one self-contained HTML file (trees, plan graphs, programs, every call)."""
+    runs = _existing(runs)
     if len(runs) > 1 and (out_file is not None or example is not None):
         raise ConfigError("--out and --example take one run folder",
                           hint="give one folder, or drop them (each report goes to RUN_DIR/report.html)")
@@ -60,7 +70,7 @@ def compare(
     html: Annotated[Optional[Path], typer.Option("--html", help="Also write it as an HTML page here.")] = None,
 ) -> None:
     """Runs side by side: metrics with 95% bootstrap CIs, cost, and paired differences on shared examples."""
-    result = compare_runs([str(r) for r in runs])
+    result = compare_runs([str(r) for r in _existing(runs)])
     if html is not None:
         html.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(html, comparison_page(result, html))

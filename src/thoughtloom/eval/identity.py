@@ -76,6 +76,7 @@ class DataSource:
     path: str | Path | None = None
     offset: int = 0
     limit: int | None = None
+    sha256: str | None = None  # of examples given in memory (no file); else the file's is taken
 
 
 @dataclass(frozen=True)
@@ -165,7 +166,8 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
         "strategy": strategy.name,
         "options": to_json(strategy.config),
         "task": task.name,
-        "data": {"path": None if source.path is None else str(source.path), "sha256": tree_sha256(source.path),
+        **({"task_options": to_json(task.settings())} if callable(getattr(task, "settings", None)) else {}),
+        "data": {"path": None if source.path is None else str(source.path), "sha256": source.sha256 or tree_sha256(source.path),
                  "offset": source.offset, "limit": source.limit},
         "seed": settings.seed,
         "budget": {"max_calls": settings.budget.max_calls, "max_tokens": settings.budget.max_tokens},

@@ -76,7 +76,8 @@ def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) ->
         total = int(_number(cat.get("total")))
         if not total:
             continue
-        where = f" in {int(_number(cat.get('examples')))} of {examples} examples" if examples is not None else ""
+        where = (f" in {int(_number(cat.get('examples')))} of {examples} example{'' if examples == 1 else 's'}"
+                 if examples is not None else "")
         by = sorted(_dict(cat.get("by")).items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
         lines.append(f"{label}: {total} {one if total == 1 else many}{where} ("
                      + ", ".join(f"{what} {int(_number(n))}" for what, n in by) + ")")

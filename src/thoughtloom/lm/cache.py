@@ -90,6 +90,19 @@ class CompletionStore:
             ).fetchall()
         return {row[0]: _row_to_completion(row) for row in rows}
 
+    def model_seconds(self, keys: Sequence[str]) -> dict[str, float]:
+        """The model time stored with each of ``keys`` that the cache holds (what the call took when it
+        ran; a hit returns 0 s, so an estimate from a cached run reads it here)."""
+        found: dict[str, float] = {}
+        keys = list(dict.fromkeys(keys))
+        for start in range(0, len(keys), 500):  # SQLite bounds the parameters of one statement
+            chunk = keys[start:start + 500]
+            with self._lock:
+                rows = self._db.execute(f"SELECT key, latency_s FROM completions WHERE key IN "
+                                        f"({','.join('?' * len(chunk))})", chunk).fetchall()
+            found.update((k, float(v or 0.0)) for k, v in rows)
+        return found
+
     def put_many(self, items: Sequence[tuple[str, Completion]]) -> None:
         if not items:
             return

@@ -52,6 +52,12 @@ _CSV_STRATA = ("a CSV with columns Question, Answer[, Question Length] (one of t
 CATALOGUE: dict[str, TaskData] = {d.task: d for d in (
     TaskData("freeform", "none: the question is given to `thoughtloom run`", None, "-", "no data set", (),
              note="a task for single questions, with no data file"),
+    TaskData("qa", "JSONL, a JSON list or CSV/TSV with a header: the question in --input-field (default "
+                   "question), the gold answer in --gold-field (default answer; in JSON a list of acceptable "
+                   "answers too), an optional id; scored by --metric (em, f1, contains, numeric, choice or "
+                   "MODULE:FUNCTION)", None, "yours", "your own data set",
+             ("thoughtloom eval --task qa --data my.jsonl --metric contains ...",),
+             note="a task for your own data: it ships no sample"),
     TaskData(
         "gsm8k", "JSONL: question, answer (a worked solution whose last line is '#### N')",
         "samples/gsm8k/test.jsonl", "MIT",

@@ -27,8 +27,14 @@ _LINE_FIELDS = {"retrieval": ("queries",), "sample": ("index", "answer"), "vote"
                 "decomp_step": ("run", "step", "handler", "answer"), "program_end": ("run", "program", "status")}
 
 
-def example_page(record: dict[str, Any], events: list[dict[str, Any]], primary: str) -> Raw:
-    sections: list[Any] = [_header(record, primary)]
+#: What a report shows for the gold of a task that checks answers by its rules.
+BY_RULE = "(none: the task checks answers by its rules)"
+
+
+def example_page(record: dict[str, Any], events: list[dict[str, Any]], primary: str, *,
+                 ruled: bool = False) -> Raw:
+    """``ruled``: the task checks answers by its rules (Game of 24), so the record's gold is not shown."""
+    sections: list[Any] = [_header(record, primary, ruled)]
     tree = search_tree(events)
     if tree is not None:
         sections.append(tree_section(tree))
@@ -55,12 +61,12 @@ def example_page(record: dict[str, Any], events: list[dict[str, Any]], primary: 
     return h("article", None, sections)
 
 
-def _header(record: dict[str, Any], primary: str) -> Raw:
+def _header(record: dict[str, Any], primary: str, ruled: bool = False) -> Raw:
     state = status(record, primary)
     used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
     rows = [["question", text_block(record.get("input", ""))],
-            ["gold", answer_text(record.get("gold"))],
+            ["gold", BY_RULE if ruled else answer_text(record.get("gold"))],
             ["prediction", text_block(record["prediction"]) if record.get("prediction") else
              "(none)" if record.get("prediction") is None else "(an empty answer)"],
             ["metrics", ", ".join(f"{k} {number(v, 3)}" for k, v in metrics.items()) or "–"],
@@ -162,8 +168,13 @@ def _call(e: dict[str, Any], n: int) -> Raw:
 
 def _event(e: dict[str, Any]) -> Raw:
     kind = str(e.get("type"))
-    fields = _LINE_FIELDS.get(kind) or tuple(k for k in e if k not in ("type", "t", "example"))[:3]
-    brief = ", ".join(f"{k}={clip(json.dumps(e.get(k), ensure_ascii=False, default=str), 60)}" for k in fields)
+    if kind == "phase":  # 'sampling 5', 'rollout 3/20': as the live status line says it
+        step, of = e.get("step"), e.get("of")
+        brief = " ".join(str(x) for x in (e.get("phase"), f"{step}/{of}" if step is not None and of is not None
+                                          else step if step is not None else of) if x is not None)
+    else:
+        fields = _LINE_FIELDS.get(kind) or tuple(k for k in e if k not in ("type", "t", "example"))[:3]
+        brief = ", ".join(f"{k}={clip(json.dumps(e.get(k), ensure_ascii=False, default=str), 60)}" for k in fields)
     full = {k: v for k, v in e.items() if k != "example"}
     # one line, no indent: json's C encoder only serves the compact form, and traces are long
     return fold([h("code", None, kind), " ", h("span", {"class": "muted"}, brief)],

@@ -49,15 +49,16 @@ def build_report(run: RunFolder, *, only: str | None = None, compare_href: str |
         raise ConfigError(f"no example {only!r} in {run.path}",
                           hint=f"ids look like {next(iter(run.records), '(the run has no records)')!r}")
     fig = figures(run, replicates=replicates)
+    ruled = run.checked_by_rule()
     pages: dict[str, str] = {}
     for example, events in run.trace_blocks():
         record = run.records.get(example)
         if record is None or (only is not None and example != only):
             continue
-        pages[example] = packed(example_page(record, events, fig.primary))  # a rerun's later block wins
+        pages[example] = packed(example_page(record, events, fig.primary, ruled=ruled))  # a rerun's later block wins
     for example, record in run.records.items():  # examples without a trace block still get a page
         if example not in pages and (only is None or example == only):
-            pages[example] = packed(example_page(record, [], fig.primary))
+            pages[example] = packed(example_page(record, [], fig.primary, ruled=ruled))
     blocks = "".join(f'<script type="{PAGE_TYPE}" data-example="{esc(example)}">{data}</script>\n'
                      for example, data in pages.items())
     title = f"{run.strategy} on {run.task_name} · thoughtloom"

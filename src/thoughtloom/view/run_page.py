@@ -12,6 +12,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .figures import STATUSES, RunFigures, score, status, usage
+from .example_page import BY_RULE
 from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
 from .rundir import RunFolder
 
@@ -49,7 +50,8 @@ def _cards(fig: RunFigures) -> Raw:
              ("cached", "–" if math.isnan(fig.cached_share) else f"{fig.cached_share:.0%}", "of the calls"),
              ("time", f"{number(fig.wall_s, 1)} s" if fig.wall_s is not None else "–",
               f"wall{f' ({fig.wall_note})' if fig.wall_note else ''}; "
-              f"model {number(fig.usage['latency_s'], 1)} s"),
+              f"model {number(fig.usage['latency_s'], 1)} s, the sum of every call's time: calls that run "
+              "at once overlap, so it can exceed the wall time"),
              ("errors", str(fig.statuses["error"]),
               f"{fig.budget_stopped} budget stops, {fig.truncated} cut off")]
     cards += [(k[2:].replace("_", " "), number(v), "from summary.json") for k, v in fig.extra_counts.items()]
@@ -126,6 +128,7 @@ def _plot(run: RunFolder, fig: RunFigures) -> Raw:
 
 def _examples(run: RunFolder, fig: RunFigures) -> Raw:
     metrics = list(fig.metrics)
+    ruled = run.checked_by_rule()
     head = ["id", "status", *metrics, "tokens", "calls", "seconds", "prediction", "gold"]
     numeric = {*metrics, "tokens", "calls", "seconds"}
     rows = []
@@ -137,7 +140,7 @@ def _examples(run: RunFolder, fig: RunFigures) -> Raw:
                   (number(int(usage(r, "calls"))), usage(r, "calls")),
                   (number(r.get("latency_s"), 2), r.get("latency_s") or 0)]
         pred = "" if r.get("prediction") is None else str(r.get("prediction"))
-        gold = answer_text(r.get("gold"))
+        gold = BY_RULE if ruled else answer_text(r.get("gold"))
         cells += [(clip(pred, 80), pred), (clip(gold, 60), gold)]
         rows.append(h("tr", {"data-status": state},
                       [h("td", {"data-v": v, "class": "clip" if i >= len(head) - 2 else None}, c)

@@ -120,6 +120,14 @@ class RunFolder:
             data = f"sha256:{data['sha256']}" if data.get("sha256") else data.get("path")
         return str(data) if data else UNKNOWN
 
+    def checked_by_rule(self) -> bool:
+        """Whether the run's task checks answers by its rules, so a record's gold is no answer to show
+        (Game of 24: the gold is the puzzle)."""
+        from ..tasks.checks import gold_applies
+
+        task = self.task()
+        return task is not None and not gold_applies(task)
+
     def task(self) -> tasks.Task | None:
         """The run's task, when this version of thoughtloom knows it."""
         try:

@@ -32,7 +32,7 @@ from ...core.errors import ConfigError
 from ...core.protocols import LM
 from ...lm.meter import Budget
 from ...tasks.datasets import load_examples, sample_path
-from ..estimate import CostEstimate, extrapolate
+from ..estimate import CostEstimate, cached_time, extrapolate
 from ..executors import Executor
 from ..identity import DataSource
 from ..progress import Progress
@@ -251,19 +251,24 @@ async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM | None, services: S
                     **identity)
 
 
-def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1) -> dict[str, CostEstimate]:
-    """Per ``dataset/method``, the cost of its examples not yet done over all seeds, from its records."""
+def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1,
+             model_seconds: Any = None) -> dict[str, CostEstimate]:
+    """Per ``dataset/method``, the cost of its examples not yet done over all seeds, from its records;
+    ``model_seconds`` (a cache store's lookup) adds back what their cache hits took when they ran."""
     out = {}
     for d in plan.datasets:
         ids = set(slices[d.id].ids)
         for m in plan.methods:
             records, done = [], 0
-            for seed in range(plan.seeds):
-                kept = [r for i, r in read_records(Cell(d, m, seed).folder(plan.out)).items() if i in ids]
+            folders = [Cell(d, m, seed).folder(plan.out) for seed in range(plan.seeds)]
+            for folder in folders:
+                kept = [r for i, r in read_records(folder).items() if i in ids]
                 records += kept
                 done += len(kept)
             remaining = len(ids) * plan.seeds - done
-            out[f"{d.id}/{m.id}"] = extrapolate(records, done=done, remaining=remaining, concurrency=concurrency)
+            cached = cached_time(folders, ids, model_seconds) if model_seconds is not None else None
+            out[f"{d.id}/{m.id}"] = extrapolate(records, done=done, remaining=remaining, concurrency=concurrency,
+                                                cached=cached)
     return out
 
 

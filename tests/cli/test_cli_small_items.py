@@ -1,0 +1,99 @@
+"""The smaller stumbling blocks of a newcomer's first hour (issue 26 item 8), one test each."""
+
+import json
+import subprocess
+import sys
+
+import os
+
+from typer.testing import CliRunner
+
+from conftest import REPO
+from thoughtloom.cli import options
+from thoughtloom.cli.main import app
+from thoughtloom.cli.render import count
+from thoughtloom.testing import ScriptedLM
+
+runner = CliRunner()
+ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+
+
+def main(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "thoughtloom", *args], capture_output=True, text=True, env=ENV,
+                          timeout=120, **kw)
+
+
+def test_retrieval_on_hotpotqa_without_an_index_says_once_it_pools_the_sample(tmp_path, monkeypatch):
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda r: "The answer is: x"))
+    r = runner.invoke(app, ["eval", "-S", "retrieve-then-read", "-t", "hotpotqa", "--limit", "2", "--no-cache",
+                            "--out", str(tmp_path / "o")], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert r.output.count("no --index: retrieve-then-read retrieves from the paragraphs of the data file") == 1
+    r = runner.invoke(app, ["eval", "-S", "cot", "-t", "hotpotqa", "--limit", "1", "--no-cache",
+                            "--out", str(tmp_path / "p")], env={"COLUMNS": "300"})
+    assert "no --index" not in r.output  # cot retrieves nothing
+
+
+def test_a_mistyped_option_suggests_the_nearest_only():
+    r = main("eval", "-S", "cot", "-t", "gsm8k", "--limt", "3")
+    assert r.returncode == 2 and "error: no option --limt (did you mean --limit?)" in r.stderr
+    r = main("run", "cot", "hi", "--limt", "3")
+    assert r.returncode == 2 and "no option --limt (see" in r.stderr and "--quiet" not in r.stderr
+
+
+def test_view_of_a_missing_folder_says_it_does_not_exist(tmp_path):
+    r = main("view", str(tmp_path / "nosuch"))
+    assert r.returncode == 2 and f"error: run folder {tmp_path}/nosuch does not exist" in r.stderr
+    r = main("compare", str(tmp_path / "nosuch"), str(tmp_path))
+    assert r.returncode == 2 and "does not exist" in r.stderr
+
+
+def test_counts_agree_with_their_nouns():
+    assert [count(1, "example"), count(2, "example"), count(1, "claim"), count(0, "claim")] == [
+        "1 example", "2 examples", "1 claim", "0 claims"]
+    r = main("reproduce", "list")
+    assert " 1 claims" not in r.stdout and "1 claim," in r.stdout
+
+
+def test_the_repository_tracks_no_stray_wheel():
+    tracked = subprocess.run(["git", "ls-files", "*.whl"], cwd=REPO, capture_output=True, text=True).stdout
+    assert tracked == ""
+
+
+def test_a_game24_report_shows_no_puzzle_as_gold_and_phases_read_as_words(tmp_path, monkeypatch):
+    from thoughtloom.view.example_page import BY_RULE
+
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(
+        lambda r: '{"score": 5, "feedback": "ok"}' if "JSON" in r.messages[-1].content else "Expression: 4 + 9"))
+    out = tmp_path / "o"
+    r = runner.invoke(app, ["eval", "-S", "sculpt-mcts", "-t", "game24", "--limit", "1", "--set", "rollouts=1",
+                            "--no-cache", "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    from thoughtloom.view.rundir import RunFolder
+    from thoughtloom.view.run_page import _examples
+    from thoughtloom.view.figures import figures
+    from thoughtloom.view.example_page import example_page
+
+    run = RunFolder.open(out)
+    assert run.checked_by_rule()
+    table = str(_examples(run, figures(run, replicates=100)))
+    assert BY_RULE in table and "[1, 1, 4, 6]" not in table
+    record = next(iter(run.records.values()))
+    (block,) = [events for _, events in run.trace_blocks()]
+    page = str(example_page(record, block, "success", ruled=True))
+    assert BY_RULE in page
+    assert "phase=" not in page and "rollout 1/1" in page
+
+
+def test_the_run_page_explains_wall_against_model_time(tmp_path, monkeypatch):
+    from thoughtloom.view.figures import figures
+    from thoughtloom.view.run_page import _cards
+    from thoughtloom.view.rundir import RunFolder
+
+    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda r: "The answer is: 4"))
+    out = tmp_path / "o"
+    assert runner.invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "--limit", "1", "--no-cache",
+                               "--out", str(out)]).exit_code == 0
+    cards = str(_cards(figures(RunFolder.open(out), replicates=100)))
+    assert "calls that run at once overlap, so it can exceed the wall time" in cards
+    assert json.loads((out / "summary.json").read_text())["n"] == 1
