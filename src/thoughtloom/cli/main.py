@@ -31,7 +31,7 @@ from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
 from ..strategies.base import Result
 from ..tasks.datasets import load_examples
-from . import cache_merge, config, info, scaleout
+from . import cache_merge, config, info, scaleout, server_health
 from . import estimate as est
 from . import options as o
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
@@ -189,6 +189,9 @@ def eval_(
     executor: scaleout.ExecutorName = "local",
     ray_address: scaleout.RayAddress = None,
     workers: scaleout.Workers = 2,
+    server_failures: server_health.ServerFailures = server_health.DEFAULTS.trip_after,
+    server_silence: server_health.ServerSilence = server_health.DEFAULTS.silence_s,
+    server_wait: server_health.ServerWait = server_health.DEFAULTS.max_wait_s,
     dry_run: est.DryRun = False,
     pilot: est.PilotSize = est.DEFAULT_PILOT,
     price_in: est.PriceIn = None,
@@ -208,7 +211,8 @@ def eval_(
     out_dir = out_dir or Path("runs") / f"{task}_{strategy}"
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
-                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
+                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout,
+                            breaker=server_health.settings(server_failures, server_silence, server_wait))
     meta = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=mode, index=opts.index,
                      entail=opts.entail, timeout_s=opts.timeout)
     # Lock first: a folder in use is refused in one line, before the model loads.

@@ -117,6 +117,7 @@ def summarize(
             "prompt_tokens": stats.usage.prompt_tokens,
             "completion_tokens": stats.usage.completion_tokens,
             "wall_s": round(wall_s, 3),
+            **(stats.server.facts() if stats.server is not None else {}),
         },
     }
 
