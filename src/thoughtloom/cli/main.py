@@ -25,7 +25,7 @@ from ..core.types import Problem
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
-from ..eval.results import dump_line
+from ..eval.results import disk_errors, dump_line
 from ..eval.runner import EvalResources, EvalSettings, ProblemRun, evaluate, run_notes, run_problem
 from ..eval.summary import tally_step_problems
 from ..lm import CompletionStore
@@ -216,7 +216,7 @@ def eval_(
     meta = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=mode, index=opts.index,
                      entail=opts.entail, timeout_s=opts.timeout)
     # Lock first: a folder in use is refused in one line, before the model loads.
-    with OutputLock(out_dir):
+    with disk_errors(out_dir), OutputLock(out_dir):
         lm = opts.lm(concurrency) if run_on is None else None  # on Ray, each worker opens its own
         if lm is not None:
             meta = {"model": lm.model_id, **meta}

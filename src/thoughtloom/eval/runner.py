@@ -71,7 +71,7 @@ from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import ResultsFile, describe_error, writable
+from .results import ResultsFile, describe_error, disk_errors, writable
 from .summary import SummaryWriter, summarize
 
 log = logging.getLogger(__name__)
@@ -314,7 +314,7 @@ async def evaluate(
     pooled corpus (:meth:`Task.pooled_corpus`) is searched with BM25 over it, by every strategy.
 
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
-    holds ``out_dir``. ``lock=False``: the caller already holds the
+    holds ``out_dir``, and :class:`~.results.DiskFull` (naming it) when its disk is full. ``lock=False``: the caller already holds the
     :class:`OutputLock` (the CLI takes it before loading the model).
 
     ``source`` (the data file and slice) and ``command`` go into the run's
@@ -327,7 +327,7 @@ async def evaluate(
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
     executor = executor or LocalExecutor(res)
-    with OutputLock(out_dir) if lock else contextlib.nullcontext():
+    with disk_errors(out_dir), OutputLock(out_dir) if lock else contextlib.nullcontext():
         try:  # the identity names the services the examples run on: known once the executor opened them
             meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
             identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,
