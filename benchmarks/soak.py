@@ -97,8 +97,8 @@ class Pass:
     last_stderr: str
 
     def line(self, name: str) -> str:
-        mem = (f"RSS {self.rss_10_mb:.0f} MB at 10% -> {self.rss_end_mb:.0f} MB at the end"
-               if self.rss_10_mb is not None and self.rss_end_mb is not None else "RSS n/a")
+        at_10 = f"{self.rss_10_mb:.0f} MB at 10% -> " if self.rss_10_mb is not None else ""
+        mem = f"RSS {at_10}{self.rss_end_mb:.0f} MB at the end" if self.rss_end_mb is not None else "RSS n/a"
         return (f"{name}: exit {self.rc} · completed {self.completed} · unique {self.unique} · "
                 f"errored {self.errored} · requests {self.requests} · faults {self.faults} · "
                 f"retries {self.retries} · paused {self.pauses} times, {self.paused_s} s · {mem} · "
@@ -111,7 +111,8 @@ def run_pass(server: FakeOpenAIServer, command: list[str], out: Path, n: int, *,
     requests0, faults0 = server.calls, sum(server.faulted.values())
     results = out / "results.jsonl"
     kept = [r for r in read_records(results) if "--retry-errors" not in command or not r["error"]]
-    before, calls_before = len(kept), sum(r["usage"]["calls"] for r in kept)
+    calls_before = sum(r["usage"]["calls"] for r in kept)
+    before = count_lines(results)  # a --retry-errors pass first drops the errored lines: RSS at 10% is the first pass's
     t0 = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
                             env={**os.environ, "PYTHONPATH": str(ROOT / "src")})

@@ -22,6 +22,8 @@ import time
 from typing import Any, Callable, Iterable
 
 from ..core.events import STEP_PROBLEMS
+from ..core.types import to_json
+from .results import describe_error
 
 log = logging.getLogger(__name__)
 
@@ -144,3 +146,13 @@ class SummaryWriter:
     def tick(self) -> None:
         if time.monotonic() - self._last >= self.every_s:
             self.write(False)
+
+
+def task_summary(task: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The task's own aggregates (``task_report``); a failing report is noted, not fatal."""
+    try:
+        report = task.report(records)
+    except Exception as exc:  # records hold model text; the summary must still be written
+        log.warning("task report failed: %s", describe_error(exc))
+        return {"task_report_error": describe_error(exc)}
+    return {"task_report": to_json(report)} if report else {}
