@@ -93,7 +93,6 @@ class CircuitBreaker:
         self.next_probe = 0.0
         self.trips = 0  # times it opened
         self.paused_s = 0.0  # seconds open, the pauses closed so far
-        self.last_failure: BaseException | None = None
         self.on_tick: Callable[[], None] | None = None  # a display to refresh while the server fails
 
     def tick(self) -> None:
@@ -135,7 +134,6 @@ class CircuitBreaker:
         """An example failed on the server: held, or back in ``requeue`` while the breaker is
         open; raises the failure before the server has answered once, and :class:`ServerDown`
         once the wait is over."""
-        self.last_failure = failure.cause
         if not self.server_answered():
             raise failure.cause
         now = self.clock()

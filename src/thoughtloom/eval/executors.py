@@ -13,7 +13,9 @@ the examples. An executor only decides where each example's
   LM stack, retriever and judge (``--executor ray``).
 
 Both apply the same fallback retriever: without one, a task with a pooled
-corpus is searched with BM25 over it (:func:`with_pooled`).
+corpus is searched with BM25 over it (:func:`with_pooled`), and both hand
+an example that failed on the server to the run's circuit breaker
+(:mod:`.breaker`), starting no new example while it is open.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ class LocalExecutor:
         try:
             async with asyncio.TaskGroup() as group:
                 while todo or flying or breaker.held:
-                    for _ in range(min(len(todo), breaker.room(concurrency, len(flying)))):
+                    for _ in range(min(len(todo), breaker.room(concurrency, len(flying))) if todo else 0):
                         example = todo.popleft()
                         flying[group.create_task(attempt(example))] = example
                     if not flying:
