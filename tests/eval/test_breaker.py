@@ -210,3 +210,26 @@ async def test_a_flaky_server_is_survived_with_every_question_recorded_once(tmp_
     assert faulted > 5 and summary["this_run"]["retries"] >= faulted - summary["n_errors"] * 4
     # an error only where one call met four faults in a row
     assert all(r["error"].startswith(("TransientError", "RateLimitError")) for r in records if r["error"])
+
+
+def test_the_eval_bar_shows_the_servers_state():
+    from thoughtloom.eval.progress import RunStats
+    from thoughtloom.eval.rich_progress import RichProgress
+
+    clock = Clock()
+    breaker = CircuitBreaker(BreakerSettings(trip_after=1), retries=RetryStats(retrying=2, answered=1), clock=clock)
+    breaker.failed(*failure("a"), deque())
+    clock.t = 7.0
+    info = RichProgress("accuracy").info(RunStats(total=10, server=breaker), elapsed_s=1.0)
+    assert "server failing: 2 retries in flight, paused 7 s" in info
+
+
+def test_retry_after_is_read_as_seconds_or_an_http_date():
+    import email.utils
+    import time
+
+    from thoughtloom.lm.openai_compat import retry_after_s
+
+    assert retry_after_s("3") == 3.0 and retry_after_s("-5") == 0.0
+    assert retry_after_s(None) is None and retry_after_s("soon") is None and retry_after_s("nan") is None
+    assert 25 < retry_after_s(email.utils.formatdate(time.time() + 30, usegmt=True)) <= 30
