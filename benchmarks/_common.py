@@ -33,7 +33,7 @@ def llama_server(model_path: str, n_ctx: int = 4096):
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", model_path, "--host", "127.0.0.1",
+        [sys.executable, "-m", "thoughtloom.lm.llamacpp_server", "--model", model_path, "--host", "127.0.0.1",
          "--port", str(port), "--n_ctx", str(n_ctx), "--model_alias", "bench"],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}/v1"

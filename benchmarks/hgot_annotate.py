@@ -4,7 +4,8 @@ Runs HGOT on training questions, keeps the runs whose prediction matches the
 gold answer, whose plan steps are all questions and whose mean step length
 passes the IQR rule, and writes them in the authors' CSV format (the same
 columns as ``../shared/data/hgot_demos/*.csv``), ready for
-``--set demos=FILE --set demo_select=knn|balanced``.
+``--set demo_file=FILE --set demos=knn|sampling``. (An eval with ``demos=knn|sampling`` and
+no ``demo_file`` does the same on the task's packaged sample by itself: ``thoughtloom.eval.annotate``.)
 
     PYTHONPATH=src python benchmarks/hgot_annotate.py --task hotpotqa \\
         --data ../shared/data/hotpotqa/ircot_hotpotqa_dev_subsampled.jsonl --n 20 \\
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from thoughtloom import strategies, tasks
 from thoughtloom.cli.options import build_lm
+from thoughtloom.eval.annotate import qualified_rows
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
 from thoughtloom.strategies.hgot import demos as demolib
 
@@ -53,14 +55,9 @@ def main() -> None:
 
     asyncio.run(go())
     records = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x]
-    rows = [demolib.annotation_row(r["input"], r["details"]["tree"]) for r in records if r.get("details")]
-    golds = [r["gold"] for r in records if r.get("details")]
-    annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
-                                   x["Rewrite"], "", x["Rationale"], x["Answer"]) for x in rows]
-    kept = demolib.qualify(annotated, golds, lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
-    keep_q = {a.question for a in kept}
-    demolib.write_annotated([x for x in rows if x["Question"] in keep_q], args.out)
-    print(f"{len(kept)} of {len(records)} runs qualified -> {args.out}")
+    rows = qualified_rows(task, records)
+    demolib.write_annotated(rows, args.out)
+    print(f"{len(rows)} of {len(records)} runs qualified -> {args.out}")
 
 
 if __name__ == "__main__":

@@ -72,13 +72,14 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="session")
 def llama_server(embedded_path, tmp_path_factory):
-    """llama-cpp-python's OpenAI-compatible server on loopback, serving the embedded GGUF."""
+    """llama-cpp-python's OpenAI-compatible server on loopback, serving the embedded GGUF
+    (through thoughtloom.lm.llamacpp_server, which keeps llama.cpp's AMX repack path off)."""
     pytest.importorskip("llama_cpp.server", reason="needs llama-cpp-python[server] (the dev extra)")
     port = _free_port()
     log = tmp_path_factory.mktemp("server") / "server.log"
     with log.open("w") as fh:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(embedded_path),
+            [sys.executable, "-m", "thoughtloom.lm.llamacpp_server", "--model", str(embedded_path),
              "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048",
              "--model_alias", "smol"],
             stdout=fh, stderr=subprocess.STDOUT,

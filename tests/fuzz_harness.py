@@ -107,7 +107,7 @@ def strategy_tasks() -> dict[str, list[str]]:
             out[name] = _DIRECT
         elif name in ("retrieve-then-read", "self-ask", "dsp", "react", "hgot"):
             out[name] = _QA
-        elif name in ("sculpt-mcts", "sculpt-dfs", "tot-dfs", "tot-bfs", "self-refine"):
+        elif name in ("sculpt-mcts", "sculpt-dfs", "sculpt-dfs-backtrack", "tot-dfs", "tot-bfs", "self-refine"):
             out[name] = _SCULPT
         else:  # a strategy added later: at least fuzz it on plain QA
             out[name] = ["gsm8k", "hotpotqa"]

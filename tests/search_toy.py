@@ -77,14 +77,25 @@ def current(prompt: str) -> str:
 
 
 def make_lm(scores: dict[str, float], default: float = 5.0,
-            child: Callable[[str, int], str] | None = None) -> ScriptedLM:
+            child: Callable[[str, int], str] | None = None,
+            propose: Callable[[str, int], str] | None = None) -> ScriptedLM:
+    """Evaluations score from ``scores``; a revision (ThoughtSculpt) or a ToT
+    sample of X is ``child(X, sample_index)``, else X plus a letter; a ToT
+    proposal request for n thoughts from X is ``propose(X, n)``, else n lines
+    "CAND: X<letter>" (letters a, b, c, ...)."""
     def brain(req):
         text = req.messages[0].content
         if "JSON object" in text:
             cand = current(text)
             return json.dumps({"feedback": f"feedback on {cand}", "score": scores.get(cand, default)})
-        if "Feedback on the current solution" in text:
-            cand = current(text)
+        if "different possible next steps" in text:  # ToT's propose prompt
+            cand = current(text).replace("(empty)", "")
+            n = int(re.search(r"Propose (\d+)", text).group(1))
+            if propose is not None:
+                return propose(cand, n)
+            return "\n".join(f"CAND: {cand}{letter}" for letter in "abcdefghij"[:n])
+        if "Current solution:" in text:  # a revision, or a ToT sample
+            cand = current(text).replace("(empty)", "")
             if child is not None:
                 return child(cand, req.sample_index)
             return f"CAND: {cand}{'abc'[req.sample_index % 3]}"

@@ -92,7 +92,10 @@ def hgot_run(out: Path) -> Path:
 #: letter_cat's prompt handlers, by how their question starts (the task's reference program decomposes)
 LETTER_HANDLERS = {
     "What are the words": lambda q: json.dumps(re.search(r'in "([^"]+)"', q).group(1).split()),
-    "What are the letters": lambda q: json.dumps(list(re.search(r'"(\w+)"', q).group(1))),
+    "What are the letters": lambda q: "[" + ", ".join(
+        f"({c}, {i})" for i, c in enumerate(re.search(r'"(\w+)"', q).group(1), 1)) + "]",
+    "What is at position": lambda q: dict((k, c) for c, k in re.findall(r"\((\w), (\d+)\)", q))[
+        re.search(r"position (\d+)", q).group(1)],
     "Concatenate": lambda q: " ".join(re.findall(r'"(\w)"', q)),
 }
 

@@ -110,8 +110,8 @@ async def asolve(strategy: str, question: str, *, task: str = "freeform", model:
                  seed: int = 0, timeout_s: float | None = None, progress: ProgressHook | None = None,
                  **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
-    strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.get(task)
+    strat = _strategy(strategy, options, max_calls, task_obj)
     settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
     async with _model(model, cache, cache_mode, api_key, 1) as lm:
         resources = _resources(lm, index, entail, prompts)
@@ -148,8 +148,8 @@ async def aevaluate(strategy: str, task: str, data: str | Path | None = None, *,
                     progress: Progress | None = None, force: bool = False, command: str | None = None,
                     **options: Any) -> dict[str, Any]:
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
-    strat = _strategy(strategy, options, max_calls)
     task_obj = tasks.get(task)
+    strat = _strategy(strategy, options, max_calls, task_obj)
     dataset = load_examples(task_obj, data, offset=offset, limit=limit)
     out_dir = Path(out) if out is not None else Path("runs") / f"{task}_{strategy}"
     settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
@@ -194,11 +194,13 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
                        f"async app): use `await thoughtloom.a{name}(...)` there")
 
 
-def _strategy(name: str, options: dict[str, Any], max_calls: int | None) -> strategies.Strategy:
-    """The strategy with its options; ``max_calls`` is also its own call cap where it has one."""
+def _strategy(name: str, options: dict[str, Any], max_calls: int | None,
+              task: tasks.Task | None = None) -> strategies.Strategy:
+    """The strategy with its options (and ``task``'s search settings for the tree strategies); ``max_calls``
+    is also its own call cap where it has one."""
     if max_calls is not None and any(f.name == "max_calls" for f in dataclasses.fields(strategies.get(name).Config)):
         options = {"max_calls": max_calls, **options}
-    return strategies.build(name, options)
+    return strategies.build(name, options, task)
 
 
 def _budget(max_calls: int | None, token_budget: int | None) -> Budget:

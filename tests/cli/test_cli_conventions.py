@@ -150,7 +150,7 @@ def test_shell_completion_through_main():
     env = {"_THOUGHTLOOM_COMPLETE": "complete_bash", "COMP_CWORD": "1", "COMP_WORDS": "thoughtloom strat"}
     assert run_main(env=env).stdout.split() == ["strategies"]
     env.update(COMP_CWORD="3", COMP_WORDS="thoughtloom eval --strategy sculpt")
-    assert run_main(env=env).stdout.split() == ["sculpt-dfs", "sculpt-mcts"]
+    assert run_main(env=env).stdout.split() == ["sculpt-dfs", "sculpt-dfs-backtrack", "sculpt-mcts"]
 
 
 def test_readme_lists_every_environment_variable_the_code_reads():

@@ -15,7 +15,7 @@ from thoughtloom.strategies.hgot.plan import PlanError, parse_plan
 from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score, salvage_holistic
 from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import ExpressionError, check_24, parse_expression
-from thoughtloom.tasks.answers import extract_number
+from thoughtloom.tasks.answers import answer_statement, read_number
 from thoughtloom.tasks.metrics import numbers_equal
 from thoughtloom.tasks.outline import outline_items, read_judgement
 from thoughtloom.testing import ScriptedLM
@@ -68,8 +68,8 @@ def test_arithmetic_parser_bounds():
 
 
 def test_numbers_in_answers():
-    assert extract_number("The answer is 1" + "0" * 309) == "1" + "0" * 309
-    assert extract_number("The answer is 1" + "0" * 5000) is None  # no readable number
+    assert read_number("The answer is 1" + "0" * 309) == "1" + "0" * 309
+    assert read_number("The answer is 1" + "0" * 5000) is None  # no readable number
     assert numbers_equal("1" + "0" * 400, "5") == 0.0
     assert numbers_equal("1/0." + "0" * 400 + "1", "5") == 0.0  # exact: 1e401 overflows a float
     gsm = get("gsm8k")
@@ -99,7 +99,7 @@ def test_scorers_survive_nesting_and_huge_numbers():
 
 
 @pytest.mark.parametrize("parse", [
-    lambda t: parse_plan(t), outline_items, extract_number, strip_fence,
+    lambda t: parse_plan(t), outline_items, answer_statement, read_number, strip_fence,
     lambda t: get("crosswords").extract_answer(t), lambda t: get("gsm8k").extract_answer(t),
 ])
 @pytest.mark.parametrize("line", ["Step 1" + " " * 100_000 + "x", "answer" + " " * 100_000,
@@ -136,7 +136,7 @@ def test_lone_surrogates_hash_and_arrive_replaced():
 @pytest.mark.parametrize("parse", [
     lambda t: get("hotpotqa").extract_answer(t), lambda t: get("fever").extract_answer(t),
     lambda t: get("outline").extract_answer(t), lambda t: get("game24").extract_answer(t),
-    lambda t: __import__("thoughtloom.strategies.hgot.infer", fromlist=["x"])._ANSWER.match(t),
+    lambda t: __import__("thoughtloom.strategies.hgot.thought", fromlist=["x"])._ANSWER.match(t),
     lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._THOUGHT.match(t),
     lambda t: __import__("thoughtloom.strategies.baselines.react", fromlist=["x"])._ACTION.search(t),
 ])

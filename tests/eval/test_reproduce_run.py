@@ -60,7 +60,7 @@ def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatc
     assert all(r["stopped"] is None for r in _records(toy.out / "baskets" / "io"))
     md = (toy.out / "card.md").read_text()
     # CoT 12/12; IO right on 3, 6, 9, 12: 4/12
-    assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 1 \| 1\.0 \|", md)
+    assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 0 \| 1 \| 1\.0 \|", md)
     assert re.search(r"\| IO \| io \| 40 accuracy — GPT-9, Table 1 \| 33\.3 \[\d+\.\d, \d+\.\d\] \| 12 \|", md)
     assert re.search(r"\| CoT beats IO \| cot > io on accuracy \| Table 1 \| GPT-9: 90 vs 40 \| \+66\.7 \[\+\d+\.\d, "
                      r"\+\d+\.\d\] pts \(n=12\) \| holds \|", md)
@@ -84,7 +84,7 @@ def test_sittings_resume_cell_by_cell_and_the_card_covers_every_cell(toy):
     toy("--n", "6", "--seeds", "2")  # seed 1: greedy calls, all answered by the cache
     assert toy.model_calls() == 12
     assert len(_records(toy.out / "baskets" / "io-seed1")) == 6
-    assert "| 6 | 2 |" in (toy.out / "card.md").read_text()
+    assert "| 6 | 0 | 2 |" in (toy.out / "card.md").read_text()
 
 
 def test_replay_regenerates_the_card_with_zero_model_calls(toy):
@@ -207,3 +207,23 @@ def test_the_card_flags_examples_whose_replies_were_cut_off(toy, monkeypatch):
     toy("--method", "cot")
     assert re.search(r"\| CoT \| cot \|.*\| 2 truncated, 2 with a reply cut off at max_tokens \|",
                      (toy.out / "card.md").read_text())
+
+
+def test_the_card_counts_each_arms_no_answer_examples(toy, monkeypatch):
+    """A chain that states no answer is counted per arm as "no answer" (issue 25): CoT leaves the
+    statement out for baskets 5 and 10 of 1-12, so its row says 2; IO always answers, so 0."""
+
+    answers = reply
+
+    def unstated(request):
+        n = int(re.findall(r"basket (\d+)", request.prompt_text())[-1])
+        if "step by step" in request.prompt_text() and n % 5 == 0:
+            return f"I count {n} apples."
+        return answers(request)
+
+    monkeypatch.setattr(__import__(__name__), "reply", unstated)
+    toy("--n", "12")
+    md = (toy.out / "card.md").read_text()
+    assert "| n | no answer | seeds |" in md
+    assert re.search(r"\| CoT \| cot \| [^|]+ \| [^|]+ \| 12 \| 2 \| 1 \|", md)
+    assert re.search(r"\| IO \| io \| [^|]+ \| [^|]+ \| 12 \| 0 \| 1 \|", md)

@@ -9,8 +9,8 @@ from thoughtloom.cli.main import app
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.eval.reproduce import suites
 
-ISSUE_SUITES = {"decomp-letter", "decomp-math", "decomp-odqa", "hgot-hotpotqa", "hgot-fever", "sculpt-game24",
-                "sculpt-crosswords", "sculpt-commongen"}
+ISSUE_SUITES = {"decomp-letter", "decomp-math", "decomp-odqa", "decomp-reversal", "decomp-commaqa", "hgot-hotpotqa",
+                "hgot-fever", "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
 
 GOOD = """
 name = "toy"

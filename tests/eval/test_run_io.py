@@ -187,11 +187,14 @@ async def test_duplicated_runs_compact_to_one_record_and_one_trace_each(tmp_path
 
 
 def test_numbers_read_back_from_records_are_finite_or_zero():
+    from thoughtloom.core.errors import ConfigError
     from thoughtloom.eval.results import number, score, usage
 
     record = {"metrics": {"em": 1, "f1": float("nan"), "x": True, "y": "0.5"},
               "usage": {"calls": 3, "prompt_tokens": 10, "completion_tokens": float("inf")}}
-    assert [score(record, m) for m in ("em", "f1", "x", "y", "missing")] == [1.0, 0.0, 0.0, 0.0, 0.0]
+    assert [score(record, m) for m in ("em", "f1", "x", "y")] == [1.0, 0.0, 0.0, 0.0]
+    with pytest.raises(ConfigError, match="no metric 'missing'.*em, f1, x, y"):  # never a silent 0
+        score(record, "missing")
     assert usage(record, "calls") == 3.0
     assert usage(record, "total_tokens") == 10.0  # summed from its parts; the infinite one reads 0
     assert usage({"usage": "garbage"}, "calls") == 0.0 and score({"metrics": None}, "em") == 0.0

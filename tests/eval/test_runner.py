@@ -136,7 +136,7 @@ async def test_a_truncated_reply_scores_as_no_answer_and_is_counted(tmp_path):
     from thoughtloom.core import Completion
 
     def cut_q1(req):  # q1's reply carries the right number but was cut off at max_tokens
-        text = adder(req) if "What is 1 plus" not in req.messages[-1].content else "1 + 1 = 2"
+        text = adder(req) if "What is 1 plus" not in req.messages[-1].content else "1 + 1 = 2. The answer is 2"
         return Completion(text, finish_reason="length" if "What is 1 plus" in req.messages[-1].content else "stop")
 
     summary = await evaluate(strategies.get("cot")(), TASK, examples(3), EvalResources(ScriptedLM(cut_q1)),

@@ -29,7 +29,7 @@ def test_decomp_letter_end_to_end_then_replay(embedded_path, tmp_path, monkeypat
     assert "thoughtloom reproduce decomp-letter --dataset n3" in md
     for dataset in ("n3", "n4", "n5"):
         assert f"## {dataset}: task letter_cat, decomp_letter_cat/{dataset}_eg100_pos2_semic.json, examples 1–2" in md
-    cell = re.compile(r"^\| (DecomP|CoT) \| (decomp|decomp-cot) \| – \| \d+\.\d \[\d+\.\d, \d+\.\d\] \| 2 \| 1 \| "
+    cell = re.compile(r"^\| (DecomP|CoT) \| (decomp|decomp-cot) \| – \| \d+\.\d \[\d+\.\d, \d+\.\d\] \| 2 \| \d+ \| 1 \| "
                       r"\d+\.\d \| [\d,]+ \| ", re.M)
     assert len(cell.findall(md)) == 2  # the two cells run: mean [95% CI], n, seeds, calls and tokens per example
     # not run: n3's other two cells and the claims on them, then n4's and n5's four cells and three claims

@@ -54,7 +54,7 @@ async def test_cot_chat_and_text_layouts_carry_the_same_text():
 
 
 async def test_a_truncated_reply_is_flagged_and_does_not_vote():
-    cut = Completion("2 + 3 = 5, and then 80 + 20 + 40 = 140", finish_reason="length")
+    cut = Completion("2 + 3 = 5, and then 80 + 20 + 40 = 140. The answer is 140", finish_reason="length")
     result = await strategies.get("cot")().run(PROBLEM, ctx_for(ScriptedLM([cut])))
     assert result.truncated and result.answer == "140"  # kept for inspection, scored as none by the runner
     replies = iter([cut, "The answer is: 5", cut])
@@ -85,9 +85,10 @@ async def test_cot_sc_one_batch_distinct_samples_majority():
     assert len(lm.batches) == 1 and len(lm.batches[0]) == 5
     assert [r.sample_index for r in lm.requests] == [0, 1, 2, 3, 4]
     assert all(r.temperature == 0.7 for r in lm.requests)
-    assert result.answer == "5" and result.confidence == pytest.approx(2 / 4)
+    # "so 4" states no answer (the math reader takes only the number after "answer is"): no vote
+    assert result.answer == "5" and result.confidence == pytest.approx(2 / 3)
     vote = ctx.trace.of_type("vote")[0]
-    assert vote["tally"] == {"5": 2.0, "4": 1.0, "6": 1.0}
+    assert vote["tally"] == {"5": 2.0, "6": 1.0}
     assert len(ctx.trace.of_type("sample")) == 5
 
 

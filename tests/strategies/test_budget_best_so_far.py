@@ -56,7 +56,7 @@ def test_react_stopped_before_finish_has_no_answer_and_keeps_its_steps():
 
 def test_dsp_stopped_while_reading_keeps_what_its_hops_gathered():
     result, _, lm = run("dsp", lambda req: "Jaws director" if "search query" in req.messages[-1].content
-                        else "Answer: 1946", max_calls=3, n=5)
+                        else "Answer: 1946", max_calls=3, n=5, queries=1)
     assert result.stopped == "budget" and result.answer == "" and lm.calls == 2  # two hops; 5 samples refused
     assert result.details["gathered"]
 

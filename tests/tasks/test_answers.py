@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from thoughtloom import tasks
-from thoughtloom.tasks.answers import extract_number, marked_answer
+from thoughtloom.tasks.answers import answer_statement, marked_answer, read_number
 
 CORPUS = Path(__file__).parent / "data" / "replies.jsonl"
 
@@ -30,23 +30,36 @@ def test_marked_answer(text, expected):
 
 
 @pytest.mark.parametrize("text,expected", [
-    ("She makes 9 * 2 = 18 dollars.\n**Answer:** $18", "18"),
-    ("Total: 16 - 3 - 4 = 9 eggs, so she earns **$18** a day at the market, 7 days a week.", "18"),
-    ("The final answer is $\\boxed{18}$.", "18"),
-    ("[[ ## reasoning ## ]]\n16 - 7 = 9; 9 * 2 = 18\n\n[[ ## answer ## ]]\n18\n\n[[ ## completed ## ]]", "18"),
-    ("**Answer**: 3 bolts", "3"),
-    ("The answer is: 70000. (Check: 80000 + 50000 = 130000)", "70000"),  # first number after the marker
-    ("The answer is: eighteen.\nWork: 16 - 7 = 9, 9 * 2 = 18", "18"),  # a marker without a number: fall back
+    ("The answer is: 70000. (Check: 80000 + 50000 = 130000)", "70000"),  # the first number after it
+    ("So the answer is **$18**.", "18"),
+    ("The final answer is 18 dollars.", "18"),
+    ("THE ANSWER IS\n18", "18"),  # a bare statement: the next line
+    ("The answer is 5. No wait, the answer is 7.", "7"),  # the last statement
+    # no "answer is": no answer, whatever numbers the chain holds (no fallback)
+    ("She makes 9 * 2 = 18 dollars.\n**Answer:** $18", None),
+    ("Total: 16 - 3 - 4 = 9 eggs, so she earns **$18** a day.", None),
+    ("The final answer is $\\boxed{18}$.", "18"),  # a box after "answer is" is still after it
+    ("Therefore it takes \\boxed{5} hours.", None),
+    ("The answer is: eighteen.\nWork: 16 - 7 = 9, 9 * 2 = 18", None),  # a statement without a number
+    ("", None),
 ])
-def test_extract_number_reads_chat_forms(text, expected):
-    assert extract_number(text) == expected
+def test_math_reads_the_number_after_answer_is(text, expected):
+    assert read_number(answer_statement(text)) == expected
+    assert tasks.get("gsm8k").extract_answer(text) == expected
+
+
+def test_read_number_takes_the_first_number():
+    assert read_number("10 dollars") == "10"
+    assert read_number("$1,234.50 in all, then 7") == "1234.5"
+    assert read_number("-3 degrees") == "-3" and read_number("3/4 of it") == "0.75"
+    assert read_number("no digits") is None and read_number(None) is None and read_number("") is None
 
 
 @pytest.mark.parametrize("text", ["answer is" + " " * 100_000, "Answer" + "*" * 100_000 + ":",
                                   "[[ ## answer ## ]]" + " \t" * 50_000, "**" + "1" * 150 + " " * 100_000])
 def test_markers_are_linear_on_long_blanks(text):
     t0 = time.perf_counter()
-    marked_answer(text), extract_number(text)
+    marked_answer(text), answer_statement(text), read_number(text)
     assert time.perf_counter() - t0 < 5
 
 

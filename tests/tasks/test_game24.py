@@ -1,10 +1,17 @@
+import json
+import time
+from pathlib import Path
+
 import pytest
 
+from thoughtloom.core.types import Problem
 from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import ExpressionError, check_24, parse_expression
 from thoughtloom.tasks.game24 import find_expression
 
 from conftest import data_file
+
+REPLIES = Path(__file__).parent / "data" / "game24_replies.jsonl"
 
 
 @pytest.mark.parametrize("expr,nums", [
@@ -43,7 +50,26 @@ def test_checker_reasons(expr, nums, reason):
 @pytest.mark.parametrize("bad", ["(1+2", "1+", "2**3", "-4*6", "1 2"])
 def test_parser_rejects_malformed(bad):
     with pytest.raises(ExpressionError):
-        parse_expression(bad)
+        parse_expression(bad)  # "-4*6": unary minus only where the caller allows it
+
+
+@pytest.mark.parametrize("expr,nums,solved", [
+    ("-(1 - 5) * 6 * 1", [1, 1, 5, 6], True),   # the issue's example: -(-4) * 6 * 1 = 24
+    ("(-4) * (-6) * 1 * 1", [1, 1, 4, 6], True),
+    ("-4 * 6 * 1 * 1", [1, 1, 4, 6], False),     # -24
+    ("--4 * 6 * 1 * 1", [1, 1, 4, 6], True),
+])
+def test_unary_minus_is_arithmetic_on_the_given_numbers(expr, nums, solved):
+    """ThoughtSculpt Appendix H: "Use the given four numbers and basic arithmetic operations
+    (+ - * /) to obtain 24. You can use the numbers only once". Negating a number or a
+    bracket is arithmetic on the given numbers, not a new number: -(1 - 5) uses 1 and 5,
+    and -(1 - 5) * 6 * 1 = 4 * 6 = 24."""
+    assert check_24(expr, nums)[0] is solved
+
+
+def test_checker_walks_negations_and_brackets_within_their_bounds():
+    assert check_24("-" * 10_000 + "24", [24, 0, 0, 0])[0] is False  # bounded, not a RecursionError
+    assert "nested deeper" in check_24("(" * 70 + "1" + ")" * 70, [1, 2, 3, 4])[1]
 
 
 @pytest.mark.parametrize("text,want", [
@@ -51,9 +77,76 @@ def test_parser_rejects_malformed(bad):
     ("The answer is: (6 - 3) * 2 * 4 = 24.", "(6 - 3) * 2 * 4"),
     ("```python\n(1 + 2) * (2 * 4)\n```", "(1 + 2) * (2 * 4)"),
     ("Numbers: 4 9 10 13\nI cannot do it.", None),
+    # the issue's example: the marked line wins over a later line that holds numbers
+    ("Expression: (6 - 3) * 2 * 4\nThis uses 2, 3, 4, 6.", "(6 - 3) * 2 * 4"),
+    ("24 = (13 - 9) * (10 - 4)", "(13 - 9) * (10 - 4)"),
+    ("So: 24 = (13 - 9) * (10 - 4), done", "(13 - 9) * (10 - 4)"),
+    ("**Answer:** $(6 - 3) \\times 2 \\times 4 = 24$", "(6 - 3) * 2 * 4"),
+    ("The final answer is **6 × (5 − 1) ÷ 1**.", "6 × (5 − 1) ÷ 1"),
+    ("Answer:\n```python\n-(1 - 5) * 6 * 1\n```", "-(1 - 5) * 6 * 1"),
+    ("Working: 13 - 9 = 4\n10 - 4 = 6\n```\n(13 - 9) * (10 - 4)\n```\n4 * 6 = 24", "(13 - 9) * (10 - 4)"),
+    ("\\( 8 \\div (3 - \\frac{8}{3}) \\)", "8 / (3 - ((8)/(3)))"),
+    ("Expression: (13-9)*(10-4)\nAnswer: 24", "(13-9)*(10-4)"),   # a bare number is no answer
+    ("- (4 + 8) * (6 - 4)", "(4 + 8) * (6 - 4)"),                  # a list bullet is not a minus
+    ("Expression: 24", None),
 ])
 def test_find_expression(text, want):
     assert find_expression(text) == want
+
+
+def test_without_a_marker_the_last_line_using_exactly_the_numbers_wins():
+    """After marked lines and code blocks, "the last line that uses exactly the four
+    numbers" (issue 23): working lines that use two of them come later but lose."""
+    text = "(13 - 9) * (10 - 4) = 24\nwhere 13 - 9 = 4\nand 10 - 4 = 6"
+    assert find_expression(text, [4, 9, 10, 13]) == "(13 - 9) * (10 - 4)"
+    assert find_expression("13 - 9 = 4\n4 * 6 = 24", [4, 9, 10, 13]) == "4 * 6"  # none does: the last one
+
+
+def _replies():
+    return [json.loads(line) for line in REPLIES.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("case", _replies(), ids=lambda c: f"{c['strategy']}-{c['id']}-{c['text'][:12]}")
+def test_real_replies_are_read_and_checked_as_labelled(case):
+    """Real replies of the embedded model; ``expected`` and ``solved`` were checked by hand.
+    The CoT arm (extract_answer, numbers unknown) and the search arms (parse_candidate,
+    numbers known) read the same expression: two arms of one comparison, one reader."""
+    t = get("game24")
+    problem = Problem(case["id"], " ".join(map(str, case["numbers"])))
+    assert t.parse_candidate(problem, case["text"], None) == case["expected"]
+    assert t.extract_answer(case["text"]) == case["expected"]
+    assert t.score(case["expected"], case["numbers"]) == {"success": float(case["solved"])}
+
+
+def test_the_labelled_replies_are_there():
+    assert len(_replies()) >= 40
+
+
+@pytest.mark.parametrize("text", [
+    "",
+    " \n\t ",
+    "Expression: " + "(" * 10_000 + "1" + ")" * 10_000,
+    "(" * 10_000 + "\n" + ")" * 10_000,
+    "Answer: " + "1+" * 200_000 + "1",
+    "Expression: " + "9" * 5_000 + " * 1",
+    "Answer: inf * 24\nExpression: nan\n1e400 * 1",
+    "Expression: \ud800(1 + 2) * 8\udfff",
+    "```" * 50_000,
+    "**Answer:**" * 20_000,
+    ("x " * 100_000) + "\n" + "= " * 100_000,
+])
+def test_hostile_replies_are_read_quickly_without_error(text):
+    t = get("game24")
+    t0 = time.perf_counter()
+    expr = find_expression(text)
+    assert expr is None or check_24(expr, [1, 2, 3, 4])[0] is False
+    assert t.parse_candidate(Problem("p", "1 2 3 4"), text, None) == expr
+    assert t.score(expr, [1, 2, 3, 4]) == {"success": 0.0}
+    assert time.perf_counter() - t0 < 5
+
+
+def test_an_unencodable_reply_still_gives_its_expression():
+    assert find_expression("Expression: \ud800(1 + 2) * 8\udfff") == "(1 + 2) * 8"
 
 
 def test_task_scores_symbolically_and_offers_a_labelled_symbolic_score():
@@ -72,6 +165,21 @@ def test_task_scores_symbolically_and_offers_a_labelled_symbolic_score():
     assert t.change_kind("(13 - 9)*6", "(13-9)*(10-4)") == "revised"
 
 
+@pytest.mark.parametrize("parent,child,kind", [
+    ("4+9", "14+9", "revised"),        # the issue's example: "4+9" is a substring of "14+9"
+    ("4+9", "(4+9)*2", "extended"),
+    ("4+9", "2*(9+4)", "extended"),    # the same numbers, reordered
+    ("4+4", "(4+9)*2", "revised"),     # one 4 is not two
+    ("", "13-9", "extended"),
+    ("13-9", "not an expression", "revised"),
+])
+def test_extension_is_checked_on_the_multiset_of_numbers(parent, child, kind):
+    """A ToT thought extends its parent (Yao et al.: each step combines two of the numbers
+    left); a child extends a partial expression when it uses every number the parent uses,
+    counted as a multiset, so "14+9" (numbers 14, 9) does not extend "4+9" (4, 9)."""
+    assert get("game24").change_kind(parent, child) == kind
+
+
 def test_load_the_real_file():
     t = get("game24")
     examples = t.load(data_file("game24", "24.csv"))
@@ -79,3 +187,34 @@ def test_load_the_real_file():
     first = examples[0]
     assert first.problem.question == "1 1 4 6" and first.gold == [1, 1, 4, 6]
     assert first.problem.id == "game24-1"
+
+
+def test_the_task_states_the_papers_rules():
+    """ThoughtSculpt Appendix H: "Use the given four numbers and basic arithmetic operations
+    (+ - * /) to obtain 24. You can use the numbers only once but you can use them in any
+    order." Our wording says the same: the four numbers, each exactly once, + - * /, 24."""
+    t = get("game24")
+    text = t.describe(Problem("p", "4 9 10 13"))
+    assert "4 9 10 13" in text and "exactly once" in text and "+ - * /" in text and "24" in text
+
+
+def test_the_suite_keeps_the_papers_test_set_apart():
+    """Appendix H: "We additionally experiment with our method on the game of 24 using the
+    same test set provided by (Yao et al., 2023a)", which is puzzles 901-1000 of 24.csv
+    (Yao et al.'s scripts/game24/bfs.sh: --task_start_index 900 --task_end_index 1000).
+    The sculpt-game24 suite runs the 100 puzzles just below them, 801-900 (a deviation:
+    the test set stays unseen while prompts are tuned here)."""
+    from thoughtloom.eval.reproduce import suites
+
+    suite = suites.load("sculpt-game24")
+    (dataset,) = suite.datasets
+    assert dataset.offset == 800 and suite.n == 100
+    examples = get("game24").load(data_file("game24", "24.csv"))[dataset.offset:dataset.offset + suite.n]
+    assert [e.problem.id for e in examples[:1] + examples[-1:]] == ["game24-801", "game24-900"]
+
+
+def test_a_question_without_four_numbers_is_read_not_a_crash():
+    """A user's `thoughtloom run` question may not hold four numbers: the search still
+    reads each reply (any four numbers count as the puzzle's)."""
+    t = get("game24")
+    assert t.parse_candidate(Problem("p", "4 9 10"), "Expression: 4 * (10 - 9)", None) == "4 * (10 - 9)"

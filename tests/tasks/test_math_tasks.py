@@ -5,7 +5,6 @@ import pytest
 from conftest import data_file
 from thoughtloom import tasks
 from thoughtloom.core import ConfigError, DataError
-from thoughtloom.tasks.answers import extract_number
 from thoughtloom.tasks.metrics import exact_match, numbers_equal, token_f1
 
 
@@ -13,15 +12,17 @@ from thoughtloom.tasks.metrics import exact_match, numbers_equal, token_f1
     ("so 3 + 4 = 7. The answer is: 7", "7"),
     ("The answer is $1,234.50.", "1234.5"),
     ("I think 12 then 15. The answer is 15 apples. Check: 3 * 5 = 15", "15"),
-    ("#### 42", "42"),
-    ("\\boxed{ 9 }", "9"),
-    ("first 3 then -4", "-4"),
-    ("half is 1/2", "0.5"),
-    ("18.00", "18"),
+    ("The answer is 18.00", "18"),
+    ("The answer is -4", "-4"),
+    ("The answer is 1/2", "0.5"),
+    ("#### 42", None),  # no answer statement: no answer (no fallback to the last number)
+    ("\\boxed{ 9 }", None),
+    ("first 3 then -4", None),
     ("no digits here", None),
 ])
-def test_extract_number(text, expected):
-    assert extract_number(text) == expected
+def test_extract_answer_is_the_number_after_answer_is(text, expected):
+    assert tasks.get("gsm8k").extract_answer(text) == expected
+    assert tasks.get("multiarith").extract_answer(text) == expected
 
 
 def test_numbers_equal():

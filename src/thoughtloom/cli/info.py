@@ -28,7 +28,8 @@ from rich.table import Table
 from .. import strategies, tasks
 from ..core.errors import ThoughtloomError
 from ..strategies.base import DEFAULT_MAX_CALLS
-from .options import complete_strategy
+from ..strategies.config import FROM_STRATEGY, option_sources, task_settings
+from .options import complete_strategy, complete_task
 from .render import out
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
@@ -106,10 +107,26 @@ def built_for(cls: type) -> list[str]:
     return [t for t in tasks.available() if cls.supports(tasks.get(t))]
 
 
-def describe(name: str) -> dict[str, Any]:
+def describe(name: str, task: str | None = None) -> dict[str, Any]:
+    """A strategy's paper, description, tasks and options; ``task_settings``: each task's search settings it
+    takes (value and source). With ``task``, each option also has the ``value`` it takes on that task and
+    ``from``: where that comes from (``task NAME: <source>`` or ``strategy default``)."""
     cls = strategies.get(name)
-    return {"name": name, "paper": cls.paper, "description": summary_line(cls), "tasks": built_for(cls),
-            "options": options(cls)}
+    info = {"name": name, "paper": cls.paper, "description": summary_line(cls), "tasks": built_for(cls),
+            "options": options(cls), "task_settings": {},
+            "presets": {k: dict(v) for k, v in cls.presets.items()}}
+    for t in tasks.available():
+        taken = task_settings(cls, tasks.get(t))
+        if taken:
+            info["task_settings"][t] = {k: {"value": s.value, "source": s.source} for k, s in taken.items()}
+    if task is not None:
+        task_obj = tasks.get(task)
+        config = strategies.build(name, {}, task_obj).config if dataclasses.is_dataclass(cls.Config) else None
+        sources = option_sources(cls, {}, task_obj) if config is not None else {}
+        info["task"] = task
+        for o in info["options"]:
+            o["value"], o["from"] = getattr(config, o["name"], o["default"]), sources.get(o["name"], FROM_STRATEGY)
+    return info
 
 
 def _tasks_cell(names: list[str]) -> str:
@@ -120,10 +137,14 @@ def list_strategies(
     name: Annotated[Optional[str], typer.Argument(help="Show one strategy's options with defaults and help.",
                                                   autocompletion=complete_strategy)] = None,
     as_json: AsJson = False,
+    task: Annotated[Optional[str], typer.Option(
+        "--task", "-t", help="With NAME: the value each option takes on this task, and where it comes from "
+                             "(the task's search settings, or the strategy's default).",
+        autocompletion=complete_task)] = None,
 ) -> None:
     """Strategies grouped by paper, with the tasks each is built for and its options."""
     if name is not None:
-        _show_strategy(describe(name), as_json)
+        _show_strategy(describe(name, task), as_json)
         return
     every = [describe(n) for n in strategies.available()]
     if as_json:
@@ -156,12 +177,26 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
     out.print(f"[bold]{info['name']}[/] ({PAPERS[info['paper']].split(':')[0]}): {info['description']}")
     out.print(f"[bold]tasks:[/] {_tasks_cell(info['tasks'])}")
     table = Table(title_justify="left", expand=True)
-    for column in ("option", "type", "default"):
+    on_task = "task" in info
+    for column in ("option", "type", "default") + ((f"on {info['task']}", "from") if on_task else ()):
         table.add_column(column, no_wrap=True, style="bold" if column == "option" else None)
     table.add_column("help", ratio=1)
     for o in info["options"]:
-        table.add_row(o["name"], o["type"], repr(o["default"]), o["help"])
+        extra = (repr(o["value"]), o["from"].split(":", 1)[0]) if on_task else ()
+        table.add_row(o["name"], o["type"], repr(o["default"]), *extra, o["help"])
     out.print(table)
+    for preset, values in info["presets"].items():
+        out.print(f"[bold]--set preset={preset}[/] runs with " + ", ".join(f"{k}={v!r}" for k, v in values.items())
+                  + " (options given beside it override these; the defaults above are what runs without it)")
+    if on_task:
+        for o in info["options"]:
+            if o["from"] != FROM_STRATEGY:
+                out.print(f"{o['name']} = {o['value']!r}: {escape(o['from'])}", soft_wrap=True, highlight=False)
+        return
+    for t, settings in info["task_settings"].items():
+        taken = ", ".join(f"{k}={s['value']!r}" for k, s in settings.items())
+        out.print(f"[dim]on task {t} it takes the task's {taken} unless you --set them "
+                  f"(`thoughtloom strategies {info['name']} --task {t}` says why)[/]", soft_wrap=True)
 
 
 def models(as_json: AsJson = False) -> None:

@@ -118,8 +118,8 @@ def run(
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
     """Answer one question with a strategy and print the answer and its cost."""
-    strat = opts.strategy(strategy)
     task_obj = tasks.get(task)
+    strat = opts.strategy(strategy, task_obj)
     with RichStatus(notes) as status:
         answered = asyncio.run(_answer(strat, task_obj, Problem("cli", question), opts.lm(),
                                        EvalSettings(budget=opts.budget()), opts, status=status))
@@ -198,11 +198,11 @@ def eval_(
     price_out: est.PriceOut = None,
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
-    strat = opts.strategy(strategy)
+    task_obj = tasks.get(task)
+    strat = opts.strategy(strategy, task_obj)
     run_on = scaleout.executor(executor, opts, concurrency, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
-    task_obj = tasks.get(task)
     dataset = load_examples(task_obj, data, offset=offset, limit=limit)
     if dataset.sample:
         notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "

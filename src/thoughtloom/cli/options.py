@@ -119,9 +119,10 @@ def parse_sets(sets: list[str] | None) -> dict[str, str]:
     return out
 
 
-def build_strategy(name: str, sets: list[str] | None) -> strategies.Strategy:
-    """The strategy with its ``--set`` options, type- and range-checked before any model call."""
-    return strategies.build(name, parse_sets(sets))
+def build_strategy(name: str, sets: list[str] | None, task: Any = None) -> strategies.Strategy:
+    """The strategy with its ``--set`` options (and, for a tree strategy, ``task``'s search settings
+    for the options not set), type- and range-checked before any model call."""
+    return strategies.build(name, parse_sets(sets), task)
 
 
 @dataclass(frozen=True)
@@ -144,8 +145,8 @@ class RunOptions:
     index: IndexDir = None
     entail: EntailSpec = "llm"
 
-    def strategy(self, name: str) -> strategies.Strategy:
-        return build_strategy(name, self.sets)
+    def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
+        return build_strategy(name, self.sets, task)
 
     def cache_mode(self) -> str:
         return cache_mode(self.no_cache, self.replay, self.refresh)

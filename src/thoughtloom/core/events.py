@@ -102,31 +102,39 @@ EVENTS: dict[str, EventType] = {
     "entailment": EventType("HGOT's entailment checks of one Infer: pairs judged, entailed",
                             ("pairs", "entailed"), source="strategies.hgot.quality"),
     "no_entailment_judge": EventType("HGOT has no judge: every thought weighs 1 (plain self-consistency)",
-                                     ("note",), source="strategies.hgot.search"),
+                                     ("note",), source="strategies.hgot.infer"),
     # -- HGOT ----------------------------------------------------------------------------------
     "hgot_infer": EventType(
         "one Infer: the thoughts (answer, citations, recall, precision, quality), the weighted "
         "tally, the answer and its confidence",
         ("node", "depth", "question", "thoughts", "tally", "answer", "confidence"),
-        source="strategies.hgot.search"),
-    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score",
-                                ("node", "depth", "question", "passages"), source="strategies.hgot.search"),
-    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn",
-                      ("node", "depth", "question", "steps", "edges", "levels"), source="strategies.hgot.search"),
+        source="strategies.hgot.infer"),
+    "passage_scores": EventType("passage quality after an Infer: old score, citation frequency, new score "
+                                "of the passages shown ([1] first) and of the pool's passages not shown",
+                                ("node", "depth", "question", "passages", "unshown"), source="strategies.hgot.infer"),
+    "plan": EventType("a question's plan: steps, dependency edges, the levels searched in turn; dropped: "
+                      "edges dropped to break a cycle, unknown: edges naming no step; reflection, "
+                      "formalization: the stage replies (plan_stages=3)",
+                      ("node", "depth", "question", "steps", "edges", "levels"),
+                      ("dropped", "unknown", "reflection", "formalization"), "strategies.hgot.levels"),
     "plan_fallback": EventType("no usable plan after the re-asks: the question itself as its one step",
-                               ("node", "depth", "question", "note"), source="strategies.hgot.search"),
+                               ("node", "depth", "question", "note"), source="strategies.hgot.levels"),
     "rewrite": EventType("a dependent step rewritten from its parents' answers (facts) into a question",
-                         ("node", "depth", "step", "original", "facts", "question"), source="strategies.hgot.search"),
+                         ("node", "depth", "step", "original", "facts", "question"), source="strategies.hgot.levels"),
     "rewrite_skipped": EventType("a dependent step kept as written: its parents found no answer",
-                                 ("node", "depth", "step", "reason"), source="strategies.hgot.search"),
+                                 ("node", "depth", "step", "reason"), source="strategies.hgot.levels"),
     "hgot_stop": EventType("a question's search ended early: depth limit, a plan that resembles it, "
                            "or a spent budget", ("node", "depth", "question", "reason"),
-                           source="strategies.hgot.search"),
+                           source="strategies.hgot.levels"),
     # -- retrieval baselines -------------------------------------------------------------------
     "self_ask_step": EventType("one self-ask hop: the follow-up question and its intermediate answer",
                                ("hop", "follow_up", "answer"), source="strategies.baselines.retrieval"),
-    "dsp_hop": EventType("one DSP hop: the query written and the passage ids it found",
-                         ("hop", "query", "passages"), source="strategies.baselines.retrieval"),
+    "dsp_hop": EventType("one DSP hop: its first query, the queries fused (the samples' and the "
+                         "question) and the passage ids fusion kept",
+                         ("hop", "query", "passages"), ("queries",), "strategies.baselines.dsp"),
+    "dsp_demo": EventType("DSP's Demonstrate on one training demo: whether its passages held the gold "
+                          "answer, the prediction, whether it was kept as an annotated demo",
+                          ("question", "passage_match", "prediction", "kept"), source="strategies.baselines.dsp"),
     "react_step": EventType("one ReAct turn: thought, action (search, finish or None), argument, observation",
                             ("step", "thought", "action", "argument", "observation"),
                             source="strategies.baselines.react"),
@@ -137,10 +145,16 @@ EVENTS: dict[str, EventType] = {
         ("run", "program", "depth", "step", "handler", "kind", "operator", "question", "inputs", "answer",
          "tokens", "calls", "error"),
         source="strategies.decomp.controller"),
-    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit; reason: why a "
-                             "malformed one stopped (the step, the error, the last reply)",
+    "program_end": EventType("a program ended: status ok, malformed, step_limit or depth_limit (a program "
+                             "whose nested run ended so ends with that run's status); reason: why it stopped "
+                             "(a malformed one's step, error and last reply; the nested run that did not finish)",
                              ("run", "program", "depth", "status", "steps"), ("reason",),
                              "strategies.decomp.controller"),
+    "decomp_evidence": EventType(
+        "a prompt handler's passages (every hop's) did not fit its evidence_tokens whole: of `passages`, "
+        "`shortened` kept a shorter text and `dropped` (the last ones) were left out",
+        ("run", "program", "depth", "step", "handler", "passages", "shortened", "dropped"),
+        source="strategies.decomp.controller"),
     # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
     "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
                              ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
@@ -155,8 +169,12 @@ EVENTS: dict[str, EventType] = {
                                     source=_TREE),
     "sculpt_select": EventType("MCTS selected a leaf to grow (parallel: leaves this iteration)",
                                ("node", "depth", "parallel"), source="strategies.sculpt.mcts"),
-    "sculpt_backprop": EventType("MCTS backed a reward up the path to the root", ("node", "reward", "path"),
-                                 source=_TREE),
+    "sculpt_backprop": EventType("MCTS added one visit with this reward to each node of path: a rollout's "
+                                 "reward backed up to the root, or (evaluation: true) a node's own evaluation, "
+                                 "its first visit", ("node", "reward", "path"), ("evaluation",), source=_TREE),
+    "sculpt_exhausted": EventType("MCTS stopped before its rollouts were spent: no leaf it may grow is left "
+                                  "(every one at max_depth)", ("rollouts", "planned"),
+                                  source="strategies.sculpt.mcts"),
     "sculpt_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
     "sculpt_answer": EventType("the node chosen as the answer and its path from the root",
                                ("node", "answer", "path"), source=_TREE),
@@ -174,7 +192,7 @@ MALFORMED_WHAT: dict[str, str] = {
     "decomp_step": "a decomposer step (re-asked, then the program ends malformed)",
     "decomp_handler": "a prompt handler's reply cut off before its answer (the step answers empty, with an error)",
     "self_ask_answer": "self-ask's chain without 'So the final answer is' (read for any answer)",
-    "dsp_query": "an empty DSP search query (the question instead)",
+    "dsp_query": "a DSP query reply with no query (that sample adds none; the question is searched too)",
     "react_action": "a ReAct turn with no search[...] or finish[...] (the observation says so)",
     "entailment": "an LLM judge reply that is neither yes nor no (votes no)",
     "json": "a structured reply generate_json could not parse (re-asked once)",

@@ -28,9 +28,19 @@ from __future__ import annotations
 import dataclasses
 import math
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class TaskSetting:
+    """A search option's value that a task declares (``Task.search_settings``), and where it comes from
+    (the paper's sentence, or why we chose it where the paper is silent)."""
+
+    value: Any
+    source: str
 
 #: whole-number options that must be at least 1
 _POSITIVE = re.compile(r"^(n|samples|rollouts|beam|iterations|hops|parallel|top_k|clip)$"

@@ -49,7 +49,9 @@ class TaskView(Protocol):
     instruction: str
     # Optional: ``cot_answer_format``, how a chain of thought must end for
     # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
-    # ``open_domain``, True where questions are answered from retrieved passages.
+    # ``open_domain``, True where questions are answered from retrieved passages;
+    # ``search_settings``, the tree strategies' options the task sets
+    # (``{option: core.options.TaskSetting}``; see ``strategies.build``).
 
     def demos(self) -> Sequence[Demo]: ...
 
@@ -71,6 +73,12 @@ class SearchTask(Protocol):
     arithmetic expression, a 25-character crossword board with ``_`` for
     blanks, a sentence, an outline with one item per line). Nothing here sees
     gold answers.
+
+    Two optional class attributes (``Task`` gives both as False):
+    ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate,
+    not a step extending its parent) and ``child_per_feedback_item`` (the
+    children of an itemized evaluation are tied one-to-one to its items of
+    feedback).
     """
 
     def describe(self, problem: Problem) -> str:

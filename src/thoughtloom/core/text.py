@@ -1,5 +1,8 @@
 """Making untrusted text safe to hash, store and print.
 
+It also holds the package's one estimate of text length in tokens where no
+tokenizer counts (:data:`CHARS_PER_TOKEN`).
+
 Model replies (and data files) may hold lone UTF-16 surrogates such as
 ``"\\ud83d"``: valid in a Python ``str`` but not encodable as UTF-8, so they
 crash hashing, JSON writers and SQLite. Backends pass every reply through
@@ -12,6 +15,9 @@ from __future__ import annotations
 import re
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+
+#: Characters per token of the estimate used where no tokenizer counts (English text, BPE tokenizers).
+CHARS_PER_TOKEN = 4
 
 #: What a lone surrogate becomes (U+FFFD REPLACEMENT CHARACTER).
 REPLACEMENT = "\ufffd"

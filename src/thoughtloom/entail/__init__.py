@@ -4,13 +4,14 @@
   returns them, else sampled votes).
 - :class:`CrossEncoderJudge` runs a local sentence-transformers CrossEncoder
   NLI model (torch is imported only when one is built).
-- :class:`LexicalJudge` is a fast word-overlap fallback: approximate, not NLI.
+- :class:`LexicalJudge` is a fast word-overlap fallback: approximate, not NLI;
+  :func:`content_words` is its reading of a text (HGOT's stop rule compares by it).
 
 Wrap any of them in :class:`CachedJudge` to memoize by (judge, premise, hypothesis).
 """
 
 from .base import CachedJudge, Judgement, JudgeStats
-from .lexical import LexicalJudge
+from .lexical import LexicalJudge, content_words
 from .llm import LLMJudge, LLMJudgeConfig
 
 
@@ -23,4 +24,4 @@ def __getattr__(name: str):
 
 
 __all__ = ["CachedJudge", "CrossEncoderConfig", "CrossEncoderJudge", "JudgeStats", "Judgement",
-           "LLMJudge", "LLMJudgeConfig", "LexicalJudge"]
+           "LLMJudge", "LLMJudgeConfig", "LexicalJudge", "content_words"]

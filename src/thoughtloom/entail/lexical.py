@@ -2,8 +2,11 @@
 
 NOT an NLI model: it measures how much of the hypothesis's content (words
 minus stop words, crudely stemmed; numbers must match exactly) appears in the
-premise, and cannot see negation or paraphrase. Use it as a fast fallback or
-in tests; every judgement it makes is labelled ``lexical``.
+premise, and cannot see paraphrase. Negation it sees only crudely: in the
+premise sentence that carries most of the hypothesis's words, never anywhere
+in the premise (a premise is often several passages, and one "not" in any of
+them said nothing about the statement). Use it as a fast fallback or in
+tests; every judgement it makes is labelled ``lexical``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ STOPWORDS = frozenset(
     "do does did has have had will would can could should may might shall must than then so such "
     "which who whom whose what when where why how into onto over under about also very".split())
 _NEGATIONS = frozenset({"not", "no", "never", "none", "nor", "without"})
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 
 
 def _stem(word: str) -> str:
@@ -37,16 +41,32 @@ def content_words(text: str) -> list[str]:
     return [_stem(w) for w in _WORD.findall(text.lower()) if w not in STOPWORDS]
 
 
+def _negated(text: str) -> bool:
+    return bool(_NEGATIONS & set(_WORD.findall(text.lower())))
+
+
+def _support(premise: str, hyp: set[str]) -> str:
+    """The premise sentence sharing the most content words with the hypothesis."""
+    best, best_n = "", 0
+    for sentence in _SENTENCE.split(premise):
+        n = len(hyp & set(content_words(sentence)))
+        if n > best_n:
+            best, best_n = sentence, n
+    return best
+
+
 @dataclass(frozen=True)
 class LexicalJudge:
     """Coverage of the hypothesis's content words by the premise, in [0, 1].
 
-    ``negation_penalty`` is subtracted when exactly one side is negated.
+    ``negation_penalty`` is subtracted when exactly one side is negated: the
+    hypothesis, or the premise sentence that shares the most content words
+    with the hypothesis (the first such sentence on a tie).
     """
 
     negation_penalty: float = 0.5
     approximate: bool = True
-    judge_id: str = "lexical-v1"
+    judge_id: str = "lexical-v2"
 
     def score(self, premise: str, hypothesis: str) -> float:
         hyp = content_words(hypothesis)
@@ -54,8 +74,8 @@ class LexicalJudge:
             return 0.0
         prem = set(content_words(premise))
         covered = sum(1 for w in hyp if w in prem) / len(hyp)
-        neg_p = bool(_NEGATIONS & set(_WORD.findall(premise.lower())))
-        neg_h = bool(_NEGATIONS & set(_WORD.findall(hypothesis.lower())))
+        neg_p = _negated(_support(premise, set(hyp)))
+        neg_h = _negated(hypothesis)
         if neg_p != neg_h:
             covered -= self.negation_penalty
         return round(min(1.0, max(0.0, covered)), 6)

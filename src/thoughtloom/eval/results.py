@@ -37,6 +37,7 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
+from ..core.errors import ConfigError
 from ..core.text import encodable
 
 log = logging.getLogger(__name__)
@@ -278,9 +279,19 @@ def number(value: Any) -> float:
 
 
 def score(record: Mapping[str, Any], metric: str) -> float:
-    """A record's score on ``metric``; an unscored example counts 0."""
+    """A record's score on ``metric``; an unscored example (an error with no metrics) counts 0.
+
+    A record that was scored but has no ``metric`` is a :class:`ConfigError`
+    naming the metric and the ones the record has: a misspelt metric (a
+    suite's ``games`` for the crosswords task's ``game``) never reads as 0.
+    """
     metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    return number(metrics.get(metric))
+    if not metrics:
+        return 0.0
+    if metric not in metrics:
+        raise ConfigError(f"no metric {metric!r} in the record of example {record.get('id')!r}",
+                          hint=f"its task emits {', '.join(sorted(map(str, metrics)))}")
+    return number(metrics[metric])
 
 
 def meta(record: Mapping[str, Any]) -> dict[str, Any]:

@@ -66,6 +66,7 @@ from ..lm.meter import Budget, Metered, UsageTotals
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
+from .annotate import with_demos
 from .breaker import BreakerSettings, CircuitBreaker, ServerFailed, is_server_failure
 from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
@@ -134,10 +135,13 @@ def is_fatal(exc: BaseException) -> bool:
     return isinstance(exc, FATAL_ERRORS) and not isinstance(exc, PER_EXAMPLE_LM_ERRORS)
 
 
-def checked_metrics(metrics: Any) -> dict[str, float]:
-    """A task's scores, which must be finite numbers by name."""
+def checked_metrics(metrics: Any, task: Task) -> dict[str, float]:
+    """A task's scores: finite numbers, by exactly the names the task declares (``Task.metrics``)."""
     if not isinstance(metrics, dict):
         raise TypeError(f"task score is a {type(metrics).__name__}, not a dict of metrics")
+    if set(metrics) != set(task.metrics):
+        raise ValueError(f"task {task.name!r} scored metrics {sorted(map(str, metrics))}, "
+                         f"but declares {list(task.metrics)} (Task.metrics)")
     out = {}
     for name, value in metrics.items():
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
@@ -149,7 +153,7 @@ def checked_metrics(metrics: Any) -> dict[str, float]:
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
     """The scores of no answer, for an example that errored."""
     try:
-        return checked_metrics(task.score(None, gold))
+        return checked_metrics(task.score(None, gold), task)
     except Exception:  # a task that cannot score "no answer": the record has no metrics
         return {}
 
@@ -244,7 +248,7 @@ async def run_example(
                 # a reply cut off at max_tokens is not an answer: scored as none, flagged
                 record["metrics"] = fallback_metrics(task, example.gold)
             else:
-                record["metrics"] = checked_metrics(task.score(result.answer, example.gold))
+                record["metrics"] = checked_metrics(task.score(result.answer, example.gold), task)
             record["confidence"] = result.confidence
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
@@ -326,8 +330,10 @@ async def evaluate(
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    executor = executor or LocalExecutor(res)
     with disk_errors(out_dir), OutputLock(out_dir) if lock else contextlib.nullcontext():
+        # HGOT+KNN / +Sampling without a demo file: annotate the demos first (eval.annotate)
+        strategy = await with_demos(strategy, task, examples, res, out_dir, settings, evaluate)
+        executor = executor or LocalExecutor(res)
         try:  # the identity names the services the examples run on: known once the executor opened them
             meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
             identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,

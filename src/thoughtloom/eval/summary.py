@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable
 
 from ..core.events import STEP_PROBLEMS
 from ..core.types import to_json
-from .results import describe_error
+from .results import describe_error, score
 
 log = logging.getLogger(__name__)
 
@@ -93,7 +93,7 @@ def summarize(
     n = len(records)
     metric_names = sorted({k for r in records for k in _dict(r.get("metrics"))})
     metrics = {
-        name: round(sum(_number(_dict(r.get("metrics")).get(name)) for r in records) / n, 6) if n else 0.0
+        name: round(sum(score(r, name) for r in records) / n, 6) if n else 0.0
         for name in metric_names
     }
     usage: dict[str, Any] = {k: int(sum(_number(_dict(r.get("usage")).get(k)) for r in records))

@@ -20,10 +20,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Awaitable, Callable, Sequence
 
+from ..core.text import CHARS_PER_TOKEN
 from ..core.types import Request
 
-#: Characters per token of the fallback estimate (English text, BPE tokenizers).
-CHARS_PER_TOKEN = 4
+__all__ = ["CHARS_PER_TOKEN", "PromptTokens", "count_prompt_tokens", "estimated_prompt_tokens", "tokenizer_of"]
 
 
 @dataclass(frozen=True)

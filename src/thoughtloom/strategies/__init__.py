@@ -11,7 +11,9 @@ from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..core.options import check_options
-from .base import Context, Result, Strategy, available, get, make_config, register
+from ..core.protocols import TaskView
+from .base import Context, Result, Strategy, available, get, register
+from .config import make_config, option_sources
 
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",
@@ -22,6 +24,7 @@ _BUILTIN_MODULES = (
     "thoughtloom.strategies.decomp.strategy",
     "thoughtloom.strategies.hgot.strategy",
     "thoughtloom.strategies.baselines.retrieval",
+    "thoughtloom.strategies.baselines.dsp",
     "thoughtloom.strategies.baselines.react",
 )
 
@@ -31,16 +34,21 @@ def _load_builtins() -> None:
         importlib.import_module(module)
 
 
-def build(name: str, options: Mapping[str, Any] | None = None) -> Strategy:
+def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | None = None) -> Strategy:
     """The strategy ``name`` with ``options`` (``--set`` strings or typed
-    values), type- and range-checked before any model call."""
+    values), type- and range-checked before any model call. A tree strategy
+    built for ``task`` takes the task's search settings for the options not
+    in ``options``; ``Strategy.sources`` says where each value came from."""
     cls = get(name)
+    options = options or {}
     try:
-        config = make_config(cls, options or {})
+        config = make_config(cls, options, task)
     except (TypeError, ValueError) as exc:  # a config's own __post_init__ check
         raise ConfigError(f"bad option for {name}: {exc}") from None
     check_options(config, owner=name)
-    return cls(config)
+    strategy = cls(config)
+    strategy.sources = option_sources(cls, options, task)
+    return strategy
 
 
-__all__ = ["Context", "Result", "Strategy", "available", "build", "get", "make_config", "register"]
+__all__ = ["Context", "Result", "Strategy", "available", "build", "get", "make_config", "option_sources", "register"]

@@ -35,16 +35,15 @@ from __future__ import annotations
 import dataclasses
 import functools
 import time
-import types
 import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Mapping
+from typing import Any, Callable, ClassVar
 
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.events import malformed
-from ..core.names import choices_hint, unknown
+from ..core.names import unknown
 from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
@@ -220,6 +219,9 @@ class Strategy(ABC):
     paper: ClassVar[str] = "baselines"
     #: what a task must offer for this strategy to be built for it (one of NEEDS)
     needs: ClassVar[str] = ""
+    #: named sets of option values (``--set preset=NAME``, a suite's ``preset = "NAME"``); options
+    #: given beside the preset override its values (:func:`~thoughtloom.strategies.config.resolve_options`)
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:
@@ -232,6 +234,8 @@ class Strategy(ABC):
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
+        #: where each option's value came from (set by ``strategies.build``; empty for a config given directly)
+        self.sources: dict[str, str] = {}
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -279,55 +283,6 @@ def available() -> list[str]:
 
     _load_builtins()
     return sorted(_REGISTRY)
-
-
-def _coerce(value: Any, annotation: Any, key: str) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
-            return None
-        annotation = args[0]
-    if not isinstance(value, str):
-        return _typed(value, annotation, key)
-    try:
-        if annotation is bool:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if annotation in (int, float, str):
-            return annotation(value)
-    except ValueError:
-        raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {annotation.__name__}") from None
-    raise ConfigError(f"option {key} cannot be set from the command line")
-
-
-def _typed(value: Any, annotation: Any, key: str) -> Any:
-    """A value given as a Python object (``thoughtloom.solve(..., n=5)``): of
-    the option's type, or an int where a float is asked; a bool is not a number."""
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(annotation, type) and isinstance(value, annotation) and \
-            not (isinstance(value, bool) and annotation is not bool):
-        return value
-    expected = getattr(annotation, "__name__", str(annotation))
-    raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
-
-
-def make_config(cls: type[Strategy], overrides: Mapping[str, Any]) -> Any:
-    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
-    from values of each option's type (the Python API's keyword arguments)."""
-    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
-    hints = typing.get_type_hints(cls.Config)
-    values = {}
-    for key, raw in overrides.items():
-        if key not in fields:
-            raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
-                              hint=choices_hint(key, fields, listing="options"))
-        values[key] = _coerce(raw, hints[key], key)
-    return cls.Config(**values)
 
 
 def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bool:

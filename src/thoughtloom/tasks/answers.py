@@ -10,9 +10,16 @@ text it marks with markdown emphasis and a trailing full stop removed:
 - ``#### X`` (GSM8K's own solution format);
 - ``[[ ## answer ## ]]`` followed by X (DSPy's chat-adapter field layout).
 
-Each task's ``extract_answer`` is built on it: free text falls back to the
-first non-empty line, numbers (:func:`extract_number`) fall back to the last
-bolded number and then to the last number in the reply.
+Each free-text task's ``extract_answer`` is built on it (falling back to the
+first non-empty line).
+
+Numbers are read the way the chain-of-thought papers read them (Wei et al.
+2022; Wang et al. 2023; Decomposed Prompting, appendix B: "the number after
+'answer is'"): :func:`answer_statement` is the text after the last "answer
+is" in a chain, with no fallback (a chain without an answer statement has no
+answer), and :func:`read_number` reads the first number in a text. The math
+tasks read every arm's prediction with :func:`read_number`, so a chain's
+statement "18 dollars" and an extraction prompt's "18 dollars" read alike.
 
 Every pattern here is linear in the reply's length (no nested optional
 runs that backtrack on long blanks); replies are clipped first.
@@ -36,7 +43,6 @@ _LEADS = re.compile(
 )
 _AFTER_LEAD = re.compile(r"[ \t*]*+\n?[ \t]*+")
 _BOXED = re.compile(r"\\boxed\{([^{}\n]*)\}")
-_BOLD = re.compile(r"\*\*([^*\n]{1,200})\*\*")
 _NUM = r"-?\$?\s?\d[\d,]*(?:\.\d+)?(?:/\d+(?:\.\d+)?)?"
 _NUMBER = re.compile(_NUM)
 
@@ -96,20 +102,27 @@ def _number(candidates: Iterable[str]) -> str | None:
     return None
 
 
-def extract_number(text: str) -> str | None:
-    """The final numeric answer in a reply, normalized ('18', '2.5').
+# "answer is", also "answer is:", bolded ("The answer is **18**") and in other cases ("ANSWER IS")
+_ANSWER_IS = re.compile(r"\banswer[ \t*]*+is\b[ \t*]*+:?", re.IGNORECASE)
 
-    The first number after the last answer marker that holds one
-    (:func:`marked_answer`'s forms), else the last number in the last bolded
-    span that holds one, else the last number in the reply.
-    """
+
+def answer_statement(text: str) -> str | None:
+    """What the last "answer is" in ``text`` states: the rest of its line (or the next
+    line, after a bare "answer is"), cleaned; None where there is no statement."""
     text = clip(text)
-    for _, value in reversed(_marks(text)):
-        number = _number(_NUMBER.findall(value))  # the first number after the marker
-        if number is not None:
-            return number
-    for bold in reversed(_BOLD.findall(text)):
-        number = _number(reversed(_NUMBER.findall(bold)))
-        if number is not None:
-            return number
-    return _number(reversed(_NUMBER.findall(text)))
+    last = None
+    for last in _ANSWER_IS.finditer(text):
+        pass
+    if last is None:
+        return None
+    start = _AFTER_LEAD.match(text, last.end()).end()  # type: ignore[union-attr]
+    stop = text.find("\n", start)
+    value = _clean(text[start:] if stop < 0 else text[start:stop])
+    return value or None
+
+
+def read_number(text: str | None) -> str | None:
+    """The first number in ``text``, normalized ('18', '2.5', '1234.5'); None without one."""
+    if not text:
+        return None
+    return _number(_NUMBER.findall(clip(text)))

@@ -1,7 +1,7 @@
 """A safe arithmetic-expression parser with exact rational arithmetic.
 
 Model text never reaches Python's built-in evaluator. :func:`parse_expression` reads
-numbers, ``+ - * /`` (also ``x × ÷ −``) and parentheses with a small
+numbers, ``+ - * /`` (also ``x × · ∗ ÷ − –``) and parentheses with a small
 recursive-descent parser and returns the exact value as a ``Fraction`` and
 the numbers it used, in order. Anything else is a :class:`ExpressionError`.
 
@@ -28,7 +28,10 @@ MAX_TOKENS = 400
 MAX_NUMBER_DIGITS = 40
 
 _TOKEN = re.compile(r"\s*(?:(\d+(?:\.\d+)?)|(.))")
-_SYNONYMS = {"×": "*", "x": "*", "X": "*", "÷": "/", "−": "-", "–": "-", "[": "(", "]": ")"}
+_SYNONYMS = {"×": "*", "x": "*", "X": "*", "·": "*", "⋅": "*", "∗": "*", "÷": "/", "∕": "/",
+             "−": "-", "–": "-", "[": "(", "]": ")"}
+#: every character :func:`parse_expression` reads (digits, point, blanks, operators and brackets)
+EXPRESSION_CHARS = "0123456789. \t+-*/()" + "".join(_SYNONYMS)
 
 
 class ExpressionError(ParseError, ValueError):
@@ -115,13 +118,14 @@ class _Parser:
             value = -self.factor()
             self.depth -= 1
             return value
-        if tok == "-":  # unary minus is not a Game-of-24 operation; reject it clearly
+        if tok == "-":  # only where the caller allows negation (check_24 does)
             raise ExpressionError("unary minus is not allowed")
         raise ExpressionError(f"expected a number or '(' but found {tok!r}")
 
 
 def parse_expression(text: str, *, unary_minus: bool = False) -> Evaluated:
-    """Value and numbers of ``text``; ``unary_minus`` allows ``-x`` (not in Game of 24)."""
+    """Value and numbers of ``text``; ``unary_minus`` allows ``-x`` (negating a
+    number or a bracket; the number read is ``x``, never ``-x``)."""
     tokens = _tokens(text)
     if not tokens:
         raise ExpressionError("empty expression")
@@ -134,11 +138,16 @@ def parse_expression(text: str, *, unary_minus: bool = False) -> Evaluated:
 
 def check_24(expression: str | None, puzzle: list[int] | tuple[int, ...], target: int = 24) -> tuple[bool, str]:
     """(solved, reason): every puzzle number used exactly once, nothing else,
-    and the exact value equals ``target``."""
+    and the exact value equals ``target``.
+
+    Unary minus is arithmetic on the given numbers, so it is accepted:
+    ``-(1 - 5) * 6 * 1`` uses 1, 5, 6, 1 and equals 24 (it is ``(5 - 1) * 6 * 1``
+    written another way); ``-4`` uses the number 4, never a new number -4.
+    """
     if not expression or not expression.strip():
         return False, "no expression"
     try:
-        ev = parse_expression(expression)
+        ev = parse_expression(expression, unary_minus=True)
     except ExpressionError as exc:
         return False, str(exc)
     used = Counter(ev.numbers)

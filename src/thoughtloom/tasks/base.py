@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Iterator, Mapping, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.files import decode_line, read_utf8, require, utf8_lines
+from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
 from .answers import first_line, marked_answer
@@ -42,6 +43,14 @@ class Task:
     name: ClassVar[str] = "freeform"
     instruction: ClassVar[str] = "Answer the question with a short answer."
     primary_metric: ClassVar[str] = "em"
+    # every metric ``score`` emits, by name; a subclass that names only its
+    # primary_metric emits that one (see __init_subclass__). Suites, the card
+    # and the run inspector refuse a metric not listed here.
+    metrics: ClassVar[tuple[str, ...]] = ("em", "f1")
+    # the tree strategies' options this task sets (its natural depth, children per
+    # node, search steps), each with where it comes from; a tree strategy takes
+    # them unless the user sets the option (``strategies.build(..., task=)``)
+    search_settings: ClassVar[Mapping[str, TaskSetting]] = {}
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
     # whether questions are answered from retrieved passages (the retrieval
@@ -50,6 +59,17 @@ class Task:
     # whether an answer read from a reply cut off at max_tokens is scored;
     # by default it is not (scored as no answer, the record says truncated)
     score_truncated: ClassVar[bool] = False
+    # tree searches (SearchTask): whether a Tree-of-Thoughts thought is a whole new
+    # candidate (a rewritten outline) rather than a step that extends its parent
+    whole_thoughts: ClassVar[bool] = False
+    # whether an itemized evaluation's items of feedback each get their own child
+    # (ThoughtSculpt §4.1, story outlines) rather than every child getting all of it
+    child_per_feedback_item: ClassVar[bool] = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "primary_metric" in vars(cls) and "metrics" not in vars(cls):
+            cls.metrics = (cls.primary_metric,)
 
     def demos(self) -> Sequence[Demo]:
         return ()
@@ -63,6 +83,11 @@ class Task:
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         return {"em": exact_match(prediction, gold), "f1": token_f1(prediction, gold)}
+
+    def answered(self, prediction: Any) -> bool:
+        """Whether ``prediction`` (a record's, as read back) holds an answer this task's
+        scorer reads; a "no answer" count (the reproduction card) counts the others."""
+        return isinstance(prediction, str) and bool(prediction.strip())
 
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         """Task-specific aggregates over result records (e.g. per-stratum

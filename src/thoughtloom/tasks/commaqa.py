@@ -42,6 +42,7 @@ class CommaQA(Task):
     name = "commaqa"
     instruction = "Answer the question from the facts. The answer is a list of names."
     primary_metric = "em"
+    metrics = ("em", "f1")
 
     def demos(self) -> Sequence[Demo]:
         return ()

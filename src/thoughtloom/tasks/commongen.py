@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..core.options import TaskSetting
 from ..core.types import Demo, Problem
 from .base import Example, Task, read_jsonl, require
 from .metrics import normalize_text
@@ -69,6 +70,12 @@ class CommonGenHard(Task):
     instruction = ("Write one short, natural sentence (or two at most) describing an everyday scene that uses "
                    "ALL of the given concepts (any inflection, e.g. 'dogs' for 'dog', 'threw' for 'throw').")
     primary_metric = "coverage"
+    search_settings = {
+        "k": TaskSetting(3, "ThoughtSculpt §4.3: 'both ThoughtSculpt and ToT will generate a maximum of 3 "
+                            "child candidates'"),
+        "max_depth": TaskSetting(3, "ThoughtSculpt §4.3: 'We set a maximum depth of 3 for this task'"),
+        "iterations": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3 (Self-Refine: 3 rewrites)"),
+    }
 
     def demos(self) -> Sequence[Demo]:
         return _DEMOS

@@ -21,6 +21,7 @@ from typing import Any, Sequence
 
 from ..core.bounded import clip
 from ..core.errors import DataError
+from ..core.options import TaskSetting
 from ..core.types import Problem
 from .base import Example, Task, read_json
 
@@ -91,6 +92,22 @@ class MiniCrosswords(Task):
     instruction = ("Solve a 5x5 mini crossword: five across words (h1-h5, the rows) and five down words "
                    "(v1-v5, the columns), each exactly 5 letters, that fit the clues and share letters where they cross.")
     primary_metric = "letters"
+    metrics = ("letters", "words", "game")
+    search_settings = {
+        "k": TaskSetting(3, "ThoughtSculpt §4.2: 'For each node, ThoughtSculpt and ToT generate a maximum "
+                            "of 3 candidates'"),
+        "rollouts": TaskSetting(20, "ThoughtSculpt §4.2: 'utilize only 20 search steps'; Fig. 5: 'One step "
+                                    "is equal to one d_rollout'"),
+        "max_steps": TaskSetting(20, "ThoughtSculpt §4.2: 20 search steps (one expansion each)"),
+        "iterations": TaskSetting(20, "ThoughtSculpt §4.2: 20 search steps (one rewrite each)"),
+        "max_depth": TaskSetting(20, "the paper gives no depth; a step fills or edits one word (§4.2), so 20 "
+                                     "lets a path fill all 10 slots and revise each once ('two word attempts' "
+                                     "per slot in 20 steps)"),
+        "c": TaskSetting(0.2, "the paper gives no UCB1 constant; a board needs 5 to 10 fills along one path "
+                              "in 20 rollouts, and a filled word moves v(x) by about 0.1, so c = 1 spreads "
+                              "the rollouts breadth-first (an always-correct generator solved 0 of 30 "
+                              "boards; c = 0.2: 30 of 30, benchmarks/crossword_oracle.py)"),
+    }
     cot_answer_format = "end with the filled board: five lines of five letters, one row per line."
 
     def extract_answer(self, text: str) -> str | None:

@@ -34,7 +34,7 @@ from ..core.files import read_utf8
 from ..retrieval.qa_records import read_qa_record
 from .answers import marked_answer
 from .base import Example, Task, _must_exist, read_jsonl, require
-from .metrics import exact_match, token_f1
+from .metrics import exact_match, hotpot_f1, squad_f1
 from .odqa import PooledCorpus
 from .stratify import length_strata, question_length, stratified_means
 
@@ -69,7 +69,7 @@ class FactTask(Task):
     long_pct: float = 98.0
     short_pct: float = 2.0
     primary_metric = "em"
-    metrics: tuple[str, ...] = ("em", "f1")
+    metrics = ("em", "f1")
 
     def load(self, path: str | Path) -> list[Example]:
         path = Path(path)
@@ -111,9 +111,12 @@ class FactTask(Task):
     def load_jsonl(self, path: Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} cannot read {path.name}", hint="pass one of the paper's CSVs")
 
+    # the benchmark's official F1 (see tasks.metrics): HotpotQA's, or SQuAD v1.1's for Open-SQuAD
+    f1 = staticmethod(hotpot_f1)
+
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         answers = gold["answers"] if isinstance(gold, dict) else gold
-        return {"em": exact_match(prediction, answers), "f1": token_f1(prediction, answers)}
+        return {"em": exact_match(prediction, answers), "f1": self.f1(prediction, answers)}
 
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         strata = [(r.get("meta") or {}).get("stratum", "medium") for r in records]
@@ -126,6 +129,10 @@ class FactTask(Task):
 
 class HotpotQA(PooledCorpus, FactTask):
     """HotpotQA: the paper's CSVs (questions only) or dev JSONL with paragraphs.
+
+    Scored as HotpotQA's official ``hotpot_evaluate_v1.py``: EM and F1 after
+    SQuAD normalization, F1 = 0 when the prediction or the gold is yes / no /
+    noanswer and they differ (:func:`~.metrics.hotpot_f1`).
 
     From a JSONL file (HotpotQA's or IRCoT's schema) the paragraphs of all
     questions are pooled, so an eval without ``--index`` retrieves from them
@@ -186,6 +193,9 @@ class FEVER(FactTask):
         return label
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
+        """Label accuracy as the FEVER scorer's ``is_correct_label`` (sheffieldnlp/fever-scorer):
+        the labels compared in upper case. (FEVER's strict score also needs the evidence
+        sentences, which no strategy here predicts; the HGOT paper reports this accuracy as EM.)"""
         return {"em": float((prediction or "").strip().upper() == gold)}
 
     def load_jsonl(self, path: Path) -> list[Example]:
@@ -202,7 +212,11 @@ class FEVER(FactTask):
 
 
 class OpenSQuAD(FactTask):
+    """Open-SQuAD: scored as SQuAD v1.1's official ``evaluate-v1.1.py`` (EM and token F1,
+    the best over the gold answers; :func:`~.metrics.squad_f1`)."""
+
     name = "open_squad"
+    f1 = staticmethod(squad_f1)
     instruction = "Answer the question with a short factoid answer."
     long_pct, short_pct = 98.5, 1.5
 

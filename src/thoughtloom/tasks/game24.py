@@ -25,7 +25,7 @@ from typing import Any, Sequence
 from ..core.bounded import clip
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
-from .arith import ExpressionError, check_24, parse_expression
+from .arith import EXPRESSION_CHARS, ExpressionError, check_24, parse_expression
 from ..core.files import read_utf8
 from .base import Example, Task, _must_exist
 
@@ -41,9 +41,16 @@ _DEMOS = (
          answer="(5 - 1 / 5) * 5"),
 )
 
-_LINE_PREFIX = re.compile(r"^\s*(?:[-*>#]\s*)?(?:the\s+)?(?:final\s+)?(?:answer|expression|solution)\s*(?:is\s*)?(?:[:=]\s*)?",
-                          re.IGNORECASE)
-_EXPR_CHARS = re.compile(r"[0-9+\-*/×÷−xX().\s\[\]]+")
+# a marker word, then ':' / 'is' / '=' ("Answer:", "The final answer is", "Expression =")
+_MARKER = re.compile(r"\b(?:final\s+)?(?:answer|expression|solution)s?\b\s*(?::|=|is\b)\s*:?", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*(?:[-*>•]\s+|\d+[.)]\s+|#+\s*)")
+_BOLD = re.compile(r"\*\*(?=[A-Za-z:\s]|$)|(?<=[A-Za-z:])\*\*")
+_FENCE = re.compile(r"^[ \t]*```[^\n]*\n(.*?)(?:^[ \t]*```|\Z)", re.DOTALL | re.MULTILINE)
+_FRAC = re.compile(r"\\[dt]?frac\{([^{}]*)\}\{([^{}]*)\}")
+_LATEX = (("\\times", "*"), ("\\cdot", "*"), ("\\div", "/"), ("\\left", ""), ("\\right", ""),
+          ("\\(", " "), ("\\)", " "), ("\\[", " "), ("\\]", " "), ("$", " "))
+_EXPR_RUN = re.compile("[" + re.escape(EXPRESSION_CHARS) + "]+")
+_OPERATORS = frozenset("+-*/") | {c for c in EXPRESSION_CHARS if c not in "0123456789. \t()[]"}
 
 
 def puzzle_numbers(question: str) -> list[int]:
@@ -53,29 +60,88 @@ def puzzle_numbers(question: str) -> list[int]:
     return nums
 
 
-def find_expression(text: str) -> str | None:
-    """The last arithmetic expression written in ``text`` (an 'Expression:' /
-    'answer is' line first, else the last line that parses), without any
-    trailing '= 24'."""
-    lines = [ln.strip().strip("`*").strip() for ln in clip(text).splitlines() if ln.strip()]
-    marked = [ln for ln in lines if _LINE_PREFIX.match(ln) and _LINE_PREFIX.sub("", ln).strip()]
-    for line in reversed(marked + lines if marked else lines):
-        candidate = _clean(_LINE_PREFIX.sub("", line))
-        if candidate:
-            return candidate
-    return None
+def find_expression(text: str, numbers: Sequence[int] | None = None) -> str | None:
+    """The answer expression written in ``text``, without any ``= 24``.
+
+    Read in this order: the last marked line ("Answer:", "Expression:", "The
+    final answer is", or the line after a bare marker); else the last line of
+    the last code block; else the last line whose expression uses exactly
+    ``numbers`` (any four numbers when they are not given); else the last
+    line holding an expression with an operator. ``24 = EXPR`` and ``EXPR =
+    24`` both give EXPR; LaTeX (``\\times``, ``\\div``, ``\\frac``) and the
+    unicode operators (``− × ÷``) are read as ``- * /``. A bare number is
+    never an answer.
+    """
+    lines = [_plain(ln) for ln in _latex(clip(text)).splitlines()]
+    marked = []
+    for i, line in enumerate(lines):
+        found = list(_MARKER.finditer(line))
+        if found:
+            rest = line[found[-1].end():].strip()
+            marked.append(rest or next((ln for ln in lines[i + 1:] if ln.strip("` ")), ""))
+    blocks = [ln for block in _FENCE.findall(_latex(clip(text))) for ln in block.splitlines()]
+    for group in (marked, blocks):
+        for line in reversed(group):
+            expr = _expression(line, numbers)
+            if expr is not None and _has_operator(expr):
+                return expr
+    exprs = [e for e in (_expression(ln, numbers) for ln in lines) if e is not None and _has_operator(e)]
+    for expr in reversed(exprs):
+        if _uses_exactly(expr, numbers):
+            return expr
+    return exprs[-1] if exprs else None
 
 
-def _clean(line: str) -> str | None:
-    line = line.split("=")[0].strip().rstrip(".").strip("$` ")
-    runs = [m.group().strip() for m in _EXPR_CHARS.finditer(line) if any(ch.isdigit() for ch in m.group())]
-    for run in sorted(runs, key=len, reverse=True):
-        try:
-            parse_expression(run)
-        except ExpressionError:
-            continue
-        return " ".join(run.split())
-    return None
+def _latex(text: str) -> str:
+    text = _FRAC.sub(r"((\1)/(\2))", text)
+    for old, new in _LATEX:
+        text = text.replace(old, new)
+    return text
+
+
+def _plain(line: str) -> str:
+    """A line without list bullets, markdown bold and code ticks at its ends."""
+    return _BOLD.sub("", _BULLET.sub("", line.strip(), count=1)).strip().strip("`").strip()
+
+
+def _expression(line: str, numbers: Sequence[int] | None) -> str | None:
+    """The best expression on one line: each side of an '=' is a candidate,
+    and the one using the puzzle's numbers (else the most numbers) wins."""
+    best: tuple[tuple[bool, bool, int], str] | None = None
+    for part in line.split("="):
+        for m in _EXPR_RUN.finditer(part):
+            run = m.group().strip(" \t.*/+")  # trailing full stop, bold marks, dangling operators
+            if not any(ch.isdigit() for ch in run):
+                continue
+            try:
+                used = parse_expression(run, unary_minus=True).numbers
+            except ExpressionError:
+                continue
+            expr = " ".join(run.split())
+            rank = (_uses_exactly(expr, numbers, used), _has_operator(expr), len(used))
+            if best is None or rank > best[0]:
+                best = (rank, expr)
+    return None if best is None else best[1]
+
+
+def _has_operator(expr: str) -> bool:
+    return any(ch in _OPERATORS for ch in expr)
+
+
+def _uses_exactly(expr: str, numbers: Sequence[int] | None, used: Sequence[Fraction] | None = None) -> bool:
+    if used is None:
+        used = parse_expression(expr, unary_minus=True).numbers
+    if numbers is None:
+        return len(used) == 4
+    return Counter(used) == Counter(Fraction(n) for n in numbers)
+
+
+def numbers_used(expr: str) -> Counter[Fraction] | None:
+    """The multiset of numbers an expression uses; None if it does not parse."""
+    try:
+        return Counter(parse_expression(expr, unary_minus=True).numbers)
+    except ExpressionError:
+        return None
 
 
 class Game24(Task):
@@ -132,10 +198,9 @@ class Game24(Task):
                 "Expression: <expression using only the given numbers, + - * / and parentheses>")
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
-        expr = find_expression(text)
-        if expr is None or not any(op in expr for op in "+-*/×÷−"):
-            return None  # a bare number ("24") is no attempt at the puzzle
-        return expr
+        # find_expression never returns a bare number ("24"): that is no attempt at the puzzle
+        nums = [int(n) for n in re.findall(r"\d+", problem.question)]
+        return find_expression(text, nums if len(nums) == 4 else None)
 
     def evaluation_items(self, problem: Problem, candidate: str) -> Sequence[str]:
         return ()
@@ -146,8 +211,12 @@ class Game24(Task):
                 "Score 10 only if both hold; a partial expression that can still reach 24 deserves a middle score.")
 
     def change_kind(self, parent: str, child: str) -> str:
-        p, c = "".join(parent.split()), "".join(child.split())
-        return "extended" if p in c else "revised"  # an empty parent is extended by anything
+        """'extended' when the child uses every number its parent uses (as a
+        multiset: "14+9" does not extend "4+9"); an empty parent is extended by anything."""
+        if not parent.strip():
+            return "extended"
+        p, c = numbers_used(parent), numbers_used(child)
+        return "extended" if p is not None and c is not None and not p - c else "revised"
 
     def symbolic_score(self, problem: Problem, candidate: str) -> float | None:
         """1 if solved; else the share of the puzzle's numbers the expression
@@ -156,9 +225,8 @@ class Game24(Task):
         solved, _ = check_24(candidate, nums)
         if solved:
             return 1.0
-        try:
-            used = Counter(parse_expression(candidate).numbers)
-        except ExpressionError:
+        used = numbers_used(candidate)
+        if used is None:
             return 0.0
         want = Counter(Fraction(n) for n in nums)
         if used - want:

@@ -1,7 +1,12 @@
 """Math word problems with a numeric answer: GSM8K and MultiArith.
 
-Answers are extracted from model output by :func:`extract_number` (explicit
-'The answer is N' first, else the last number) and compared numerically.
+One reader for every method (Decomposed Prompting, appendix B: "most CoT
+systems extract the number after 'answer is'"): a chain of thought's answer
+is the number in its last answer statement (:func:`~.answers.answer_statement`),
+with no fallback, so a chain that states no answer has none; and every
+prediction, whichever method made it (a chain's statement, an extraction
+prompt's reply such as "10 dollars"), is scored by reading its first number
+(:func:`~.answers.read_number`) and comparing it with the gold number.
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from typing import Any, Sequence
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
 from .base import Example, Task, read_json, read_jsonl, require
-from .answers import extract_number
+from .answers import answer_statement, read_number
 from .metrics import format_number, numbers_equal, parse_number
 
 # Our own worked examples (not taken from any benchmark).
@@ -43,14 +48,18 @@ class MathWordProblems(Task):
         return _DEMOS
 
     def extract_answer(self, text: str) -> str | None:
-        return extract_number(text)
+        """The number after the chain's last "answer is"; None without that statement."""
+        return read_number(answer_statement(text))
 
     def normalize(self, answer: str) -> str:
-        value = parse_number(answer)
-        return format_number(value) if value is not None else answer.strip()
+        number = read_number(answer)
+        return number if number is not None else answer.strip()
+
+    def answered(self, prediction: Any) -> bool:
+        return isinstance(prediction, str) and read_number(prediction) is not None
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
-        return {"accuracy": numbers_equal(prediction, str(gold))}
+        return {"accuracy": numbers_equal(read_number(prediction), str(gold))}
 
 
 class GSM8K(MathWordProblems):

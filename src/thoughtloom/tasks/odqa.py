@@ -18,8 +18,11 @@ Accepted files (one JSON object per line), read by
 * IRCoT processed format: ``question_id``, ``question_text``,
   ``answers_objects``, ``contexts``.
 
-Metrics: EM and token F1 (SQuAD normalization) against the answer and its
-aliases.
+Metrics: EM and token F1 (SQuAD normalization), the best over the answer and
+its aliases, by each benchmark's official script: 2WikiMultihopQA's
+``2wikimultihop_evaluate_v1.1.py`` (HotpotQA's rule: F1 = 0 when a yes / no /
+noanswer side differs, :func:`~.metrics.hotpot_f1`), MuSiQue's
+``metrics/answer.py`` (SQuAD v2.0's rule, :func:`~.metrics.token_f1`).
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from ..core.errors import DataError
 from ..core.types import Problem
 from ..retrieval.qa_records import read_qa_record, schema_of
 from .base import CorpusFile, Example, Task, read_jsonl
-from .metrics import exact_match, token_f1
+from .metrics import exact_match, hotpot_f1, token_f1
 
 
 class PooledCorpus:
@@ -51,10 +54,13 @@ class PooledCorpus:
 class OpenDomainQA(PooledCorpus, Task):
     instruction = "Answer the question with a short answer (a name, date, number or yes/no)."
     primary_metric = "em"
+    metrics = ("em", "f1")
     open_domain = True
 
+    f1 = staticmethod(token_f1)  # the benchmark's official F1 (see the module docstring)
+
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
-        return {"em": exact_match(prediction, gold), "f1": round(token_f1(prediction, gold), 6)}
+        return {"em": exact_match(prediction, gold), "f1": round(self.f1(prediction, gold), 6)}
 
     def load(self, path: str | Path) -> list[Example]:
         examples, first = [], None
@@ -71,6 +77,7 @@ class OpenDomainQA(PooledCorpus, Task):
 
 class TwoWiki(OpenDomainQA):
     name = "2wiki"
+    f1 = staticmethod(hotpot_f1)
 
 
 class MuSiQue(OpenDomainQA):

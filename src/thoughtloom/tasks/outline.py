@@ -28,6 +28,7 @@ from typing import Any, Sequence
 
 from ..core.bounded import clip, to_float
 from ..core.errors import DataError, ParseError
+from ..core.options import TaskSetting
 from ..core.types import Problem
 from ..core.files import read_utf8
 from .base import Example, Task, _must_exist, read_jsonl
@@ -112,6 +113,16 @@ class OutlineImprovement(Task):
                    "(surprising twists, real conflict, memorable characters) while keeping it coherent, "
                    "about the same number of items, one plot point per item.")
     primary_metric = "well_formed"
+    metrics = ("well_formed", "changed")
+    search_settings = {
+        "k": TaskSetting(3, "ThoughtSculpt §4.1: 'each node will generate a maximum of 3 candidate child "
+                            "outlines'"),
+        "max_depth": TaskSetting(3, "ThoughtSculpt §4.1: 'Each method is allowed to search or iterate "
+                                    "through a maximum depth of 3'"),
+        "iterations": TaskSetting(3, "ThoughtSculpt §4.1: 'search or iterate through a maximum depth of 3'"),
+    }
+    whole_thoughts = True  # a ToT thought is a whole new outline (ThoughtSculpt Table 1's ToT rewrites outlines)
+    child_per_feedback_item = True  # §4.1: "Based on each itemized feedback, a child node will be proposed"
     cot_answer_format = ('write "Outline:" on a line of its own, then the improved outline, one item per line, '
                          "numbered [1], [2], ...")
 

@@ -88,7 +88,9 @@ def _infer(infer: Infer, hier: Hierarchy) -> Raw:
         for k, v in sorted(infer.tally.items(), key=lambda kv: -_num(kv[1]))])
     rescored = table(["cited as", "passage", "score before", "cited (weighted)", "score after"], [
         [f"[{i}]", _passage_name(shown, i, hier), number(p.get("old"), 3), number(p.get("cite_freq"), 3),
-         number(p.get("new"), 3)] for i, p in enumerate(shown, 1)]) if shown else ""
+         number(p.get("new"), 3)] for i, p in enumerate(shown, 1)]
+        + [["not shown", hier.titles.get(str(p.get("id"))) or str(p.get("id")), number(p.get("old"), 3),
+            number(p.get("cite_freq"), 3), number(p.get("new"), 3)] for p in infer.unshown]) if shown else ""
     return h("div", None, thoughts,
              h("p", None, "Weighted vote → ", h("b", None, str(infer.answer) if infer.answer else "(none)"),
                f" (confidence {number(infer.confidence, 2)})"), vote, rescored)

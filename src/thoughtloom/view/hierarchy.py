@@ -28,6 +28,7 @@ class Infer:
     answer: Any
     confidence: Any
     passages: list[dict[str, Any]] = field(default_factory=list)  # id, old, cite_freq, new; [1] first
+    unshown: list[dict[str, Any]] = field(default_factory=list)  # the pool's passages beyond the top K
 
 
 @dataclass
@@ -108,6 +109,7 @@ def hierarchy(events: Iterable[dict[str, Any]]) -> Hierarchy | None:
                                   e.get("answer"), e.get("confidence")))
         elif kind == "passage_scores" and q.infers:
             q.infers[-1].passages = [p for p in e.get("passages") or [] if isinstance(p, dict)]
+            q.infers[-1].unshown = [p for p in e.get("unshown") or [] if isinstance(p, dict)]
         elif kind == "plan":
             q.plan = {"steps": list(e.get("steps") or []), "edges": list(e.get("edges") or []),
                       "levels": list(e.get("levels") or [])}

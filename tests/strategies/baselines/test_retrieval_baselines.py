@@ -56,15 +56,6 @@ def test_react_parses_actions_and_observes():
     assert result.details["gathered"][0] == "jaws"
 
 
-def test_dsp_hops_then_reads():
-    lm = ScriptedLM(["Jaws director", "Steven Spielberg birth year", "Answer: 1946", "Answer: 1946"])
-    result, trace, retriever = run("dsp", lm, n=2, k=1)
-    assert retriever.queries == ["Jaws director", "Steven Spielberg birth year"]
-    assert "Context:" in lm.requests[1].messages[-1].content
-    assert result.answer == "1946"
-    assert [e["hop"] for e in trace.of_type("dsp_hop")] == [0, 1]
-
-
 def test_truncated_replies_do_not_vote_or_finish():
     """issue 17: a reader sample cut off at max_tokens does not vote; a self-ask
     final answer cut off is flagged."""
@@ -74,3 +65,29 @@ def test_truncated_replies_do_not_vote_or_finish():
     assert [e["truncated"] for e in trace.of_type("sample")] == [True, False, True]
     result, _, _ = run("self-ask", ScriptedLM([Completion("So the final answer is: 19", finish_reason="length")]))
     assert result.truncated and result.answer == "19"  # kept for reading; the runner scores it as none
+
+
+def test_react_lookup_returns_the_next_sentence_with_the_keyword():
+    """ReAct (Yao et al. 2023), its action space for HotpotQA: "lookup[keyword], which would return
+    the next sentence containing keyword in the current passage"; its environment numbers them "(Result i / n)"
+    and then says "No more results." Over the last search's passages (both of them here),
+    "Spielberg" is in two sentences: result 1 / 2, result 2 / 2, then none."""
+    lm = ScriptedLM([" Find him.\nAction 1: search[Jaws]", " Look.\nAction 2: lookup[spielberg]",
+                     " Again.\nAction 3: lookup[Spielberg]", " Again.\nAction 4: lookup[Spielberg]",
+                     " Done.\nAction 5: finish[1946]"])
+    result, trace, _ = run("react", lm)
+    observations = [e["observation"] for e in trace.of_type("react_step")]
+    assert observations[1:4] == ["(Result 1 / 2) Jaws is a 1975 film directed by Steven Spielberg.",
+                                 "(Result 2 / 2) Steven Spielberg was born in 1946.", "No more results."]
+    assert result.answer == "1946"
+
+
+def test_react_prompt_shows_six_trajectories_with_every_action():
+    """ReAct's HotpotQA prompt holds six worked trajectories; ours are our own, six,
+    and use search, lookup and finish."""
+    from thoughtloom import prompts
+
+    text = prompts.read("react")
+    assert text.count("\nQuestion: ") == 7  # six demos and the question asked
+    assert all(f"{a}[" in text.split("Question: $question")[0].split("Question:", 1)[1]
+               for a in ("search", "lookup", "finish"))

@@ -5,6 +5,10 @@ from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineC
 
 
 async def test_self_refine_is_one_chain_and_returns_the_last_version():
+    """ThoughtSculpt §2: Self-Refine (Madaan et al.) and its kin "follow left-to-right linear
+    processes" and §4.1 speaks of "Self-refine's limited search space": one chain of
+    feedback and rewrite, one child per round (batches of one), whose answer is its last
+    version, even where an earlier one scored higher."""
     lm = toy["make_lm"]({"a": 3, "ab": 9}, default=2)
     result = await SelfRefine(SelfRefineConfig(iterations=3)).run(toy["problem"], toy["make_ctx"](lm))
     assert all(len(b) == 1 for b in lm.batches)

@@ -43,14 +43,16 @@ def letter_lm(bad_first: int = 0):
                         '(str_position) [project_values] "What is the letter at position 2 of "#1"?"',
                         '(merge) "Concatenate #2 using a space."', "[EOQ]"][n]
             word = re.search(r'"(\w+)"', question).group(1)
-            return [f'(split_letters) "What are the letters of "{word}"?"',
-                    '(arr_position) "What is the item at position 2 of #1?"', "[EOQ]"][n]
+            return [f'(split) "What are the letters and their positions in "{word}"?"',
+                    '(arr_position) "What is at position 2 in #1?"', "[EOQ]"][n]
         q = prompt.rsplit("Q: ", 1)[1]
         if q.startswith("What are the words"):
             return '["Ada", "Byron", "Lee"]'
         if q.startswith("What are the letters"):
             word = re.search(r'"(\w+)"', q).group(1)
-            return str(list(word)).replace("'", '"')
+            return "[" + ", ".join(f"({c}, {i})" for i, c in enumerate(word, 1)) + "]"
+        if q.startswith("What is at position 2 in"):
+            return re.search(r"\((\w), 2\)", q).group(1)
         if q.startswith("Concatenate"):
             return " ".join(re.findall(r'"(\w)"', q))
         raise AssertionError(f"unexpected prompt {q[:80]!r}")
@@ -90,9 +92,9 @@ async def test_letter_cat_runs_the_hierarchical_program_and_batches_foreach():
     nested = [b for b in lm.batches if NEXT_STEP in b[0].messages[-1].content
               and "QC: What is the letter" in b[0].messages[-1].content]
     assert [len(b) for b in nested] == [3, 3, 3]
-    # and their split_letters calls go out as one batch of three
+    # and their split calls go out as one batch of three
     splits = [b for b in lm.batches if b[0].messages[-1].content.rstrip().endswith("A:")
-              and "letters of" in b[0].messages[-1].content.rsplit("Q: ", 1)[1]]
+              and "letters and their positions" in b[0].messages[-1].content.rsplit("Q: ", 1)[1]]
     assert [len(b) for b in splits] == [3]
     steps = ctx.trace.of_type("decomp_step")
     assert [s["handler"] for s in steps if s["depth"] == 0] == ["split", "str_position", "merge"]
@@ -179,14 +181,15 @@ async def test_a_budget_stop_returns_the_program_as_far_as_it_ran():
     full = await decomp().run(Problem("q", LETTER_Q), ctx_for(ScriptedLM(letter_lm())))
     assert full.answer == "d y e" and full.stopped is None
     # the decomposer's 1st step, split, the 2nd step and its nested programs' (3 x 3) steps and
-    # letter lookups fit; the 3rd step of the top program does not
+    # letter lists and lookups (arr_position is a model call too) fit; the 3rd step of the top program does not
     cls = get("decomp")
-    stopped = await cls(cls.Config(max_calls=16)).run(Problem("q", LETTER_Q), ctx)
+    stopped = await cls(cls.Config(max_calls=19)).run(Problem("q", LETTER_Q), ctx)
     assert stopped.stopped == "budget"
     top = stopped.details["executed"]
     assert top["status"] == "budget" and [s["handler"] for s in top["steps"]] == ["split", "str_position"]
-    # the last step's answer, as [EOQ] there would have returned it
-    assert top["steps"][-1]["answer"] == ["d", "y", "e"] and stopped.answer == '["d", "y", "e"]'
+    # the program as far as it ran is kept, but it never reached [EOQ]: no answer (its last
+    # step's ["d", "y", "e"] answered a sub-question, not the question)
+    assert top["steps"][-1]["answer"] == ["d", "y", "e"] and stopped.answer == ""
     assert stopped.text.splitlines()[-1] == "(stopped: budget)"
 
 
@@ -216,7 +219,11 @@ async def test_recursion_depth_limit_is_reported_not_raised():
         Problem("q", 'Reverse the sequence "a, b, c, d".'), ctx)
     ends = ctx.trace.of_type("program_end")
     assert any(e["status"] == "depth_limit" and e["depth"] == 3 for e in ends)
-    assert result.details["status"] in ("step_limit", "ok")
+    # the nested run that hit the limit ends every program above it so: no status ok with a cut answer
+    assert result.details["status"] == "depth_limit" and result.answer == ""
+    assert [e["status"] for e in ends] == ["depth_limit"] * 4
+    # run ids: "1", then ".1.1" (step 1, item 1) per level; the run at depth 3 is the one that stopped
+    assert ends[-1]["reason"] == "step 1: nested run 1.1.1.1.1.1.1 ended depth_limit"
 
 
 @pytest.mark.parametrize("program,question,gold", [
@@ -236,8 +243,8 @@ async def test_controller_check_reference_program_with_symbolic_handlers(program
 
 
 async def test_symbolic_errors_are_recorded_on_the_step():
-    lm = ScriptedLM(['(split_letters) "What are the letters of "Ada"?"',
-                     '(arr_position) "What is the item at position 9 of #1?"', "[EOQ]"])
+    lm = ScriptedLM(['(split) "What are the letters and their positions in "Ada"?"',
+                     '(arr_position) "What is at position 9 in #1?"', "[EOQ]"])
     result = await decomp(program="str_position", handlers="symbolic").run(
         Problem("q", 'What is the letter at position 9 of "Ada"?'), ctx_for(lm))
     last = result.details["executed"]["steps"][-1]
@@ -359,7 +366,8 @@ async def test_math_extract_runs_cot_then_a_separate_extraction_prompt():
     assert "Solution: 6 * 7 = 42 apples" in lm.requests[1].messages[-1].content
     base = get("decomp-cot")
     lm2 = ScriptedLM(reply)
-    assert (await base().run(Problem("q", "6 bags of 7 apples?"), ctx_for(lm2, task="gsm8k"))).answer == "7"
+    # the pattern arm reads the number after "answer is" only: this chain states none, so no answer
+    assert (await base().run(Problem("q", "6 bags of 7 apples?"), ctx_for(lm2, task="gsm8k"))).answer == ""
 
 
 def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
@@ -370,7 +378,7 @@ def test_no_program_shadows_a_handler_prompt_and_every_default_exists():
 
 async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
     from thoughtloom.strategies.decomp.controller import MAX_ANSWER_CHARS, NEXT_STEP_JSON
-    replies = iter(['{"handler": "split_letters", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
+    replies = iter(['{"handler": "split", "operator": "select", "question": "What are the letters of \\"Ada\\"?"}',
                     'not json',
                     '{"handler": "arr_position", "operator": "select", "question": "What is the item at position 2 of #1?"}',
                     '{"handler": "EOQ", "operator": "select", "question": ""}'])
@@ -397,19 +405,20 @@ async def test_prompt_handler_keeps_the_first_nonempty_line_without_an_echoed_la
     assert lm.requests[0].stop == ("\n\n", "\nQ:")
 
 
-async def test_a_decomposer_that_keeps_calling_its_own_program_ends_at_max_calls():
+async def test_a_decomposer_that_keeps_calling_its_own_program_ends_at_the_first_depth_limit():
     # issue 11: reverse_halving calls itself as (reverse); with max_steps=10 and max_depth=12 that
-    # is up to 10**12 calls. The strategy's own max_calls (a finite default) ends it.
+    # was up to 10**12 calls. A nested run that hits the depth limit ends every program above it
+    # (issue 25), so the recursion stops at once: one decomposer call per level, depths 0-12.
     lm = ScriptedLM(lambda req: '(reverse) "a b c d"' if NEXT_STEP in req.messages[-1].content else "a")
     strategy = get("decomp")()
-    assert strategy.config.max_calls == 300
+    assert strategy.config.max_calls == 300 and strategy.config.max_depth == 12
     result = await strategy.run(Problem("q", 'Reverse the sequence "a, b, c, d".'),
                                 Context(lm=lm, task=get_task("list_reversal")))
-    # the budget ran out inside the first step's recursion: no step of the program finished
-    assert result.stopped == "budget" and result.answer == "" and result.details["status"] == "budget"
-    assert result.details["program"] == "reverse_halving" and result.details["executed"]["steps"] == []
-    assert result.text.endswith("(stopped: budget)")
-    assert 250 <= lm.calls <= 300
+    assert result.stopped is None and result.answer == "" and result.details["status"] == "depth_limit"
+    assert result.details["program"] == "reverse_halving" and len(result.details["executed"]["steps"]) == 1
+    deepest = "1" + ".1.1" * 13  # the run at depth 13, past max_depth
+    assert result.text.endswith(f"(stopped: depth_limit at step 1: nested run {deepest} ended depth_limit)")
+    assert lm.calls == 13
 
 
 async def test_max_calls_is_set_per_run():

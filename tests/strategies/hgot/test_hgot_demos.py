@@ -5,6 +5,7 @@ import numpy as np
 from thoughtloom.strategies.hgot import HGOTConfig
 from thoughtloom.strategies.hgot.demos import (Annotated, DemoSelector, Demos, annotation_row, balanced_select,
                                                iqr_keep, knn_select, load_annotated, qualify, render_plan_demos,
+                                               render_rewrite_demos,
                                                write_annotated)
 
 from conftest import data_file
@@ -45,13 +46,17 @@ def test_authors_demo_file_loads_and_renders():
 def test_annotation_round_trip(tmp_path):
     tree = {"answer": "1946", "rationale": "Born 1946 [1].",
             "plan": {"steps": ["Who directed Jaws?", "When was he born?"], "edges": [[1, 2]]},
-            "children": [{"original": None, "question": "Who directed Jaws?"},
-                         {"original": "When was he born?", "question": "When was Spielberg born?"}]}
+            "children": [{"original": None, "question": "Who directed Jaws?", "answer": "Steven Spielberg"},
+                         {"original": "When was he born?", "question": "When was Spielberg born?", "answer": "1946"}]}
     row = annotation_row("When was the Jaws director born?", tree)
     write_annotated([row], tmp_path / "d.csv")
     (d,) = load_annotated(tmp_path / "d.csv")
     assert d.plan_steps() == ["Step 1: Who directed Jaws?", "Step 2: When was he born?"]
     assert d.dependencies == "Step 2 depends on Step 1." and d.rewrite == "When was Spielberg born?"
+    # issue 24: the rewrite context holds the parent's answer, in the authors' layout
+    assert d.rewrite_context == "Step 1: Who directed Jaws? ANSWER: Steven Spielberg. Step 2: When was he born?"
+    assert "- Step 1: Who directed Jaws? ANSWER: Steven Spielberg\nQuestion: When was he born?\n" \
+           "Rewrite: When was Spielberg born?" in render_rewrite_demos([d])
 
 
 def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
@@ -66,10 +71,12 @@ def test_knn_with_minilm_embeddings_selects_by_meaning(tmp_path):
     path = tmp_path / "demos.csv"
     write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
     question = "Which city hosts the French government?"  # no content word shared with its neighbour
-    picked = HGOT(HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")).demo_selector.select(question, 0)
+    picked = HGOT(HGOTConfig(demos="knn", demo_file=str(path), n_demos=1)).demo_selector.select(question, 0)
     assert "capital of France" in picked.infer and "Jaws" not in picked.infer
-    with pytest.raises(Exception, match="demo_select"):
-        HGOTConfig(demo_select="nearest")
+    with pytest.raises(Exception, match="demos"):
+        HGOTConfig(demos="nearest")
+    with pytest.raises(Exception, match="demo_file"):  # a path where the variant goes says where paths go
+        HGOTConfig(demos=str(path))
 
 
 TOPICS = ("Jaws", "France", "president")
@@ -89,7 +96,7 @@ def test_selector_encodes_each_demo_question_once_per_selector(tmp_path):
             ("What is the capital of France?", "The capital of France is Paris [1].", "Paris")]
     path = tmp_path / "demos.csv"
     write_annotated([{"Question": q, "Rationale": r, "Answer": a} for q, r, a in rows], path)
-    cfg = HGOTConfig(demos=str(path), n_demos=1, demo_select="knn")
+    cfg = HGOTConfig(demos="knn", demo_file=str(path), n_demos=1)
     calls = []
     selector = DemoSelector(cfg, encode=topic_encoder(calls))
     assert "Paris" in selector.select("Where in France is Paris?", 0).infer
@@ -99,7 +106,7 @@ def test_selector_encodes_each_demo_question_once_per_selector(tmp_path):
     assert calls[-1] == ["When was Jaws released?", rows[0][0], rows[1][0]]  # a new selector starts empty
 
 
-def test_selector_without_a_demo_file_gives_empty_demos():
+def test_selector_with_demos_none_gives_empty_demos():
     calls = []
     assert DemoSelector(HGOTConfig(), encode=topic_encoder(calls)).select("q", 0) == Demos()
     assert calls == []

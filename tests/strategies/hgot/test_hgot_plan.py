@@ -1,7 +1,7 @@
 import pytest
 
-from thoughtloom.strategies.hgot.plan import (Plan, PlanError, closely_resembles, fallback_rewrite,
-                                              parse_plan, parse_rewrite, resemblance, single_step)
+from thoughtloom.strategies.hgot.levels import closely_resembles, resemblance
+from thoughtloom.strategies.hgot.plan import Plan, PlanError, fallback_rewrite, parse_plan, parse_rewrite, single_step
 
 
 def test_parses_steps_and_arrow_dependencies():
@@ -29,15 +29,26 @@ def test_chain_levels_in_topological_order():
     ("I think the answer is Paris.", "no 'Step N"),
     ("Step 1: A?\nStep 3: C?", "numbered"),
     ("Step 1: A?\nStep 1: B?", "twice"),
-    ("Step 1: A?\nStep 2: B?\nDependencies: Step 2 -> Step 1", "later step"),
-    ("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 1", "cycle"),
-    ("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 4", "does not exist"),
-    ("Step 1: A?\nDependencies: Step 1 -> Step 1", "itself"),
     ("\n".join(f"Step {i}: Q{i}?" for i in range(1, 8)), "at most"),
 ])
 def test_unusable_plans_raise_with_reason(text, needle):
     with pytest.raises(PlanError, match=needle):
         parse_plan(text, max_steps=5)
+
+
+def test_edges_the_authors_code_keeps_or_drops_do_not_make_the_plan_unusable():
+    """The authors' search adds an edge only "if u in G.nodes and v in G.nodes", removes a
+    cycle's edge while nx.find_cycle finds one, and visits nx.topological_sort(G): an edge
+    to a lower-numbered step is searched in topological order, a cycle (a self-loop too)
+    loses edges, an edge to a missing step is ignored. None of them costs a re-ask."""
+    later = parse_plan("Step 1: A?\nStep 2: B?\nDependencies: Step 2 -> Step 1")
+    assert later.edges == ((2, 1),) and later.levels() == [[2], [1]]
+    cycle = parse_plan("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 2, Step 2 -> Step 1")
+    assert cycle.edges == ((1, 2),) and cycle.dropped == ((2, 1),)
+    missing = parse_plan("Step 1: A?\nStep 2: B?\nDependencies: Step 1 -> Step 4")
+    assert missing.edges == () and missing.unknown == ((1, 4),)
+    loop = parse_plan("Step 1: A?\nDependencies: Step 1 -> Step 1")
+    assert loop.edges == () and loop.dropped == ((1, 1),)
 
 
 def test_resemblance_and_stop_rule():
@@ -54,5 +65,8 @@ def test_parse_rewrite():
     assert parse_rewrite("Rewrite: In what year was Steven Spielberg born?") == "In what year was Steven Spielberg born?"
     assert parse_rewrite("  \nStep 2: When was Spielberg born?") == "When was Spielberg born?"
     assert parse_rewrite("") is None
-    assert fallback_rewrite("When was he born?", [("Who directed Jaws?", "Spielberg")]) == \
+    assert fallback_rewrite("When was he born?", [(1, "Who directed Jaws?", "Spielberg")]) == \
         "When was he born? (given: Who directed Jaws: Spielberg)"
+    # a step that names its parent gets the parent's answer in place of the name
+    assert fallback_rewrite("When was the director from Step 1 born?", [(1, "Who directed Jaws?", "Spielberg")]) == \
+        "When was the director (Spielberg) born?"

@@ -8,7 +8,7 @@ import json
 import jsonschema
 
 from thoughtloom.strategies.hgot.demos import Annotated, render_infer_demos
-from thoughtloom.strategies.hgot.infer import parse_thought, thought_schema
+from thoughtloom.strategies.hgot.thought import parse_thought, thought_schema
 
 P = ["Jaws was directed by Steven Spielberg.", "Spielberg was born in 1946.", "Sharks live in oceans."]
 

@@ -1,4 +1,4 @@
-from thoughtloom.strategies.hgot.infer import parse_thought
+from thoughtloom.strategies.hgot.thought import parse_thought
 from thoughtloom.strategies.hgot.vote import select_answer
 from thoughtloom.strategies.vote import weighted_vote
 from thoughtloom.tasks.base import Task

@@ -63,10 +63,21 @@ def test_backpropagation_arithmetic():
     assert (b.visits, b.mean_value) == (1, pytest.approx(0.6))
 
 
-def test_best_node_is_highest_average_reward():
+def test_answer_is_the_highest_scored_evaluated_node_even_if_never_visited_by_a_rollout():
+    """Algorithm 1, line 14: "Choose the best node x* with the highest reward v", where v is the
+    evaluator's score (Eq. 1: "f_numeric(x^i) = v(x^i)"). c2 scored 1.0 and was never reached by a
+    rollout; c1 has the best average backed-up reward (1.6 / 2 = 0.8) but scored 0.3 itself, c0 scored
+    0.9. The highest v is c2's 1.0. (The old rule, highest mean among visited nodes, answered c1.)"""
     tree = _tree_with([(4, 2.0, 0.9), (2, 1.6, 0.3), (0, 0.0, 1.0)])
-    # c1 has the best mean (0.8) although c2 has the best score (never visited)
-    assert tree.best_by_mean().candidate == "c1"
+    assert tree.best_by_value().candidate == "c2"
+
+
+def test_ties_in_score_go_to_the_highest_average_reward():
+    """§3.3: "The node with the highest average reward will be chosen as the final output": among
+    nodes of equal v = 0.8, c1's average (1 own visit 0.8 + 2 rollouts 0.9 each) / 3 = 0.867 beats
+    c0's (0.8 + 0.5) / 2 = 0.65."""
+    tree = _tree_with([(2, 1.3, 0.8), (3, 2.6, 0.8)])
+    assert tree.best_by_value().candidate == "c1"
 
 
 async def test_one_rollout_expands_simulates_and_backpropagates():
@@ -80,10 +91,13 @@ async def test_one_rollout_expands_simulates_and_backpropagates():
     assert len(tree) == 5
     root, sim = tree[0], tree[4]
     assert sim["simulated"] and tree[sim["parent"]]["parent"] == 0
-    assert root["visits"] == 1 and root["mean_value"] == pytest.approx(0.7)  # sim node scored default 7/10
+    # its own evaluation (v = 2/10) is the root's first visit; the rollout adds the sim node's 7/10
+    assert root["visits"] == 2 and root["mean_value"] == pytest.approx((0.2 + 0.7) / 2)
     unvisited = [n for n in tree[1:4] if n["id"] != sim["parent"]]
-    assert all(n["visits"] == 0 for n in unvisited)
-    assert [e["type"] for e in ctx.trace.events].count("sculpt_backprop") == 1
+    assert all(n["visits"] == 1 and n["mean_value"] == pytest.approx(n["score"]) for n in unvisited)
+    assert tree[sim["parent"]]["visits"] == 2 and sim["visits"] == 1  # the sim's evaluation was its visit
+    rollout_backprops = [e for e in ctx.trace.of_type("sculpt_backprop") if not e.get("evaluation")]
+    assert len(rollout_backprops) == 1 and rollout_backprops[0]["path"] == [0, sim["parent"]]
 
 
 async def test_simulation_depth_limits_the_chain():
@@ -180,9 +194,11 @@ async def test_leaf_parallel_batches_several_leaves_and_removes_virtual_loss():
     assert len(selects) == 7 and len({e["node"] for e in selects}) == 7  # distinct leaves, 7 rollouts
     tree = result.details["tree"]
     backprops = ctx.trace.of_type("sculpt_backprop")
-    assert tree[0]["visits"] == len(backprops) == 7  # no virtual visit left behind
-    for node in tree:  # every visit count is a real backpropagation through the node
+    rollout_backprops = [e for e in backprops if not e.get("evaluation")]
+    assert len(rollout_backprops) == 7 and tree[0]["visits"] == 1 + 7  # no virtual visit left behind
+    for node in tree:  # every visit count is its own evaluation plus real backpropagations through it
         assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
+        assert node["visits"] >= (node["score"] is not None)
 
 
 def test_virtual_loss_steers_the_next_selection():

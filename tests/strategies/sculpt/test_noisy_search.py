@@ -21,7 +21,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies.base import Context
-from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.tasks import get
@@ -99,7 +99,7 @@ def test_every_puzzle_has_a_solution_for_the_oracle():
     assert all(solve([int(n) for n in q.split()]) for q in PUZZLES)
 
 
-@pytest.mark.parametrize("strategy", [SculptMCTS(MCTSConfig(rollouts=4)), SculptDFS(DFSConfig(max_steps=4))],
+@pytest.mark.parametrize("strategy", [SculptMCTS(MCTSConfig(rollouts=4)), SculptDFSBacktrack(DFSConfig(max_steps=4))],
                          ids=["mcts", "dfs"])
 async def test_search_success_grows_with_proposer_accuracy(strategy):
     rates = [await success_rate(strategy, p) for p in (0.0, 0.15, 0.5, 0.8)]

@@ -1,8 +1,8 @@
 """The kernel's depth-first loop (sculpt-dfs, tot-dfs) and its two generators."""
 
 from search_toy import TOY as toy
-from thoughtloom.strategies.baselines.tot import ToTDFS
-from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.baselines.tot import ToTDFS, ToTDFSConfig
+from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
 
 
@@ -21,7 +21,7 @@ def expanded_in_order(lm):
 async def test_dfs_descends_best_first_prunes_and_backtracks():
     lm = toy["make_lm"]({"ab": 9, "ac": 6, "aa": 2}, default=1)
     ctx = toy["make_ctx"](lm)
-    result = await SculptDFS(DFSConfig(prune_below=0.3)).run(toy["problem"], ctx)
+    result = await SculptDFSBacktrack(DFSConfig(prune_below=0.3)).run(toy["problem"], ctx)
     # "ab" first (best); its children all score 0.1 and are pruned; back to "ac"; "aa" pruned
     assert expanded_in_order(lm) == ["a", "ab", "ac"]
     pruned = {e["node"] for e in ctx.trace.of_type("sculpt_prune")}
@@ -32,14 +32,14 @@ async def test_dfs_descends_best_first_prunes_and_backtracks():
 
 async def test_dfs_stops_at_goal():
     lm = toy["make_lm"]({"ab": 9, "ac": 6, "abc": 10}, default=1)
-    result = await SculptDFS().run(toy["problem"], toy["make_ctx"](lm))
+    result = await SculptDFSBacktrack().run(toy["problem"], toy["make_ctx"](lm))
     assert expanded_in_order(lm) == ["a", "ab"]
     assert result.answer == "abc"
 
 
 async def test_dfs_respects_max_steps():
     lm = toy["make_lm"]({}, default=8)
-    await SculptDFS(DFSConfig(max_steps=2)).run(toy["problem"], toy["make_ctx"](lm))
+    await SculptDFSBacktrack(DFSConfig(max_steps=2)).run(toy["problem"], toy["make_ctx"](lm))
     assert len(expanded_in_order(lm)) == 2
 
 
@@ -50,19 +50,20 @@ def _revising_child(cand, index):
 
 async def test_sculpt_children_may_revise():
     lm = toy["make_lm"]({}, default=5, child=_revising_child)
-    result = await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], toy["make_ctx"](lm))
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy["problem"], toy["make_ctx"](lm))
     kinds = {n["candidate"]: n["kind"] for n in result.details["tree"]}
     assert "revised" in kinds.values() and "extended" in kinds.values()
     assert kinds["zq"] == "revised"
 
 
 async def test_tot_children_may_only_extend():
-    lm = toy["make_lm"]({}, default=5, child=_revising_child)
+    lm = toy["make_lm"]({}, default=5,
+                        propose=lambda cand, n: "\n".join(_revising_child(cand, i) for i in range(n)))
     ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
-    result = await ToTDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    result = await ToTDFS(ToTDFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert all(n["kind"] in ("root", "extended") for n in result.details["tree"])
     rejected = ctx.trace.of_type("sculpt_rejected")
     assert rejected and rejected[0]["reason"] == "revises its parent"
     # and the generator was told to extend, not to revise
     gen_prompt = lm.batches[1][0].messages[0].content
-    assert "Do not change what is already there" in gen_prompt
+    assert "keeps the current solution exactly as it is" in gen_prompt

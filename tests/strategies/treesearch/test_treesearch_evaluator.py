@@ -2,7 +2,7 @@ import pytest
 
 from search_toy import TOY as toy
 from thoughtloom.core import Completion
-from thoughtloom.strategies.sculpt.dfs import SculptDFS
+from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
 from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score
@@ -66,7 +66,7 @@ async def test_symbolic_evaluator_overrides_the_model_score():
     task = toy["Task"](symbolic={"ab": 1.0, "a": 0.0})
     lm = toy["make_lm"]({"ab": 2, "ac": 9}, default=5)
     ctx = toy["make_ctx"](lm, task=task)
-    result = await SculptDFS(DFSConfig(evaluator="symbolic")).run(toy["problem"], ctx)
+    result = await SculptDFSBacktrack(DFSConfig(evaluator="symbolic")).run(toy["problem"], ctx)
     nodes = {n["candidate"]: n for n in result.details["tree"]}
     assert nodes["ab"]["evaluator"] == "symbolic" and nodes["ab"]["score"] == 1.0
     assert nodes["ac"]["evaluator"] == "model"  # no exact score for it
@@ -77,7 +77,7 @@ async def test_itemized_prompt_lists_items():
     task = toy["Task"](root="r")
     task.evaluation_items = lambda problem, cand: [f"[1] first of {cand}", f"[2] second of {cand}"]
     lm = toy["make_lm"]({}, default=5)
-    await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], toy["make_ctx"](lm, task=task))
+    await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], toy["make_ctx"](lm, task=task))
     prompt = lm.requests[0].messages[0].content
     assert "[1] first of r" in prompt and '"items"' in prompt
 
@@ -104,7 +104,7 @@ async def test_search_uses_salvaged_items():
     task = toy["Task"]()
     task.evaluation_items = lambda problem, cand: ["[1] one", "[2] two"]
     ctx = toy["make_ctx"](ScriptedLM(brain), task=task)
-    result = await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
     root = result.details["tree"][0]
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
     assert ctx.trace.of_type("sculpt_eval_salvaged")
@@ -149,7 +149,7 @@ async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
         return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
 
     ctx = toy["make_ctx"](ScriptedLM(brain))
-    result = await SculptDFS(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
     root = result.details["tree"][0]
     assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)
@@ -167,7 +167,7 @@ async def test_children_cut_off_at_max_tokens_are_dropped():
         return "CAND: a"
 
     ctx = toy["make_ctx"](ScriptedLM(brain))
-    result = await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert len(result.details["tree"]) == 1  # only the root: every child was cut off
     assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("sculpt_child", "truncated")}
 

@@ -8,7 +8,7 @@ import json
 from search_toy import TOY as toy
 from thoughtloom.strategies import available
 from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
-from thoughtloom.strategies.treesearch.generator import ExtendingGenerator, ThoughtGenerator
+from thoughtloom.strategies.treesearch.generator import ThoughtGenerator, ToTGenerator
 from thoughtloom.strategies.treesearch.search import SearchConfig, SearchRun, TreeSearch
 from thoughtloom.strategies.treesearch.tree import Node
 
@@ -63,15 +63,17 @@ async def test_the_generator_sends_every_nodes_children_in_one_batch():
     assert [[c.candidate for c in g] for g in groups] == [["xc", "xa", "xb"], ["yc", "ya", "yb"]]
 
 
-async def test_the_extending_generator_starts_empty_and_drops_revisions():
-    lm = toy["make_lm"]({}, child=lambda cand, i: f"CAND: {cand}b" if i % 2 else "CAND: zz")
-    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ExtendingGenerator)
+async def test_the_tot_generator_starts_empty_and_drops_revisions():
+    lm = toy["make_lm"]({}, propose=lambda cand, n: f"CAND: {cand}b\nsome prose\nCAND: zz")
+    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ToTGenerator)
     root = await s.generator.root()
     assert root.candidate == "" and root.evaluator == "empty" and not lm.batches
     s.tree.add("a", root, "extended")
     children = await s.generator.expand(s.tree.nodes[1], 2)
+    assert [len(b) for b in lm.batches] == [1]  # one proposal request lists both thoughts
     assert [c.candidate for c in children] == ["ab"]
     assert s.ctx.trace.of_type("sculpt_rejected")[0]["reason"] == "revises its parent"
+    assert not s.ctx.trace.of_type("malformed")  # a prose line in a proposal list is skipped, not an error
 
 
 async def test_the_symbolic_evaluator_is_a_swap_chosen_once():

@@ -6,7 +6,8 @@ and the suite, so ``--replay`` (and any later sitting) regenerates it exactly.
 Per cell: each metric's mean with a 95% bootstrap interval over examples
 (:func:`..stats.mean_ci`; with several seeds, over the examples every seed
 has scored, resampling seeds too), the primary metric by length stratum
-where the dataset is stratified, calls and tokens per example, and tokens
+where the dataset is stratified, how many examples were scored as no answer
+(:func:`answered`), calls and tokens per example, and tokens
 per solved case (all tokens over the sum of the primary score, which for a
 0/1 metric is the number solved). Per claim "A beats B": the paired
 difference A - B on the examples both scored (each example's score averaged
@@ -44,6 +45,7 @@ class CellResult:
     budget_stopped: int = 0
     truncated: int = 0
     cut_off: int = 0  # examples with a reply cut off at max_tokens anywhere in their run
+    no_answer: int = 0  # records scored as no answer: errored, truncated, or no answer the task's reader reads
     by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
     stratum_of: Mapping[str, str] = field(default_factory=dict)
 
@@ -94,7 +96,16 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
         budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
         truncated=sum(1 for r in records if r.get("truncated") is True),
         cut_off=sum(1 for r in records if usage(r, "truncated_calls") > 0),
+        no_answer=sum(1 for r in records if not answered(sl, r)),
         by_example=by_example, stratum_of=stratum_of)
+
+
+def answered(sl: Slice, record: Mapping[str, Any]) -> bool:
+    """Whether a record was scored on an answer: no error, not cut off (where the task scores
+    no truncated answer), and a prediction the task's reader reads (``Task.answered``)."""
+    if record.get("error") or (record.get("truncated") is True and not sl.task.score_truncated):
+        return False
+    return sl.task.answered(record.get("prediction"))
 
 
 def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple[tuple[str, float, float], ...]:

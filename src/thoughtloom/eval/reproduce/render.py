@@ -14,6 +14,8 @@ import math
 from pathlib import Path
 from typing import Any, Sequence, Union
 
+from ... import strategies, tasks
+from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
@@ -33,9 +35,36 @@ def pct(e: Estimate | None, *, signed: bool = False) -> str:
 
 
 def _settings(cell: CellResult) -> str:
+    """The method's strategy and options, then the ones it took from the task (the rest: its
+    defaults); a preset is spelt out (the values it set), so the card says which values ran,
+    not only the preset's name."""
     m = cell.method
-    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items())
-    return f"{m.strategy}" + (f" ({opts})" if opts else "")
+    opts = ", ".join(f"{k}={v}" for k, v in m.settings.items() if k != "preset")
+    if "preset" in m.settings:
+        preset = strategies.get(m.strategy).presets.get(str(m.settings["preset"]), {})
+        spelt = ", ".join(f"{k}={v}" for k, v in preset.items() if k not in m.settings)
+        opts = f"preset={m.settings['preset']}: {spelt}" + (f"; {opts}" if opts else "")
+    taken = _from_task(cell)
+    return (f"{m.strategy}" + (f" ({opts})" if opts else "")
+            + (f"; from the task: {', '.join(f'{k}={v}' for k, (v, _) in taken.items())}" if taken else ""))
+
+
+def _from_task(cell: CellResult) -> dict[str, tuple[Any, str]]:
+    """The options this cell's strategy took from its task's search settings: value and source."""
+    strategy = cell.method.build(tasks.get(cell.dataset.task))
+    return {k: (getattr(strategy.config, k), src.split(": ", 1)[-1])
+            for k, src in strategy.sources.items() if src.startswith(FROM_TASK)}
+
+
+def _task_settings(cells: Sequence[CellResult]) -> Block | None:
+    """Every task setting some method of the dataset took, with where it comes from."""
+    seen: dict[str, tuple[Any, str]] = {}
+    for c in cells:
+        seen.update(_from_task(c))
+    if not seen:
+        return None
+    return ("list", [f"{k} = {v} (search setting of task {cells[0].dataset.task}, taken by the tree "
+                     f"strategies the suite does not set it for): {src}" for k, (v, src) in seen.items()])
 
 
 def _paper(card: CardData, cell: CellResult) -> str:
@@ -57,15 +86,15 @@ def _results_table(card: CardData, cells: Sequence[CellResult]) -> Block:
     others = [m for m in d.metrics if m != d.primary]
     headers = (["method", "strategy (settings)", "paper (model, source)", f"ours: {d.primary} % [95% CI]"]
                + [f"{m} % [95% CI]" for m in others]
-               + ["n", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
+               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
     rows = []
     for c in cells:
         if not c.seeds:
-            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 6))
+            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 7))
             continue
         rows.append([c.method.label, _settings(c), _paper(card, c), pct(c.metrics[d.primary])]
                     + [pct(c.metrics[m]) for m in others]
-                    + [str(c.n), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
+                    + [str(c.n), str(c.no_answer), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
                        f"{c.tokens_per_solved:,.0f}" if c.tokens_per_solved is not None else "– (none solved)",
                        _flags(c)])
     return ("table", headers, rows)
@@ -131,6 +160,9 @@ def outline(card: CardData) -> list[Block]:
         if d.note:
             blocks.append(("p", d.note))
         blocks.append(_results_table(card, cells))
+        settings = _task_settings(cells)
+        if settings is not None:
+            blocks.append(settings)
         if d.strata:
             blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells)]
         claims = [r for r in card.claims if r.dataset.id == d.id]
@@ -143,6 +175,10 @@ def outline(card: CardData) -> list[Block]:
         "when the whole interval is above 0, does not hold when the whole interval is below 0, and is "
         "inconclusive at this n otherwise (also when it touches 0, e.g. two methods tied on every "
         "example). The paper's figures come from its own model and set-up; compare orderings, not levels.",
+        "\"no answer\": examples scored as no answer, every method alike: an error, a reply cut off at "
+        "max_tokens, or a prediction in which the task's reader finds no answer (for the math tasks a "
+        "chain of thought with no \"answer is\" statement, or a reply with no number; for DecomP also a "
+        "program that stopped before [EOQ]).",
         "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
         "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
         "was, whatever the answer.",

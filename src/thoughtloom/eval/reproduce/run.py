@@ -221,7 +221,7 @@ async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM | None, service
         res, retrieval = resources.get(cell.dataset.id, (None, {}))
         cell_settings = dataclasses.replace(settings, seed=cell.seed, budget=plan.budget)
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
-            summary = await evaluate(cell.method.build(), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
+            summary = await evaluate(cell.method.build(sl.task), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
                                      settings=cell_settings, progress=bar,
                                      meta={**cell_meta(plan, cell, sl, lm), **retrieval},
                                      source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),

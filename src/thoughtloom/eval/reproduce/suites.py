@@ -96,9 +96,10 @@ class MethodSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
 
-    def build(self) -> strategies.Strategy:
-        """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are)."""
-        return strategies.build(self.strategy, self.settings)
+    def build(self, task: tasks.Task | None = None) -> strategies.Strategy:
+        """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
+        a tree strategy takes ``task``'s search settings for the options the suite leaves unset."""
+        return strategies.build(self.strategy, self.settings, task)
 
 
 @dataclass(frozen=True)
@@ -209,6 +210,10 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
         except ConfigError as exc:
             raise ConfigError(f"{source}: datasets[{i}].task: {exc}") from None
         metrics = tuple(d.get("metrics", [task.primary_metric]))
+        for m in metrics:
+            if m not in task.metrics:
+                raise ConfigError(f"{source}: datasets[{i}].metrics: task {d['task']!r} emits no metric {m!r} "
+                                  f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", "")))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
@@ -244,7 +249,8 @@ def _check_meaning(suite: Suite, source: str) -> None:
             fail(f"datasets[{i}].primary", f"{d.primary!r} is not one of its metrics {list(d.metrics)}")
     for i, m in enumerate(suite.methods):
         try:
-            m.build()
+            for d in suite.datasets:
+                m.build(tasks.get(d.task))
         except ThoughtloomError as exc:
             fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
     datasets = {d.id: d for d in suite.datasets}

@@ -1,7 +1,12 @@
 """``react`` (Yao et al. 2023): Thought / Action / Observation over our retriever.
 
-Actions: ``search[query]`` returns the top passages as the Observation;
-``finish[answer]`` ends. A turn without an action is asked once more for
+Actions, as in the paper: ``search[query]`` returns the top passages as the
+Observation (the paper's returns a Wikipedia page's first sentences; we
+have passages, not pages); ``lookup[keyword]`` returns the next sentence of
+the last search's passages that contains the keyword, as ``(Result 2 / 3)
+...``, then "No more results."; ``finish[answer]`` ends. The prompt shows
+six worked trajectories (the paper's HotpotQA prompt has six; ours are our
+own). A turn without an action is asked once more for
 the action alone (as the original ReAct code does); an action that still
 fits neither form is a ``malformed`` event (``what: react_action``) and the Observation tells the
 model the valid forms. Only ``finish[...]`` answers: after ``max_steps``
@@ -24,7 +29,8 @@ from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
 from ..passages import dedupe
 
 # no two optional runs of the same characters side by side: they backtrack quadratically
-_ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_ACTION = re.compile(r"Action\s*(?:\d+\s*)?:\s*(search|lookup|finish)\s*\[(.*?)\]", re.IGNORECASE | re.DOTALL)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+")
 _THOUGHT = re.compile(r"^\s*(?:Thought\s*(?:\d+\s*)?:\s*)?(.*?)(?:\n|$)", re.IGNORECASE)
 
 
@@ -48,7 +54,7 @@ class ReActConfig:
 
 @register("react")
 class ReAct(Strategy):
-    """Interleaved Thought / Action search[...] / finish[...] / Observation."""
+    """Interleaved Thought / Action search[...] / lookup[...] / finish[...] / Observation."""
 
     needs = "open_domain"
     Config = ReActConfig
@@ -58,6 +64,7 @@ class ReAct(Strategy):
         scratch = ""
         answer: str | None = None
         gathered: list[Passage] = []
+        page = Page([])
         ctx.best_so_far(lambda: _react_result(ctx, None, scratch, gathered))  # the steps so far, no answer
         for i in range(1, c.max_steps + 1):
             phase(ctx.trace, "turn", i, c.max_steps)
@@ -78,16 +85,44 @@ class ReAct(Strategy):
             elif kind == "search" and arg:
                 found = [h.passage for h in (await ctx.search([arg], c.k))[0]]
                 gathered.extend(found)
+                page = Page.of(found)
                 obs = " ".join(p.text for p in found)[: c.observation_chars] or "No results."
+            elif kind == "lookup" and arg:
+                obs = page.lookup(arg)[: c.observation_chars]
             else:
                 malformed(ctx.trace, "react_action", "no_action", text)
-                obs = "Invalid action. Use search[query] or finish[answer]."
+                obs = "Invalid action. Use search[query], lookup[keyword] or finish[answer]."
             ctx.trace.emit("react_step", step=i, thought=thought, action=kind, argument=arg, observation=obs)
             scratch += f"Thought {i}: {thought}\nAction {i}: {kind or 'invalid'}[{arg}]\n"
             if answer is not None:
                 break
             scratch += f"Observation {i}: {obs}\n"
         return _react_result(ctx, answer, scratch, gathered)
+
+
+@dataclass
+class Page:
+    """What ``lookup[...]`` reads: the sentences of the last search's passages, and where the
+    current keyword's results stand."""
+
+    sentences: list[str]
+    keyword: str = ""
+    hits: tuple[str, ...] = ()
+    shown: int = 0
+
+    @classmethod
+    def of(cls, passages: Sequence[Passage]) -> "Page":
+        return cls([s for p in passages for s in _SENTENCE.split(p.text) if s.strip()])
+
+    def lookup(self, keyword: str) -> str:
+        """The next sentence holding ``keyword`` (case-insensitive), numbered among all such."""
+        if keyword.lower() != self.keyword:
+            self.keyword, self.shown = keyword.lower(), 0
+            self.hits = tuple(s for s in self.sentences if self.keyword in s.lower())
+        if self.shown >= len(self.hits):
+            return "No more results."
+        self.shown += 1
+        return f"(Result {self.shown} / {len(self.hits)}) {self.hits[self.shown - 1]}"
 
 
 def _react_result(ctx: Context, answer: str | None, scratch: str, gathered: Sequence[Passage]) -> Result:

@@ -4,19 +4,15 @@
   chains of thought over them in one batch, majority vote.
 - ``self-ask`` (Press et al. 2022): the model asks follow-up questions; each
   is answered by a short reader call over passages retrieved for it.
-- ``dsp``: Demonstrate-Search-Predict multi-hop (Khattab et al. 2022) — the
-  model writes a search query per hop from the question and what was found
-  so far; then retrieve-then-read's voting over everything gathered.
-
-``react`` lives in :mod:`.react`. They search through ``ctx.search``:
+``dsp`` (whose reader is :func:`read_and_vote`) lives in :mod:`.dsp`,
+``react`` in :mod:`.react`. They search through ``ctx.search``:
 without a retriever each of them sees no passages (its ``retrieval`` event
 says ``note: no retriever``).
 
 A reply off the format is a ``malformed`` event: self-ask's chain without
-"So the final answer is" (then read for any answer), an empty DSP query
-(the question is searched instead). Trace events and their fields
-(``retrieval``, ``sample``, ``vote``, ``self_ask_step``, ``dsp_hop``,
-``malformed``; ``phase`` "hop 2/5", "search hop 1/2", "sampling 5" for
+"So the final answer is" (then read for any answer). Trace events and their fields
+(``retrieval``, ``sample``, ``vote``, ``self_ask_step``,
+``malformed``; ``phase`` "hop 2/5", "sampling 5" for
 live progress): :mod:`thoughtloom.core.events`.
 """
 
@@ -27,15 +23,17 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...core.events import RAW_CHARS, malformed, phase
-from ...core.types import Passage, Problem, Request
+from ...core.types import Demo, Passage, Problem, Request
 from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, vote_samples
 from ..passages import dedupe, format_passages
 
 
 async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage], *, n: int,
-                        temperature: float, max_tokens: int, shots: int, words: int = 0) -> Result:
-    """n reader samples over the passages in one batch; plain majority vote."""
-    demos = render_demos(list(ctx.task.demos())[:shots], with_rationale=True)
+                        temperature: float, max_tokens: int, shots: int, words: int = 0,
+                        demos: Sequence[Demo] | None = None) -> Result:
+    """n reader samples over the passages in one batch; plain majority vote. The demos are
+    the first ``shots`` of ``demos`` (default: the task's)."""
+    demos = render_demos(list(ctx.task.demos() if demos is None else demos)[:shots], with_rationale=True)
     prompt = ctx.prompt("retrieve_read", instruction=ctx.task.instruction, demos=demos,
                         context=format_passages(passages, words), question=question)
     temp = temperature if n > 1 else 0.0
@@ -142,44 +140,3 @@ def _self_ask_result(ctx: Context, scratch: str, cut: bool, gathered: Sequence[P
     gathered = dedupe(gathered)
     return Result(answer=answer or "", text=scratch, truncated=cut,
                   details={"gathered": [p.id for p in gathered], "gathered_titles": [p.title for p in gathered]})
-
-
-@dataclass(frozen=True)
-class DSPConfig:
-    hops: int = 2  # search queries written, one per hop
-    k: int = 2  # passages per hop
-    n: int = 5  # reading chains sampled, then majority vote
-    temperature: float = 0.7  # sampling temperature of the reading chains
-    max_tokens: int = 200  # cap on each reading chain
-    query_tokens: int = 48  # cap on each search query
-    shots: int = 2  # demos in the reading prompt
-    passage_words: int = 0  # clip passages in the prompt (0 = whole)
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-
-
-@register("dsp")
-class DSP(Strategy):
-    """Demonstrate-Search-Predict multi-hop: a query per hop, then voted reading."""
-
-    needs = "open_domain"
-    Config = DSPConfig
-
-    async def run(self, problem: Problem, ctx: Context) -> Result:
-        c = self.config
-        context: list[Passage] = []
-        ctx.best_so_far(lambda: Result(answer="", details={"gathered": [p.id for p in context]}))
-        for hop in range(c.hops):
-            phase(ctx.trace, "search hop", hop + 1, c.hops)
-            block = "" if not context else "Context:\n" + format_passages(context, c.passage_words) + "\n"
-            prompt = ctx.prompt("dsp_query", context=block, question=problem.question)
-            text = (await ctx.lm.generate([Request.of(prompt, max_tokens=c.query_tokens, seed=ctx.seed,
-                                                      stop=("\n\n",))]))[0].text
-            query = next((ln.split(":", 1)[-1].strip() for ln in text.splitlines() if ln.strip()), "")
-            if not query:
-                malformed(ctx.trace, "dsp_query", "empty", text)
-                query = problem.question
-            found = [h.passage for h in (await ctx.search([query], c.k))[0]]
-            context = dedupe(context + found)
-            ctx.trace.emit("dsp_hop", hop=hop, query=query, passages=[p.id for p in found])
-        return await read_and_vote(ctx, problem.question, context, n=c.n, temperature=c.temperature,
-                                   max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)

@@ -1,45 +1,74 @@
-"""Tree of Thoughts (Yao et al. 2023): ``tot-bfs`` and ``tot-dfs``.
+"""Tree of Thoughts (Yao et al. 2023), as ThoughtSculpt runs it as a baseline: ``tot-bfs`` and ``tot-dfs``.
 
-Both run on the tree-search kernel (same prompts, evaluator and budget as
-ThoughtSculpt, so comparisons differ only in the search) with the
-:class:`~thoughtloom.strategies.treesearch.generator.ExtendingGenerator`:
-thoughts may only *extend* their parent, never revise it, starting from an
-empty solution unless the task gives a start.
+Both run on the tree-search kernel (same tasks, evaluator prompts and budget
+as ThoughtSculpt) with the
+:class:`~thoughtloom.strategies.treesearch.generator.ToTGenerator`: thoughts
+are generated from the task and the current solution only, never from the
+evaluator's feedback, and the evaluation only selects and prunes (ThoughtSculpt
+§4.2: ToT's evaluation is used for "pruning branches", ThoughtSculpt's "to
+generate new candidates"). Thoughts extend their parent, starting from an
+empty solution, except where a task's thoughts are whole candidates (a new
+outline). ``generate`` picks Yao et al.'s generator: ``propose`` (one reply
+listing several thoughts), ``sample`` (one thought per reply), ``auto``.
 
-``tot-bfs``: level by level, every node of the beam proposes ``k``
-children (all proposals in one batch), all children are evaluated (one
-batch), and the ``beam`` best are kept. After ``max_depth`` levels the
-answer is the best-scored node seen.
+``tot-bfs``: level by level, every node of the beam proposes
+``max(k, beam)`` thoughts (all in one batch), each new thought is valued
+``value_samples`` times (3, as Yao et al. sample their value prompt; one
+batch) and the ``beam`` best by mean value are kept. After ``max_depth``
+levels the answer is the best thought of the last level kept, as Yao et
+al. answer with the first of their final beam.
 
 ``tot-dfs``: the kernel's depth-first search with pruning and backtracking
-(:mod:`thoughtloom.strategies.treesearch.dfs`), as ``sculpt-dfs`` runs it.
+(:mod:`thoughtloom.strategies.treesearch.dfs`), each expansion one proposal
+request of ``k`` thoughts, each valued once.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from ...core.errors import ConfigError
 from ...core.events import phase
 from ..base import register
-from ..treesearch.dfs import DepthFirst
-from ..treesearch.generator import ExtendingGenerator
+from ..treesearch.dfs import DepthFirst, DFSConfig
+from ..treesearch.generator import GENERATE_MODES, ToTGenerator
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
+def _check_generate(owner: str, generate: str) -> None:
+    if generate not in GENERATE_MODES:
+        raise ConfigError(f"{owner}: bad value for option generate: {generate!r}",
+                          hint=f"generate is one of: {', '.join(GENERATE_MODES)}")
+
+
 @dataclass(frozen=True)
 class BFSConfig(SearchConfig):
-    beam: int = 2  # best children kept per level (b)
+    beam: int = 2  # best thoughts kept per level (b)
     stop_at_goal: bool = True  # stop once a level holds a node reaching goal_score
+    generate: str = "auto"  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
+    value_samples: int = field(default=3, metadata={"min": 1, "max": 100})  # value prompts per thought, mean (Yao et al.: 3)
+    eval_temperature: float = 0.7  # so the value samples differ (Yao et al. sample every call at 0.7)
+
+    def __post_init__(self) -> None:
+        _check_generate("tot-bfs", self.generate)
+
+
+@dataclass(frozen=True)
+class ToTDFSConfig(DFSConfig):
+    generate: str = "auto"  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
+
+    def __post_init__(self) -> None:
+        _check_generate("tot-dfs", self.generate)
 
 
 @register("tot-bfs")
 class ToTBFS(TreeSearch):
-    """Tree of Thoughts, BFS with beam b: children only extend, never revise."""
+    """Tree of Thoughts, BFS with beam b: propose, value (sampled), keep the b best; no feedback."""
 
     Config = BFSConfig
     algorithm = "tot-bfs"
-    generator = ExtendingGenerator
+    generator = ToTGenerator
 
     async def search(self, s: SearchRun, root: Node) -> None:
         cfg: BFSConfig = self.config
@@ -48,15 +77,22 @@ class ToTBFS(TreeSearch):
             if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
                 break
             phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
-            groups = await s.generator.expand_many(frontier, cfg.k)
+            groups = await s.generator.expand_many(frontier, max(cfg.k, cfg.beam))
             children = [c for g in groups for c in g]
             await s.evaluator.evaluate(children)
             frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
+            if frontier:
+                s.current = frontier[0]
+
+    def choose(self, s: SearchRun) -> Node:
+        """The best thought of the last level kept (the root if no level grew)."""
+        return s.current
 
 
 @register("tot-dfs")
 class ToTDFS(DepthFirst):
-    """Tree of Thoughts, DFS: like sculpt-dfs but children may only extend."""
+    """Tree of Thoughts, DFS: sculpt-dfs-backtrack's loop over proposed thoughts, without feedback."""
 
+    Config = ToTDFSConfig
     algorithm = "tot-dfs"
-    generator = ExtendingGenerator
+    generator = ToTGenerator

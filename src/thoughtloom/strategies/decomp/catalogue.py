@@ -16,7 +16,7 @@ from typing import Callable
 
 from ...core.errors import ConfigError
 from ...core.names import unknown
-from .functions import SEPARATORS, items, last_quoted
+from .functions import items, last_quoted, separator_phrase
 
 Reference = Callable[[str], list[str]]
 
@@ -52,14 +52,11 @@ def get_program(name: str) -> Program:
         raise unknown("decomposed program", name, PROGRAMS) from None
 
 
-def _plain(question: str) -> str:
-    """A question safe to embed in a step line: one line, no ``#k``, no quotes."""
-    q = " ".join(question.split()).replace('"', "'")
-    return re.sub(r"#(\d)", r"No. \1", q)
-
-
 def _fixed(*steps: str) -> Reference:
-    return lambda q: [s.replace("$question", _plain(q)) for s in steps]
+    """A fixed program: the same steps for every question. A step that asks ``$question``
+    passes the question to its handler as written, so a baseline's model reads the same
+    question text (quotes, ``#k`` and all) as the decomposer does."""
+    return lambda q: list(steps)
 
 
 # -- k-th letter concatenation ----------------------------------------------------
@@ -68,12 +65,12 @@ def _fixed(*steps: str) -> Reference:
 def _letter_cat_reference(question: str) -> list[str]:
     name = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
-    where = f"position {pos.group(1)}" if pos else "the last position"
-    sep = next((n for n in SEPARATORS if n in question.lower()), "space")
+    letter = f"the letter at position {pos.group(1)}" if pos else "the last letter"
+    sep = separator_phrase(question)
     return [
         f'(split) "What are the words in "{name}"?"',
-        f'(str_position) [project_values] "What is the letter at {where} of "#1"?"',
-        f'(merge) "Concatenate #2 using a {sep}."',
+        f'(str_position) [project_values] "What is {letter} of "#1"?"',
+        f'(merge) "Concatenate #2 using {sep}."',
     ]
 
 
@@ -81,16 +78,17 @@ def _str_position_reference(question: str) -> list[str]:
     word = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
     where = f"position {pos.group(1)}" if pos else "the last position"
-    return [f'(split_letters) "What are the letters of "{word}"?"',
-            f'(arr_position) "What is the item at {where} of #1?"']
+    parts = "words" if re.search(r"\bword at\b", question) else "letters"
+    return [f'(split) "What are the {parts} and their positions in "{word}"?"',
+            f'(arr_position) "What is at {where} in #1?"']
 
 
 register_program(Program(
     "letter_cat", "letter_cat", _letter_cat_reference, ("split", "str_position", "merge"),
     description="split the name, foreach str_position, merge"))
 register_program(Program(
-    "str_position", "str_position", _str_position_reference, ("split_letters", "arr_position"),
-    description="hierarchical: split a word into letters, then arr_position"))
+    "str_position", "str_position", _str_position_reference, ("split", "arr_position"),
+    description="hierarchical: the general split lists the letters with their positions, then arr_position"))
 register_program(Program("letter_cat_cot", None, _fixed("(letter_cot) $question", '(extract) "#1"')))
 register_program(Program("letter_cat_cot_rollout", None,
                          _fixed("(letter_cot_rollout) $question", '(extract) "#1"')))
@@ -128,6 +126,8 @@ register_program(Program(
     ("reverse_small", "first_item", "rest_items", "append_item"), self_name="reverse",
     description="tail recursion: reverse the rest, then append the first item"))
 register_program(Program("list_reversal_cot", None, _fixed("(reverse_cot) $question", '(extract) "#1"')))
+register_program(Program("list_reversal_unrolled", None, _fixed("(reverse_unrolled) $question", '(extract) "#1"'),
+                         description="CoT that writes out the halving decomposition in one chain"))
 
 
 # -- CommaQA-E --------------------------------------------------------------------

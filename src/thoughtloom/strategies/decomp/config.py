@@ -13,7 +13,7 @@ from dataclasses import dataclass
 class DecompConfig:
     program: str = ""  # empty: the task's default program for this strategy
     decomposer: str = "lm"  # lm | reference
-    handlers: str = "lm"  # lm | symbolic (symbolic functions win over prompts)
+    handlers: str = "lm"  # lm: every handler with a prompt is a model call (the paper) | symbolic: exact Python functions win (the controller check)
     max_steps: int = 10  # steps one program may run
     max_depth: int = 12  # nesting of sub-programs (a handler that decomposes again)
     max_retries: int = 2  # re-asks of the decomposer after a malformed step

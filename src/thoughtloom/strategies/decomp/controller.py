@@ -40,6 +40,7 @@ program's depth) for live progress.
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
 from typing import Any, Awaitable, Callable, Sequence
 
 from ... import prompts
@@ -51,7 +52,8 @@ from ..base import Context
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
 from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, resolve, split_header
-from .language import PROJECT, PROJECT_FLAT, SELECT, End, Step, StepError, combine, expand, parse_step, render_value
+from .language import (PROJECT, PROJECT_FLAT, QUESTION, SELECT, End, Step, StepError, combine, expand, parse_step,
+                       render_value)
 from .record import Run, StepRecord
 
 
@@ -114,6 +116,15 @@ class ProgramHandler(Handler):
         return [Outcome(r.final(), evidence=tuple(r.evidence), tokens=r.tokens, calls=r.calls,
                         error=None if r.status == "ok" else r.status, children=(r,))
                 for r in runs]
+
+
+def _nested_reason(run: Run) -> str:
+    """Why a nested run stopped, naming the deepest run that did (not every level between)."""
+    reason = run.stop_reason or ""
+    head, _, tail = reason.partition(": ")
+    if head.startswith("step ") and tail.startswith("nested run "):
+        return tail  # it stopped because its own nested run did: name that one
+    return f"nested run {run.id} ended {run.status}" + (f" ({reason})" if reason else "")
 
 
 class Controller:
@@ -184,6 +195,9 @@ class Controller:
                     self._end(r, "malformed", r.unread)
                 elif isinstance(step, End):
                     self._end(r, "ok")
+                elif r.script is not None and step.question == QUESTION:
+                    # a fixed program's $question: the question as the problem has it (quotes, #k and all)
+                    todo.append((r, replace(step, question=r.question), [r.question]))
                 else:
                     todo.append((r, step, expand(step, r.answers)))
             await self._execute(program, todo)
@@ -212,7 +226,7 @@ class Controller:
                 continue
             line = r.script[len(r.steps)] if len(r.steps) < len(r.script) else "[EOQ]"
             try:
-                out[i] = parse_step(line, allowed, len(r.answers))
+                out[i] = parse_step(line, allowed, len(r.answers), r.question)
             except StepError as exc:
                 self._malformed(r, exc.kind, str(exc), line, 0)
         if not pending:
@@ -240,7 +254,7 @@ class Controller:
                     continue
                 try:
                     line = json_step_line(c.text) if structured else c.text
-                    out[i] = parse_step(line, allowed, len(r.answers))
+                    out[i] = parse_step(line, allowed, len(r.answers), r.question)
                 except StepError as exc:
                     self._malformed(r, exc.kind, str(exc), c.text, attempt)
                     failed.append(i)
@@ -305,11 +319,19 @@ class Controller:
             r.calls += calls
             r.format_errors += sum(c.format_errors for o in got for c in o.children)
             r.cut_off += sum(c.cut_off for o in got for c in o.children)
+            r.evidence_shortened += sum(c.evidence_shortened for o in got for c in o.children)
+            r.evidence_dropped += sum(c.evidence_dropped for o in got for c in o.children)
             for o in got:
                 if o.cut_off is not None:
                     r.cut_off += 1
                     malformed(self.ctx.trace, "decomp_handler", "truncated", o.cut_off, run=r.id,
                               program=r.program, depth=r.depth, step=len(r.steps) + 1, question=step.question)
+                if o.fit is not None:  # the prompt's passages did not all fit whole: say what was cut
+                    r.evidence_shortened += o.fit.shortened
+                    r.evidence_dropped += o.fit.dropped
+                    self.ctx.trace.emit("decomp_evidence", run=r.id, program=r.program, depth=r.depth,
+                                        step=len(r.steps) + 1, handler=step.handler, passages=o.fit.passages,
+                                        shortened=o.fit.shortened, dropped=o.fit.dropped)
             record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
                                 error=errors[0] if errors else None,
                                 children=[c for o in got for c in o.children])
@@ -320,4 +342,7 @@ class Controller:
                                 operator=step.operator, question=step.question,
                                 inputs=inputs, answer=answer, tokens=tokens, calls=calls,
                                 error=record.error)
+            stopped = next((c for o in got for c in o.children if c.status != "ok"), None)
+            if stopped is not None:  # a nested program that did not finish leaves this one without an answer
+                self._end(r, stopped.status, f"step {len(r.steps)}: {_nested_reason(stopped)}")
 

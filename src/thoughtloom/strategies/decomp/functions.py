@@ -44,8 +44,14 @@ _LIST = re.compile(r"\[[^\[\]]*\]")
 _ORDINAL = re.compile(r"\b(?:position|index|number)\s+(\d{1,9})\b|\b(\d{1,9})\s*(?:st|nd|rd|th)\b", re.IGNORECASE)
 _WORDS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
           "eighth": 8, "ninth": 9, "tenth": 10}
+#: The separators a question may name, by word (whole words: "Commander" names no comma).
 SEPARATORS = {"semi-colon": ";", "semicolon": ";", "comma": ",", "space": " ", "hyphen": "-",
-              "dash": "-", "underscore": "_", "nothing": "", "no separator": ""}
+              "dash": "-", "underscore": "_"}
+_SEPARATOR_WORD = re.compile(r"\b(semi-colon|semicolon|comma|space|hyphen|dash|underscore)s?\b", re.IGNORECASE)
+# "without spaces", "with no separator", "no spaces", "nothing in between": joined with nothing
+_NO_SEPARATOR = re.compile(r"\b(?:without|with\s+no|no)\s+(?:any\s+)?(?:separators?|delimiters?|spaces?|"
+                           r"semi-?colons?|commas?|hyphens?|dashes?|underscores?)\b|\bnothing\b", re.IGNORECASE)
+_LITERAL_SEPARATOR = re.compile(r'\b(?:using|with|by)\s+"([^"]*)"')
 
 
 def last_quoted(question: str) -> str:
@@ -63,47 +69,94 @@ def a_list(question: str) -> list[str]:
     raise ValueError(f"no JSON list in {question[:80]!r}")
 
 
+def _instruction(question: str) -> str:
+    """The question without its quoted spans and lists: the words it asks with, not the
+    words it asks about (a word "Last", a name "Commander")."""
+    return _LIST.sub(" ", _QUOTED.sub(" ", question))
+
+
 def position(question: str) -> int:
-    """1-based position named in the question; -1 for 'last'."""
-    if re.search(r"\blast\b", question, re.IGNORECASE):
+    """1-based position named in the question; -1 for 'last'. Quoted text and lists are
+    what is asked about, so their words ("Last", "first") name no position."""
+    text = _instruction(question)
+    if re.search(r"\blast\b", text, re.IGNORECASE):
         return -1
-    m = _ORDINAL.search(question)
+    m = _ORDINAL.search(text)
     if m:
         return int(m.group(1) or m.group(2))
     for word, n in _WORDS.items():
-        if re.search(rf"\b{word}\b", question, re.IGNORECASE):
+        if re.search(rf"\b{word}\b", text, re.IGNORECASE):
             return n
     raise ValueError(f"no position in {question[:80]!r}")
 
 
 def separator(question: str) -> str:
-    low = question.lower()
-    for name, sep in SEPARATORS.items():
-        if name in low:
-            return sep
-    m = re.search(r"using\s+\"(.*)\"", question)
-    if m:
-        return m.group(1)
-    raise ValueError(f"no separator in {question[:80]!r}")
+    """The separator a question asks to join with: a quoted one (``using "-"``), none
+    ("without spaces", "no separator", "nothing"), else the first separator word outside
+    quotes and lists ("using a space"); a question that names none joins with nothing."""
+    literal = _LITERAL_SEPARATOR.search(_LIST.sub(" ", question))
+    if literal:
+        return literal.group(1)
+    text = _instruction(question)
+    if _NO_SEPARATOR.search(text):
+        return ""
+    m = _SEPARATOR_WORD.search(text)
+    return SEPARATORS[m.group(1).lower()] if m else ""
+
+
+def separator_phrase(question: str) -> str:
+    """How a merge step says the question's separator ("a space", "a semi-colon", "no separator")."""
+    sep = separator(question)
+    if not sep:
+        return "no separator"
+    name = next((n for n, s in SEPARATORS.items() if s == sep), None)
+    return f"a {name}" if name else f'"{sep}"'
 
 
 def items(seq: str) -> list[str]:
     return [s.strip() for s in seq.split(",") if s.strip()]
 
 
+_INDEXED_ITEM = re.compile(r"\(\s*([^(),]+?)\s*,\s*(\d{1,9})\s*\)")
+_INDEXED = re.compile(r"\[\s*\([^\[\]]*\)\s*\]")  # no brackets inside: one linear scan
+
+
+def indexed(items: list[str]) -> str:
+    """Items with their 1-based positions, as the paper's general split writes them:
+    ``[(A, 1), (d, 2), (a, 3)]``."""
+    return "[" + ", ".join(f"({x}, {i})" for i, x in enumerate(items, 1)) + "]"
+
+
+def an_indexed_list(question: str) -> list[str] | None:
+    """The items of the last ``[(x, 1), (y, 2), ...]`` in the question, in position order."""
+    found = _INDEXED.findall(question)
+    if not found:
+        return None
+    pairs = [(int(k), x) for x, k in _INDEXED_ITEM.findall(found[-1])]
+    return [x for _, x in sorted(pairs)] if pairs else None
+
+
 @symbolic("split")
-def split_words(question: str) -> Answer:
-    return last_quoted(question).split()
+def split(question: str) -> Answer:
+    """The general split: the words or the letters of the quoted text, with their
+    positions when the question asks for them ("the letters and their positions in")."""
+    text = last_quoted(question)
+    head = _QUOTED.sub("", question).lower()
+    parts = list(text.replace(" ", "")) if re.search(r"\bletters\b", head) else text.split()
+    return indexed(parts) if "position" in head else parts
 
 
-@symbolic("split_letters")
-def split_letters(question: str) -> Answer:
+def split_letters(question: str) -> list[str]:
     return list(last_quoted(question).replace(" ", ""))
 
 
 @symbolic("arr_position")
 def arr_position(question: str) -> Answer:
-    arr, k = a_list(question), position(question)
+    """The item at the named position of the list in the question (a JSON list or an indexed one)."""
+    arr = an_indexed_list(question)
+    if arr is None:
+        arr = a_list(question)
+    k = position(_INDEXED.sub("", question))
     if k == -1:
         return arr[-1]
     if not 1 <= k <= len(arr):
@@ -118,7 +171,7 @@ def str_position(question: str) -> Answer:
 
 @symbolic("merge")
 def merge(question: str) -> Answer:
-    return separator(_LIST.sub("", question)).join(a_list(question))
+    return separator(question).join(a_list(question))
 
 
 # -- sequences (list reversal) --------------------------------------------------

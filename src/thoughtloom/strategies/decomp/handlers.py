@@ -37,6 +37,7 @@ from typing import Awaitable, Callable, Sequence
 from ... import prompts
 from ...core.errors import ConfigError
 from ...core.protocols import LM
+from ...core.text import CHARS_PER_TOKEN
 from ...core.types import Passage, Request
 from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
@@ -63,6 +64,7 @@ class Outcome:
     error: str | None = None
     children: tuple[Run, ...] = ()  # nested program runs (for the record and the printed program)
     cut_off: str | None = None  # a reply cut off at max_tokens that gave no answer (traced by the controller)
+    fit: Fit | None = None  # where a prompt's passages did not fit its evidence_tokens: what was cut
 
 
 class Handler(ABC):
@@ -121,8 +123,47 @@ def split_header(text: str) -> tuple[dict[str, str], str]:
     return opts, "\n".join(lines).strip()
 
 
-def render_evidence(passages: Sequence[Passage], max_chars: int = 600) -> str:
-    return "\n\n".join(f"Wikipedia Title: {p.title}\n{p.text[:max_chars]}" for p in passages)
+@dataclass(frozen=True)
+class Fit:
+    """How a run's passages were fitted into a prompt's evidence budget."""
+
+    passages: int  # passages the run had
+    shortened: int  # passages whose text was cut below PASSAGE_CHARS to fit
+    dropped: int  # passages left out (the last ones): only when even MIN_PASSAGE_CHARS each would not fit
+
+
+#: Characters of a passage's text a prompt shows; past the evidence budget, each gets an equal share.
+PASSAGE_CHARS = 600
+#: The least share of text a passage keeps before passages are left out instead.
+MIN_PASSAGE_CHARS = 100
+#: Default evidence budget of a prompt (``#: evidence_tokens=``), about CHARS_PER_TOKEN characters a token.
+EVIDENCE_TOKENS = 3000
+
+
+def render_evidence(passages: Sequence[Passage], max_tokens: int = EVIDENCE_TOKENS) -> tuple[str, Fit | None]:
+    """Every passage of the run (each hop's), titled, within about ``max_tokens`` tokens.
+
+    Each passage shows up to :data:`PASSAGE_CHARS` of its text. When they do not all fit,
+    each keeps an equal share of the budget, so every hop's passages stay (shortened); only
+    when a share would fall below :data:`MIN_PASSAGE_CHARS` are the last passages left out.
+    The :class:`Fit` says what was cut (None: nothing was).
+    """
+    budget = max(0, max_tokens) * CHARS_PER_TOKEN
+    heads = [f"Wikipedia Title: {p.title}\n" for p in passages]
+    size = sum(len(h) + min(len(p.text), PASSAGE_CHARS) + 2 for h, p in zip(heads, passages))
+    if size <= budget:
+        return "\n\n".join(h + p.text[:PASSAGE_CHARS] for h, p in zip(heads, passages)), None
+    used, keep = 0, 0  # the most passages whose titles and least share fit, first ones first
+    for h in heads:
+        if used + len(h) + 2 + MIN_PASSAGE_CHARS > budget:
+            break
+        used, keep = used + len(h) + 2 + MIN_PASSAGE_CHARS, keep + 1
+    share = (budget - sum(len(h) + 2 for h in heads[:keep])) // keep if keep else 0
+    share = min(PASSAGE_CHARS, max(MIN_PASSAGE_CHARS, share))
+    kept = passages[:keep]
+    text = "\n\n".join(h + p.text[:share] for h, p in zip(heads, kept))
+    return text, Fit(len(passages), sum(min(len(p.text), PASSAGE_CHARS) > share for p in kept),
+                     len(passages) - keep)
 
 
 class PromptHandler(Handler):
@@ -131,7 +172,9 @@ class PromptHandler(Handler):
     Header options: ``stop`` (``|``-separated; default a blank line or a new
     ``Q:``; unless ``raw`` only the first non-empty line is kept),
     ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
-    (e.g. a chain of thought).
+    (e.g. a chain of thought), ``evidence_tokens`` (default
+    :data:`EVIDENCE_TOKENS`: about how many tokens ``$evidence`` may take; see
+    :func:`render_evidence`).
     """
 
     kind = "prompt"
@@ -143,20 +186,22 @@ class PromptHandler(Handler):
         self.stop = tuple(s for s in opts.get("stop", "\n\n|\nQ:").split("|") if s)
         self.max_tokens = int(opts.get("max_tokens", "64"))
         self.raw = opts.get("raw", "false").lower() == "true"
+        self.evidence_tokens = int(opts.get("evidence_tokens", str(EVIDENCE_TOKENS)))
 
-    def render(self, call: Call) -> str:
-        return self.template.safe_substitute(
-            question=call.question, context=call.context, evidence=render_evidence(call.evidence[:12]))
+    def render(self, call: Call) -> tuple[str, Fit | None]:
+        evidence, fit = render_evidence(call.evidence, self.evidence_tokens) if call.evidence else ("", None)
+        return self.template.safe_substitute(question=call.question, context=call.context, evidence=evidence), fit
 
     async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
-        requests = [Request.of(self.render(c), max_tokens=self.max_tokens, stop=self.stop,
-                               seed=env.seed) for c in calls]
+        rendered = [self.render(c) for c in calls]
+        requests = [Request.of(text, max_tokens=self.max_tokens, stop=self.stop, seed=env.seed)
+                    for text, _ in rendered]
         completions = await env.lm.generate(requests)
         out = []
-        for c in completions:
+        for c, (_, fit) in zip(completions, rendered):
             if c.truncated and (self.raw or "\n" not in c.text.strip()):
                 # cut off at max_tokens before its (first) line ended: not an answer
-                out.append(Outcome("", tokens=c.usage.total_tokens, calls=1,
+                out.append(Outcome("", tokens=c.usage.total_tokens, calls=1, fit=fit,
                                    error="the reply was cut off at max_tokens", cut_off=c.text))
                 continue
             text = c.text.strip() if self.raw else strip_fence(c.text).strip()
@@ -165,7 +210,7 @@ class PromptHandler(Handler):
                     text = text[2:].strip()
                 text = strip_boxed(text.splitlines()[0].strip()) if text else ""
             value = text if self.raw else parse_value(text)
-            out.append(Outcome(value, tokens=c.usage.total_tokens, calls=1))
+            out.append(Outcome(value, tokens=c.usage.total_tokens, calls=1, fit=fit))
         return out
 
 
@@ -201,7 +246,7 @@ class RetrieveQAHandler(Handler):
         reader = env.resolve("singlehop_titleqa")
         subcalls = [replace(c, evidence=tuple(ps)) for c, ps in zip(calls, hits)]
         answers = await reader.answer(subcalls, env)
-        return [Outcome(a.value, evidence=sc.evidence, tokens=a.tokens, calls=a.calls)
+        return [Outcome(a.value, evidence=sc.evidence, tokens=a.tokens, calls=a.calls, fit=a.fit)
                 for a, sc in zip(answers, subcalls)]
 
 
@@ -234,4 +279,4 @@ def known_names(prompt_dir: str | Path | None) -> set[str]:
     return set(symbolic_names()) | set(BUILTIN_CLASSES) | prompts.names("decomp/handlers", prompt_dir)
 
 
-__all__ = ["Call", "Handler", "HandlerEnv", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]
+__all__ = ["Call", "Fit", "Handler", "HandlerEnv", "Outcome", "PromptHandler", "SymbolicHandler", "render_value"]

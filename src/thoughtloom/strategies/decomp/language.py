@@ -20,19 +20,34 @@ Operators (Khot et al. 2023, appendix G):
 ``project_values_flat_unique`` (alias ``foreach_merge``)
     like ``project_values``, then flatten list answers and drop duplicates.
 
-Answers are strings or lists of strings; lists render as JSON arrays.
+References. A ``#k`` is a step reference when it stands as its own token:
+the ``#`` not glued to a letter, digit, ``&`` or another ``#`` before it,
+the digits not followed by a letter or digit (so ``C#1``, ``&#39;``,
+``#1st`` are text). A reference names the answer of step k, which must have
+run (1 <= k <= steps so far); one that names no step is the decomposer's
+error (``bad_reference``, re-asked) -- unless the run's own question holds
+the same token, in which case it is that question's text ("Who sang the #1
+hit of 1990?" at step 1 asks about the #1 hit). A fixed program's
+``$question`` (:data:`QUESTION`) stands for the question itself, passed to
+the handler as written, with no reference read in it.
+
+Answers are strings or lists of strings; lists render as JSON arrays. A
+handler reply that is one flat list, as JSON (``["a", "b"]``) or as a
+Python literal (``['a', 'b']``), is read as a list.
 Nothing here calls a model.
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import re
 from dataclasses import dataclass
 from typing import Collection, Sequence, Union
 
-from ...core.bounded import clip, loads_json
+from ...core.bounded import MAX_PARSE_CHARS, check_depth, clip, loads_json
 from ...core.errors import ParseError
+from ...core.text import encodable
 
 Answer = Union[str, list]
 
@@ -47,9 +62,12 @@ OPERATORS = {
     "foreach_merge": PROJECT_FLAT,
 }
 EOQ = "[EOQ]"
+#: In a fixed program's step: the question itself, verbatim (no ``#k`` is read in it).
+QUESTION = "$question"
 
 _TAG = re.compile(r"^\s*[\(\[]\s*([A-Za-z_][\w\-]*)\s*[\)\]]")
-_REF = re.compile(r"#(\d{1,9})")  # a longer number names no answer anyway; int() stays cheap
+_REF = re.compile(r"(?<![\w&#])#(\d++)(?!\w)")  # possessive: a long digit run does not backtrack
+_NO_STEP = 10 ** 9  # what a reference longer than 9 digits reads as (it names no step; int() stays cheap)
 _DECOR = re.compile(r"^[\s\*`>#-]*(?:\d+[\.\)]\s*)?")
 _END = re.compile(r"^[\(\[]?\s*EOQ\s*[\)\]]?", re.IGNORECASE)
 
@@ -86,11 +104,13 @@ def _unquote(text: str) -> str:
     return text
 
 
-def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | End:
+def parse_step(text: str, handlers: Collection[str], n_answers: int, own_question: str = "") -> Step | End:
     """One decomposer turn -> a :class:`Step` or :class:`End`.
 
     Raises :class:`StepError` for an empty or tag-less line, an unknown
-    handler, or a ``#k`` that names no earlier answer.
+    handler, or a ``#k`` reference that names no earlier answer and is not
+    text of ``own_question`` (the run's question; see the module's
+    "References").
     """
     # chat models sometimes echo the question, number or embolden lines
     lines = [_DECOR.sub("", ln).strip().strip("*`").strip() for ln in clip(text).strip().splitlines()]
@@ -119,9 +139,11 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int) -> Step | E
     name = names[0] if names[0] in handlers else _casefold_match(names[0], handlers)
     if name is None:
         raise StepError("unknown_handler", f"unknown handler {names[0]!r}")
-    for k in references(question):
-        if not 1 <= k <= n_answers:
-            raise StepError("bad_reference", f"#{k} names no earlier answer ({n_answers} so far)")
+    own = {m.group(0) for m in _REF.finditer(own_question)} if "#" in own_question else set()
+    for m in _REF.finditer(question):
+        k = _step_number(m)
+        if not 1 <= k <= n_answers and m.group(0) not in own:
+            raise StepError("bad_reference", f"{m.group(0)[:12]} names no earlier answer ({n_answers} so far)")
     return Step(name, question, OPERATORS[ops[0].lower()] if ops else SELECT)
 
 
@@ -131,8 +153,14 @@ def _casefold_match(name: str, handlers: Collection[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
+def _step_number(m: re.Match) -> int:
+    digits = m.group(1)
+    return int(digits) if len(digits) <= 9 else _NO_STEP
+
+
 def references(question: str) -> list[int]:
-    return [int(k) for k in _REF.findall(question)]
+    """The step numbers of the ``#k`` tokens in ``question``, in order."""
+    return [_step_number(m) for m in _REF.finditer(question)]
 
 
 def render_value(value: Answer) -> str:
@@ -187,19 +215,37 @@ def parse_value(text: str) -> Answer:
         try:
             value = loads_json(text)
         except ParseError:  # not JSON, or too long, deep or large to read
-            value = None
+            value = _python_list(text)
         if isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value):
             return [str(v) for v in value]
     return text
 
 
+def _python_list(text: str) -> list | None:
+    """A flat list written as a Python literal (``['a', 'b']``, what models trained on code
+    write), read by ``ast.literal_eval`` (literals only, never code) within the same bounds
+    as JSON; None for anything else, non-finite numbers included."""
+    if "'" not in text or len(text) > MAX_PARSE_CHARS:
+        return None
+    try:
+        check_depth(text)
+        value = ast.literal_eval(text)
+    except (ParseError, ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return None
+    if not isinstance(value, list) or not all(isinstance(v, (str, int)) or
+                                              (isinstance(v, float) and v == v and abs(v) != float("inf"))
+                                              for v in value):
+        return None
+    return [encodable(v) if isinstance(v, str) else v for v in value]  # '\ud800' escapes: no lone surrogate
+
+
 def substitute(question: str, answers: Sequence[Answer], override: dict[int, str] | None = None) -> str:
     def repl(m: re.Match) -> str:
-        k = int(m.group(1))
+        k = _step_number(m)
         if override and k in override:
             return override[k]
-        if not 1 <= k <= len(answers):
-            raise StepError("bad_reference", f"#{k} names no earlier answer")
+        if not 1 <= k <= len(answers):  # the question's own text (parse_step let it through)
+            return m.group(0)
         return render_value(answers[k - 1])
 
     return _REF.sub(repl, question)
@@ -210,7 +256,7 @@ def expand(step: Step, answers: Sequence[Answer]) -> list[str]:
     if step.operator == SELECT:
         return [substitute(step.question, answers)]
     for k in references(step.question):
-        value = answers[k - 1]
+        value = answers[k - 1] if 1 <= k <= len(answers) else None
         if isinstance(value, list):
             return [substitute(step.question, answers, {k: str(item)}) for item in value]
     # foreach over a scalar: a one-item list

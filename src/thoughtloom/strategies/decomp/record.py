@@ -50,12 +50,15 @@ class Run:
     script: list[str] | None = None  # the reference program, when it runs in place of the decomposer
     done: bool = False
     status: str = "ok"  # ok | malformed | step_limit | depth_limit | budget (stopped before its end)
-    stop_reason: str | None = None  # why a malformed program stopped: the step, its tries, the error
+    # why a program stopped: a malformed one's step, tries and error; a nested run's that did not finish
+    stop_reason: str | None = None
     unread: str = ""  # the last step reply that could not be read (the stop reason if no re-ask reads one)
     tokens: int = 0
     calls: int = 0
     format_errors: int = 0
     cut_off: int = 0  # handler replies cut off at max_tokens, here and in nested programs
+    evidence_shortened: int = 0  # passages a prompt showed shortened to fit its evidence budget (nested too)
+    evidence_dropped: int = 0  # passages a prompt left out to fit its evidence budget (nested too)
 
     def final(self) -> Answer:
         return self.answers[-1] if self.answers else ""

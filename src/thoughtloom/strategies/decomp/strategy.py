@@ -11,10 +11,13 @@ method is traced, counted and printed the same way:
 ``--set decomposer=reference --set handlers=symbolic`` is the controller
 check: the task's reference program with symbolic handlers.
 
-A spent budget ends the run with the program as far as it ran (``status:
-budget``), answering with its last step's answer, as ``[EOQ]`` there would
-have. A program whose decomposer replies cannot be read ends ``malformed``
-and says at which step and why (``stop_reason``, printed on its last line).
+Only a program that reached ``[EOQ]`` answers (the paper: at ``[EOQ]`` the
+last answer is the prediction). One that stopped first -- ``malformed`` (its
+decomposer replies could not be read; ``stop_reason``, printed on its last
+line, says at which step and why), ``step_limit``, ``depth_limit`` (also
+when a nested program stopped so), or ``budget`` (a spent budget) -- has no
+answer: its last step answered a sub-question, not the question. Its
+record keeps the program as far as it ran and its ``status``.
 """
 
 from __future__ import annotations
@@ -56,21 +59,24 @@ class _DecompBase(Strategy):
 
 
 def _result(run: Run) -> Result:
-    """The program's last answer, its rendering and its record."""
-    answer = run.final()
+    """The program's last answer if it reached ``[EOQ]`` (none if it stopped), its rendering
+    and its record."""
+    answer = run.final() if run.status == "ok" else ""
     text = (answer if isinstance(answer, str) else render_value(answer)).strip().strip('"').strip()
     return Result(
         answer=text,
         text=run.render(),
-        truncated=not text and run.cut_off > 0,  # no answer because a handler's reply was cut off
+        truncated=not text and run.status == "ok" and run.cut_off > 0,  # no answer: a reply was cut off
         details={"program": run.program, "status": run.status, "steps": len(run.steps),
-                 "format_errors": run.format_errors, "cut_off": run.cut_off, "executed": run.to_json()},
+                 "format_errors": run.format_errors, "cut_off": run.cut_off,
+                 "evidence_shortened": run.evidence_shortened, "evidence_dropped": run.evidence_dropped,
+                 "executed": run.to_json()},
     )
 
 
 def _stopped(controller: Controller, program: str) -> Result:
-    """A budget stop's result: the program as far as it ran, answering with its last step's
-    answer (what ``[EOQ]`` would have returned there); no answer before its first step."""
+    """A budget stop's result: the program as far as it ran, with no answer (it never
+    reached ``[EOQ]``)."""
     if not controller.started:
         return Result(answer="", details={"program": program})
     run = controller.started[0]

@@ -1,7 +1,9 @@
 """HGOT: hierarchical graph of thoughts. One small module per idea:
-``probe`` (retrieval), ``plan`` (DAG of sub-questions), ``infer`` (cited
-thoughts), ``quality`` (citation recall/precision, passage scores), ``vote``
-(weighted self-consistency), ``search`` (the recursion), ``demos``, ``config``."""
+``probe`` (retrieval, passage pools), ``plan`` (DAG of sub-questions),
+``thought`` (a cited thought and its reader), ``infer`` (Infer: sample, weigh,
+vote, re-score), ``quality`` (citation recall/precision, passage scores),
+``vote`` (weighted self-consistency), ``node`` (a question of the hierarchy),
+``levels`` (the recursion), ``demos``, ``config``."""
 
 from .config import HGOTConfig
 from .strategy import HGOT

@@ -1,6 +1,6 @@
 """HGOT's options: one frozen dataclass, checked when it is built.
 
-Every function of the recursion (:mod:`.search`) takes it typed, so a
+Every function of the recursion (:mod:`.levels`, :mod:`.infer`) takes it typed, so a
 misspelt option is a type error, not an ``AttributeError`` deep in a run.
 """
 
@@ -10,9 +10,11 @@ from dataclasses import dataclass
 
 from ...core.errors import ConfigError
 from ..base import DEFAULT_MAX_CALLS
-from .infer import THOUGHT_FORMATS
+from .stages import PLAN_STAGES
+from .thought import THOUGHT_FORMATS
 
-DEMO_SELECT = ("knn", "knn-bow", "balanced", "first")
+DEMO_VARIANTS = ("none", "knn", "sampling")
+KNN_ENCODERS = ("minilm", "bow")
 
 
 @dataclass(frozen=True)
@@ -21,6 +23,7 @@ class HGOTConfig:
     max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
     max_steps: int = 4  # sub-questions one plan may hold
     plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
+    plan_stages: int = 1  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
     stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
     # retrieval and passages
     k: int = 3  # passages probed per (sub-)question
@@ -45,20 +48,47 @@ class HGOTConfig:
     w3: float = 0.25  # weight of the vote's confidence in passage quality
     entail_threshold: float = 0.5  # a statement is supported by a passage at this entailment probability
     expand_citations: bool = True  # a passage that alone entails a statement counts as cited
-    # demonstrations (authors' CSV format); selection: knn (MiniLM sentence embeddings, the
-    # packaged all-MiniLM-L6-v2) | knn-bow (bag-of-words cosine, no model) | balanced | first
-    demos: str | None = None
-    demo_select: str = "knn"  # how demos are chosen: knn | knn-bow | balanced | first
+    # demonstrations (appendix D): none (HGOT), knn (HGOT+KNN: the annotated demos nearest the
+    # question) or sampling (HGOT+Sampling: balanced over answer classes, random under the seed)
+    demos: str = "none"
+    demo_file: str | None = None  # annotated demos (authors' CSV columns); None: built on the fly by an eval
+    knn_encoder: str = "minilm"  # knn similarity: minilm (packaged all-MiniLM-L6-v2, dense extra) | bow (no model)
     n_demos: int = 2  # demos per prompt
+    annotate_n: int = 8  # questions an eval annotates when demos != none and demo_file is unset
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
 
     def __post_init__(self) -> None:
+        if self.plan_stages not in PLAN_STAGES:
+            raise ConfigError(f"hgot: plan_stages={self.plan_stages}", hint="use 1 or 3")
         if self.max_depth < 1:
             raise ConfigError("hgot: max_depth must be >= 1")
-        if self.demo_select not in DEMO_SELECT:
-            raise ConfigError(f"hgot: demo_select={self.demo_select!r}", hint="use " + ", ".join(DEMO_SELECT))
+        if self.demos not in DEMO_VARIANTS:
+            raise ConfigError(f"hgot: demos={self.demos!r}", hint="use " + ", ".join(DEMO_VARIANTS)
+                              + "; a file of annotated demos goes in demo_file=PATH")
+        if self.knn_encoder not in KNN_ENCODERS:
+            raise ConfigError(f"hgot: knn_encoder={self.knn_encoder!r}", hint="use " + " or ".join(KNN_ENCODERS))
         if self.thought_format not in THOUGHT_FORMATS:
             raise ConfigError(f"hgot: thought_format={self.thought_format!r}",
                               hint="use " + " or ".join(THOUGHT_FORMATS))
         if min(self.k, self.top_k, self.clip, self.samples) < 1:
             raise ConfigError("hgot: k, top_k, clip and samples must be >= 1")
+
+
+#: ``--set preset=paper``: the paper's settings where it (or, where its text is silent, the
+#: authors' public code, fangyihao/hgot ``pipeline.py``) states them. The defaults above are
+#: cheaper; ``thoughtloom strategies hgot`` and a reproduction card say which values ran.
+PAPER = {
+    "samples": 20,  # Infer: 20 sampled thoughts ...
+    "temperature": 0.7,  # ... at temperature 0.7 (the authors' predict: n=20, temperature=0.7)
+    "k": 3,  # passages probed per (sub-)question (the authors' retrieve(..., k=3))
+    "clip": 7,  # a merged pool keeps the best 7 ("the magical number seven", the authors' clip)
+    "top_k": 7,  # K: Infer sees the whole pool, as the authors' prompts show every context passage
+    "max_depth": 3,  # 3 levels of questions (the authors' depth=3)
+    "parent_weight": 0.9,  # a parent's passage scores times 0.9 when merged (the authors' B[2])
+    "stop_similarity": 0.7,  # the single-step stop threshold (the authors' B[1]; ours is lexical)
+    "alpha": 0.2, "beta": 0.4, "gamma": 0.4,  # §6: the best (alpha, beta, gamma) ...
+    "w1": 0.2, "w2": 0.55, "w3": 0.25,  # ... and (w1, w2, w3) on Open-SQuAD medium
+    "demos": "knn",  # HGOT+KNN (Table 2's variant for HotpotQA and Open-SQuAD; sampling: FEVER's best)
+    "plan_stages": 3,  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
+}
+PRESETS = {"paper": PAPER}

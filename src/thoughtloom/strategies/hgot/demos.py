@@ -8,10 +8,11 @@ same columns from one HGOT run, so our own annotations and theirs load alike.
 Annotation (appendix D, after DSP): run HGOT on training questions, keep a
 run when (1) its prediction matches the gold answer, (2) every plan step is a
 question, (3) its mean step length is not an outlier by the IQR rule
-(:func:`iqr_keep`). Selection per test question: KNN (the k annotated
-questions most similar to it) or balanced sampling over answer classes
-(FEVER's three labels), by a :class:`DemoSelector`, which renders the chosen
-rows into :class:`Demos`, one block per prompt that shows them.
+(:func:`iqr_keep`); :mod:`thoughtloom.eval.annotate` runs it on the fly.
+Selection per test question (``demos``): ``knn`` (the k annotated questions
+most similar to it) or ``sampling`` (balanced over answer classes, random
+under the seed), by a :class:`DemoSelector`, which renders the chosen rows
+into :class:`Demos`, one block per prompt that shows them.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from ...core.errors import DataError
+from ...core.errors import ConfigError, DataError
+from . import deps
 from .config import HGOTConfig
 from .quality import split_statements
 
@@ -82,10 +84,9 @@ def load_annotated(path: str | Path) -> list[Annotated]:
 
 
 def _dependencies_line(text: str) -> str:
-    arrows = re.findall(r"[Ss]tep (\d+) depends on (?:the answer from )?[Ss]tep (\d+)", text)
-    if not arrows:
-        return "Dependencies: None"
-    return "Dependencies: " + ", ".join(f"Step {u} -> Step {v}" for v, u in arrows)
+    """The Dependencies line of a plan demo: every edge the row's text states, in the
+    arrow notation the plan parser reads back as the same edges (:func:`.deps.render`)."""
+    return "Dependencies: " + deps.render(deps.read_edges(text))
 
 
 def render_plan_demos(demos: Sequence[Annotated]) -> str:
@@ -97,13 +98,26 @@ def render_plan_demos(demos: Sequence[Annotated]) -> str:
     return "".join(f"\n{b}\n" for b in blocks)
 
 
+def split_rewrite_context(context: str) -> tuple[list[str], str]:
+    """The authors' rewrite context ("Step 1: q ANSWER: a. Step 2: q2") as its answered
+    steps ("Step 1: q ANSWER: a") and the step to rewrite ("q2", without its label)."""
+    parts = [p.strip() for p in _STEP_SPLIT.split(context) if p.strip()]
+    answered = [p.rstrip(".").strip() for p in parts if " ANSWER: " in p]
+    last = next((p for p in reversed(parts) if " ANSWER: " not in p), "")
+    return answered, _STEP_PREFIX.sub("", last).strip()
+
+
 def render_rewrite_demos(demos: Sequence[Annotated]) -> str:
+    """Rewrite demos in the ``hgot_rewrite`` layout: the parents' answers, the step, its rewrite.
+    A row whose context holds no answered step (nothing to rewrite from) is left out."""
     blocks = []
     for d in demos:
-        if d.rewrite and d.rewrite_context:
-            rewrite = _STEP_PREFIX.sub("", d.rewrite)
-            blocks.append(f"Known answers:\n- {d.rewrite_context}\nQuestion: (the last step above)\n"
-                          f"Rewrite: {rewrite}")
+        if not (d.rewrite and d.rewrite_context):
+            continue
+        answered, step = split_rewrite_context(d.rewrite_context)
+        if answered and step:
+            facts = "\n".join(f"- {a}" for a in answered)
+            blocks.append(f"Known answers:\n{facts}\nQuestion: {step}\nRewrite: {_STEP_PREFIX.sub('', d.rewrite)}")
     return "".join(f"\n{b}\n" for b in blocks)
 
 
@@ -176,32 +190,51 @@ def knn_select(question: str, demos: Sequence[Annotated], k: int,
 
 
 def balanced_select(demos: Sequence[Annotated], k: int, seed: int = 0) -> list[Annotated]:
-    """k demos spread evenly over answer classes (round-robin over shuffled classes)."""
+    """k demos with an even distribution of answer classes, random under ``seed`` (appendix D:
+    "balanced sampling preserves an even answer-class distribution").
+
+    Each class (normalized answer) gets floor(k / #classes) demos and a random
+    k mod #classes of them one more (as the authors' ``sample_balancedly``);
+    within a class the demos are drawn at random. With free-form answers every
+    answer is its own class, so this is a uniform random sample of k, as
+    HGOT+Sampling on HotpotQA or Open-SQuAD means. A class with fewer demos
+    than its share leaves the rest to a random draw from the others.
+    """
     rng = random.Random(seed)
-    by_class: dict[str, list[Annotated]] = {}
-    for d in demos:
-        by_class.setdefault(d.answer.strip().upper(), []).append(d)
-    for items in by_class.values():
-        rng.shuffle(items)
-    classes = sorted(by_class)
-    out: list[Annotated] = []
-    while len(out) < k and any(by_class.values()):
-        for c in classes:
-            if by_class[c] and len(out) < k:
-                out.append(by_class[c].pop())
-    return out
+    if k <= 0 or not demos:
+        return []
+    by_class: dict[str, list[int]] = {}
+    for i, d in enumerate(demos):
+        by_class.setdefault(" ".join(d.answer.split()).upper(), []).append(i)
+    share, extra = divmod(k, len(by_class))
+    lucky = set(rng.sample(range(len(by_class)), extra))
+    picked: list[int] = []
+    for c, members in enumerate(by_class.values()):
+        picked += rng.sample(members, min(len(members), share + (c in lucky)))
+    rest = [i for i in range(len(demos)) if i not in set(picked)]
+    picked += rng.sample(rest, min(len(rest), k - len(picked)))
+    rng.shuffle(picked)
+    return [demos[i] for i in picked]
 
 
 def annotation_row(question: str, tree: dict[str, Any]) -> dict[str, str]:
     """One CSV row (authors' columns) from an HGOT result's ``details['tree']``."""
     plan = tree.get("plan") or {"steps": [], "edges": []}
     steps = " ".join(f"Step {i + 1}: {s}" for i, s in enumerate(plan["steps"]))
-    deps = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
-    rewritten = next((c for c in tree.get("children", []) if c.get("original")), None)
+    dependencies = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
+    children = tree.get("children", [])
+    step_of = {i + 1: c for i, c in enumerate(children)}
+    rewritten = next((i for i, c in step_of.items() if c.get("original")), None)
+    context = ""
+    if rewritten is not None:  # the authors' layout: each parent's question and answer, then the step
+        parents = sorted(u for u, v in plan["edges"] if v == rewritten and u in step_of)
+        context = " ".join([f"Step {u}: {step_of[u]['question']} ANSWER: {step_of[u]['answer']}."
+                            for u in parents if step_of[u].get("answer")]
+                           + [f"Step {rewritten}: {step_of[rewritten]['original']}"])
     return {
-        "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": deps,
-        "Rewrite Context": "" if rewritten is None else rewritten["original"],
-        "Rewrite": "" if rewritten is None else rewritten["question"],
+        "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": dependencies,
+        "Rewrite Context": context,
+        "Rewrite": "" if rewritten is None else step_of[rewritten]["question"],
         "Rationale Context": "", "Rationale": tree.get("rationale", ""), "Answer": tree.get("answer", ""),
     }
 
@@ -220,7 +253,9 @@ class DemoSelector:
     selection reuses between them: the demo file's rows (read at the first
     question) and, for ``knn``, the vector of every question it has encoded
     (each demo question is encoded once, not once per test question).
-    ``encode`` maps texts to unit-norm rows; only ``knn`` calls it.
+    ``encode`` maps texts to unit-norm rows; only ``knn`` with the MiniLM
+    encoder calls it. A demo whose question is the one asked is never shown
+    (DSP's ``all_but``).
     """
 
     def __init__(self, cfg: HGOTConfig, encode: Callable[[list[str]], np.ndarray]) -> None:
@@ -231,19 +266,19 @@ class DemoSelector:
 
     def select(self, question: str, seed: int) -> Demos:
         cfg = self.cfg
-        if not cfg.demos:
+        if cfg.demos == "none":
             return Demos()
+        if not cfg.demo_file:
+            raise ConfigError(f"hgot: demos={cfg.demos} needs annotated demonstrations",
+                              hint="set demo_file=PATH (the authors' CSV columns), or run it with "
+                                   "`thoughtloom eval`, which annotates them from the task's sample first")
         if self._pool is None:
-            self._pool = tuple(load_annotated(cfg.demos))
-        pool = list(self._pool)
-        if cfg.demo_select == "knn":
-            chosen = knn_select(question, pool, cfg.n_demos, embed=self.embed)
-        elif cfg.demo_select == "knn-bow":
-            chosen = knn_select(question, pool, cfg.n_demos)
-        elif cfg.demo_select == "balanced":
-            chosen = balanced_select(pool, cfg.n_demos, seed)
+            self._pool = tuple(load_annotated(cfg.demo_file))
+        pool = [d for d in self._pool if d.question.strip() != question.strip()]
+        if cfg.demos == "knn":
+            chosen = knn_select(question, pool, cfg.n_demos, embed=self.embed if cfg.knn_encoder == "minilm" else None)
         else:
-            chosen = pool[: cfg.n_demos]
+            chosen = balanced_select(pool, cfg.n_demos, seed)
         return Demos(plan=render_plan_demos(chosen), rewrite=render_rewrite_demos(chosen),
                      infer=render_infer_demos(chosen, cfg.thought_format))
 

@@ -1,122 +1,133 @@
-"""Infer: sample several cited thoughts over the top-K passages in ONE batch.
+"""Infer (HGOT §3.1-3.3): cited thoughts sampled over the top-K passages of a
+question's pool in ONE batch, weighed by citation quality, voted, and the
+pool's passage scores updated.
 
-Each thought is a rationale whose statements cite passages as [1], [2], ...
-and a short factoid answer (1-5 words). Two formats (``thought_format``):
-
-``json`` (default; prompt ``hgot_infer_json``): the reply is a JSON object
-under a schema, so backends with grammar-constrained decoding (the embedded
-llama.cpp model, llama.cpp / vLLM servers) cannot break the format::
-
-    {"statements": [{"text": "Jaws was directed by Steven Spielberg.", "cites": [1]},
-                    {"text": "He was born in 1946.", "cites": [2]}],
-     "answer": "1946"}
-
-``lines`` (prompt ``hgot_infer``), the paper's free-text format::
-
-    Rationale: Jaws was directed by Steven Spielberg [1]. He was born in 1946 [2].
-    Answer: 1946
-
-Small models follow ``lines`` badly (the bench model left 59 of its sampled
-thoughts without an answer line on 6 HotpotQA questions; see docs/hgot.md).
-:func:`parse_thought` reads either format from any reply, so a server that
-ignores the schema still gets its lines-format answer read.
+:func:`infer` is one Infer of a node; :func:`infer_requests` builds its
+sampled requests. What a thought is and how a reply is read as one:
+:mod:`.thought`.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
-from ...core.errors import ParseError
-from ...core.types import Request
-from ...lm.structured import parse_json
-from ..base import Context
-from ..passages import numbered
-from .quality import Statement, split_statements
-
-THOUGHT_FORMATS = ("json", "lines")
-
-# [\s*]* rather than \s*\**\s*: adjacent optional runs backtrack quadratically on long blank lines
-_ANSWER = re.compile(r"^[\s*]*(?:final\s+)?answer[\s*]*:\s*(.*)$", re.IGNORECASE)
-_RATIONALE = re.compile(r"^[\s*]*rationale[\s*]*:\s*", re.IGNORECASE)
+from ...core.events import malformed
+from ...core.types import Request, ScoredPassage
+from ..base import Context, finished
+from ..passages import numbered, passage_text
+from .config import HGOTConfig
+from .node import Node
+from .probe import ranked
+from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
+                      judge_pairs, passage_quality, thought_quality)
+from .thought import Thought, parse_thought, thought_schema
+from .vote import Vote, select_answer, thought_answer
 
 
 @dataclass(frozen=True)
-class Thought:
-    index: int
-    answer: str | None  # None when no answer could be read (it then casts no vote)
-    rationale: str
-    statements: tuple[Statement, ...]
-    text: str
+class InferOutcome:
+    answer: str
+    confidence: float
+    pool: list[ScoredPassage]
+    thoughts: list[dict[str, Any]]
+    rationale: str = ""
 
 
-def thought_schema(n_passages: int) -> dict:
-    """JSON schema of a ``json`` thought: at most 3 cited statements, then the answer."""
-    cite = {"type": "integer", "minimum": 1, "maximum": max(1, n_passages)}
-    statement = {"type": "object", "additionalProperties": False, "required": ["text", "cites"],
-                 "properties": {"text": {"type": "string", "maxLength": 150},
-                                "cites": {"type": "array", "items": cite, "maxItems": 3}}}
-    return {"type": "object", "additionalProperties": False, "required": ["statements", "answer"],
-            "properties": {"statements": {"type": "array", "items": statement, "minItems": 1, "maxItems": 3},
-                           "answer": {"type": "string", "maxLength": 60}}}
+async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[ScoredPassage], demos: str,
+                hints: str = "") -> InferOutcome:
+    """Sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the node holds
+    their plain vote while they are judged (:meth:`Node.hold`)."""
+    question, depth = node.question, node.depth
+    top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
+    texts = [passage_text(s.passage, cfg.passage_words) for s in top]
+    reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
+                          temperature=cfg.temperature, max_tokens=cfg.max_tokens,
+                          thought_format=cfg.thought_format)
+    completions = await ctx.lm.generate(reqs)
+    # a thought cut off at max_tokens is read as no thought: it does not vote (traced as truncated)
+    whole = [finished(ctx, c, "hgot_thought", depth=depth, index=i, node=node.id) for i, c in enumerate(completions)]
+    thoughts = [parse_thought(c.text if ok else "", len(texts), i) for i, (c, ok) in enumerate(zip(completions, whole))]
+    for t, c in zip(thoughts, completions):
+        if t.answer is None and not c.truncated:
+            malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
+                      index=t.index, node=node.id)
+    plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
+    node.hold(plain, _rationale(ctx, thoughts, plain))
+    scores = await _score_thoughts(ctx, cfg, thoughts, texts)
+    qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
+                 if s is not None else 1.0 for s in scores]
+    vote = select_answer(ctx.task, thoughts, qualities)
+    voting = [i for i, t in enumerate(thoughts) if thought_answer(ctx.task, t)]
+    freq = citation_frequency([_cited_by(thoughts[i], scores[i]) for i in voting],
+                              [qualities[i] for i in voting], len(top))
+    shown = {s.passage.id for s in top}
+    unshown = [s for s in pool if s.passage.id not in shown]
+    new_top, new_unshown = rescore(top, freq, vote.confidence, cfg), rescore(unshown, [0.0] * len(unshown),
+                                                                            vote.confidence, cfg)
+    new_pool = ranked([(s.passage, s.score) for s in new_top + new_unshown])
+    records = [{"index": t.index, "answer": t.answer, "rationale": t.rationale,
+                "citations": [[st.text, [c + 1 for c in st.cites]] for st in t.statements],
+                "recall": None if s is None else round(s.recall, 4),
+                "precision": None if s is None else round(s.precision, 4),
+                "quality": round(q, 4)} for t, s, q in zip(thoughts, scores, qualities)]
+    ctx.trace.emit("hgot_infer", node=node.id, depth=depth, question=question, thoughts=records,
+                   tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
+    ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
+                   passages=_changes(top, freq, new_top), unshown=_changes(unshown, [0.0] * len(unshown), new_unshown))
+    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
 
 
-def _json_thought(text: str, n_passages: int, index: int) -> Thought | None:
-    """A ``json`` thought, or None when the reply is not one (then the lines parser runs).
+def rescore(pool: Sequence[ScoredPassage], freq: Sequence[float], confidence: float,
+            cfg: HGOTConfig) -> list[ScoredPassage]:
+    """Passage quality after an Infer (:func:`.quality.passage_quality`), for EVERY passage of
+    the pool: one the prompt did not show (beyond the top K) could not be cited, so its
+    citation frequency is 0 and it gets ``w1 * s + w3 * conf``. Ranking the pool then never
+    compares an updated score with a stale one (a stale score keeps the w2 and w3 terms of an
+    earlier Infer and would outrank passages that were shown and not cited)."""
+    return [ScoredPassage(s.passage, passage_quality(s.score, f, confidence, cfg.w1, cfg.w2, cfg.w3), s.rank)
+            for s, f in zip(pool, freq)]
 
-    Read leniently: a missing ``cites`` is no citation, out-of-range
-    citations are dropped, an empty answer is no answer. The rationale is
-    rebuilt in the lines format (``text [1].``) for traces and reports.
+
+def _changes(old: Sequence[ScoredPassage], freq: Sequence[float],
+             new: Sequence[ScoredPassage]) -> list[dict[str, Any]]:
+    return [{"id": o.passage.id, "old": round(o.score, 4), "cite_freq": round(f, 4), "new": round(n.score, 4)}
+            for o, f, n in zip(old, freq, new)]
+
+
+def _rationale(ctx: Context, thoughts: Sequence[Thought], vote: Vote) -> str:
+    """The rationale of the first thought whose answer won ``vote``."""
+    return next((t.rationale for t in thoughts if vote.key is not None
+                 and ctx.task.normalize(thought_answer(ctx.task, t) or "") == vote.key), "")
+
+
+def _cited_by(thought: Thought, scores: CitationScores | None) -> dict[int, int]:
+    if scores is not None:
+        return dict(scores.cited_by)
+    counts: dict[int, int] = {}
+    for st in thought.statements:
+        for c in st.cites:
+            counts[c] = counts.get(c, 0) + 1
+    return counts
+
+
+async def _score_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thought],
+                          texts: Sequence[str]) -> list[CitationScores | None]:
+    """Citation recall/precision of every thought, all entailment pairs in one call.
+
+    Without a judge (``ctx.entail is None``) thought quality is not defined:
+    every weight is 1 (plain self-consistency) and citation frequency counts
+    the explicit markers; a ``no_entailment_judge`` event says so.
     """
-    try:
-        value = parse_json(text)
-    except ParseError:
-        return None
-    if not isinstance(value, dict) or not isinstance(value.get("statements"), list):
-        return None
-    statements, parts = [], []
-    for item in value["statements"]:
-        if not isinstance(item, dict) or not str(item.get("text", "")).strip():
-            continue
-        body = " ".join(str(item["text"]).split())
-        end = body[-1] if body[-1] in ".!?" else "."
-        body = body.rstrip(".!?")
-        raw = item.get("cites") if isinstance(item.get("cites"), list) else []
-        cites = tuple(dict.fromkeys(c - 1 for c in raw
-                                    if isinstance(c, int) and not isinstance(c, bool) and 1 <= c <= n_passages))
-        statements.append(Statement(body + end, cites))
-        parts.append(body + "".join(f" [{c + 1}]" for c in cites) + end)
-    answer = str(value.get("answer") or "").strip().rstrip(".").strip() or None
-    return Thought(index, answer, " ".join(parts), tuple(statements), text)
-
-
-def parse_thought(text: str, n_passages: int, index: int = 0) -> Thought:
-    """Split a completion into rationale and answer; read the citations.
-
-    A reply holding a ``json`` thought object is read as one. Otherwise the
-    lines format: the answer is the text after the last ``Answer:`` line (trailing period
-    dropped); a reply that is one bare line of at most 5 words is taken as
-    the answer with an empty rationale. Otherwise the thought has no answer
-    and does not vote; the caller traces it as malformed.
-    """
-    as_json = _json_thought(text, n_passages, index)
-    if as_json is not None:
-        return as_json
-    lines = text.strip().splitlines()
-    answer = None
-    cut = len(lines)
-    for i in range(len(lines) - 1, -1, -1):
-        m = _ANSWER.match(lines[i])
-        if m:
-            answer = m.group(1).strip().rstrip(".").strip() or None
-            cut = i
-            break
-    content = [ln for ln in lines if ln.strip()]
-    if answer is None and len(content) == 1 and len(content[0].split()) <= 5 and "[" not in content[0]:
-        answer, cut = content[0].strip().rstrip("."), 0  # a bare short answer, no rationale
-    rationale = _RATIONALE.sub("", "\n".join(lines[:cut]).strip()).strip()
-    return Thought(index, answer, rationale, tuple(split_statements(rationale, n_passages)), text)
+    if ctx.entail is None or not texts:
+        ctx.trace.emit("no_entailment_judge", note="thought quality = 1 (plain self-consistency)")
+        return [None] * len(thoughts)
+    pairs: set[tuple[str, str]] = set()
+    for t in thoughts:
+        pairs |= entailment_pairs(t.statements, texts, expand=cfg.expand_citations)
+    verdicts = await judge_pairs(ctx.entail, pairs, threshold=cfg.entail_threshold, trace=ctx.trace)
+    return [citation_scores(t.statements, texts, verdicts, expand=cfg.expand_citations)
+            for t in thoughts]
 
 
 def infer_requests(ctx: Context, question: str, passages: Sequence[str], demos: str, hints: str, *,

@@ -22,6 +22,8 @@ from ...core.trace import Trace
 
 _CITE = re.compile(r"\[(\d{1,6}(?:\s*,\s*\d{1,6})*)\]")  # bounded digits: int() stays cheap
 _SENT_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+# markers written after the sentence's end ("... Spielberg. [1] He was ..."): moved before it
+_CITE_AFTER_END = re.compile(r"([.!?])((?:\s*\[\d{1,6}(?:\s*,\s*\d{1,6})*\])+)")
 
 
 @dataclass(frozen=True)
@@ -35,10 +37,12 @@ def split_statements(rationale: str, n_passages: int) -> list[Statement]:
 
     ``[2]``, ``[1][3]`` and ``[1, 3]`` are all accepted; markers are 1-based
     in the text and 0-based here. Markers outside ``1..n_passages`` are
-    dropped (a model citing passage [9] of 5 cites nothing real).
+    dropped (a model citing passage [9] of 5 cites nothing real). A marker
+    after the period (``Spielberg. [1] He was born``) belongs to the sentence
+    it follows, not to the next one.
     """
     out = []
-    text = " ".join(rationale.split())
+    text = _CITE_AFTER_END.sub(r"\2\1", " ".join(rationale.split()))
     for sent in _SENT_END.split(text):
         cites: list[int] = []
         for group in _CITE.findall(sent):

@@ -1,6 +1,6 @@
 """``hgot``: Hierarchical Graph of Thoughts (Fang, Thomas & Zhu, arXiv 2402.09390).
 
-Probe the question, then solve it level by level (see :mod:`.search`):
+Probe the question, then solve it level by level (see :mod:`.levels`):
 cited thoughts sampled in one batch, weighted by citation quality
 (:mod:`.quality`), voted (:mod:`.vote`), with passages re-scored after
 every Infer and sub-questions planned as a DAG (:mod:`.plan`).
@@ -24,10 +24,10 @@ from typing import Any
 from ...core.types import Problem
 from ..base import Context, Result, Strategy, register
 from . import demos as demolib
-from . import search
-from .config import HGOTConfig
+from . import levels
+from .config import PRESETS, HGOTConfig
 from .probe import probe
-from .search import Node
+from .node import Node
 
 
 @lru_cache(maxsize=1)
@@ -50,6 +50,7 @@ class HGOT(Strategy):
     paper = "HGOT"
     needs = "open_domain"
     Config = HGOTConfig
+    presets = PRESETS
 
     def __init__(self, config: HGOTConfig | None = None) -> None:
         super().__init__(config)
@@ -64,9 +65,9 @@ class HGOT(Strategy):
         (pool,) = await probe(ctx, [question], cfg.k)
         root = Node(question, 0)
         # a budget stop answers with the root's answer so far (the tree's root, stopped)
-        ctx.best_so_far(lambda: _result(search.budget_stop(ctx, root)))
-        await search.first_answer(ctx, cfg, root, pool, demos)
-        return _result(await search.refine(ctx, cfg, root, demos))
+        ctx.best_so_far(lambda: _result(levels.budget_stop(ctx, root)))
+        await levels.first_answer(ctx, cfg, root, pool, demos)
+        return _result(await levels.refine(ctx, cfg, root, demos))
 
     def report(self, result: Result) -> str:
         tree = result.details.get("tree")

@@ -1,14 +1,27 @@
-"""ThoughtSculpt with Monte Carlo tree search (``sculpt-mcts``).
+"""ThoughtSculpt with Monte Carlo tree search (``sculpt-mcts``), Algorithm 1 of the paper.
 
-Each rollout: **select** a leaf from the root by UCB1,
-``Q(x) + c * sqrt(ln n(parent) / n(x))`` where ``Q`` is the node's average
-backed-up reward (its evaluator score before its first visit; unvisited
-nodes go first, better-scored first); **expand** it into ``k`` children (one
+**Values.** A node's value is its average reward, and its own evaluation
+counts as its first visit (one visit with reward v(x), the evaluator's
+score): a node the search has only evaluated has value v(x), as Eq. 4's
+``UCB1(x) = v(x) + c * sqrt(ln n(x_parent) / n(x))`` reads; every rollout
+through it then adds one visit and its reward.
+
+Each rollout: **select** a leaf from the root by UCB1 over the average
+value, descending only through nodes that can still grow (a node at
+``max_depth``, or one whose children all are at it, is never selected: such
+a rollout would add nothing); **expand** it into ``k`` children (one
 generation batch, one evaluation batch; children may revise any part of the
-parent); **simulate** from one child drawn uniformly, generating one node per
-step for up to ``simulation_depth`` steps; **backpropagate** the last
-simulated node's score to the root. After ``rollouts`` rollouts the answer
-is the node with the highest average reward.
+parent); **simulate** from one child drawn uniformly, generating one node
+per step for up to ``simulation_depth`` steps; **backpropagate** the last
+simulated node's score to the root (that node's own evaluation was its
+visit). If no leaf can grow, the search stops before its ``rollouts`` are
+spent and says so (``sculpt_exhausted``; ``details["rollouts_done"]``).
+
+**The answer** is chosen among every evaluated node: the highest v(x)
+(Algorithm 1, line 14: "Choose the best node x* with the highest reward
+v"), ties broken by the highest average reward (§3.3: "The node with the
+highest average reward will be chosen"), so a node the evaluator scored
+best is never thrown away for a better-visited one.
 
 Simulated nodes stay in the tree (so they can be chosen and expanded later)
 but do not mark their parent as expanded.
@@ -34,6 +47,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Sequence
 
 from ...core.errors import ConfigError
 from ...core.events import phase
@@ -57,16 +71,30 @@ class MCTSConfig(SearchConfig):
 
 
 def ucb1(node: Node, parent_visits: int, c: float) -> float:
-    if node.visits == 0:
+    if node.visits == 0:  # not evaluated (a budget stop cut its evaluation): nothing known yet
         return math.inf
     return node.mean_value + c * math.sqrt(math.log(max(parent_visits, 1)) / node.visits)  # type: ignore[operator]
 
 
-def select(tree: Tree, c: float) -> Node:
-    """Descend from the root through expanded nodes by UCB1 to a leaf."""
+def growable(tree: Tree, max_depth: float) -> set[int]:
+    """Ids of the nodes a rollout through them can still add to: below ``max_depth`` and either
+    unexpanded, expanded with no child (its expansion may be retried), or with a growable child."""
+    ids: set[int] = set()
+    for node in reversed(tree.nodes):  # children come after their parents
+        if node.depth < max_depth and (not node.expanded or not node.children
+                                       or any(c in ids for c in node.children)):
+            ids.add(node.id)
+    return ids
+
+
+def select(tree: Tree, c: float, max_depth: float = math.inf) -> Node | None:
+    """Descend from the root through expanded nodes by UCB1 to a leaf that can grow; None if none can."""
+    can_grow = growable(tree, max_depth)
     node = tree.root
+    if node.id not in can_grow:
+        return None
     while node.expanded and node.children:
-        kids = tree.children(node)
+        kids = [k for k in tree.children(node) if k.id in can_grow]
         node = max(kids, key=lambda k: (ucb1(k, node.visits, c), k.score or 0.0, -k.id))
     return node
 
@@ -75,13 +103,14 @@ def select_leaves(tree: Tree, cfg: MCTSConfig, width: int) -> list[Node]:
     """Up to ``width`` distinct leaves, a virtual loss on each one's path as it is chosen.
 
     Stops early when UCB1 leads back to a leaf already chosen (the tree has
-    no other leaf worth taking yet, e.g. only the root). The caller removes
-    the virtual losses with :func:`virtual_visits` and ``-cfg.virtual_loss``.
+    no other leaf worth taking yet, e.g. only the root), or to none (no
+    leaf can grow). The caller removes the virtual losses with
+    :func:`virtual_visits` and ``-cfg.virtual_loss``.
     """
     leaves: list[Node] = []
     for _ in range(width):
-        leaf = select(tree, cfg.c)
-        if leaf in leaves:
+        leaf = select(tree, cfg.c, cfg.max_depth)
+        if leaf is None or leaf in leaves:
             break
         leaves.append(leaf)
         virtual_visits(tree, leaf, cfg.virtual_loss)
@@ -94,20 +123,30 @@ def virtual_visits(tree: Tree, leaf: Node, n: int) -> None:
         node.visits += n
 
 
-async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int) -> list[Node]:
+async def evaluated(s: SearchRun, nodes: Sequence[Node]) -> None:
+    """Evaluate ``nodes`` (one batch) and count each one's evaluation as its first visit."""
+    await s.evaluator.evaluate(nodes)
+    for node in nodes:
+        s.tree.first_visit(node)
+
+
+async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> list[Node]:
     """Select ``width`` leaves, expand, simulate and backpropagate them together.
 
     With ``width`` 1 this is one plain select-expand-simulate-backpropagate
-    rollout. Returns the rewarded node of each leaf.
+    rollout. Returns the rewarded node of each leaf; empty when no leaf can grow.
     """
     leaves = select_leaves(s.tree, cfg, width)
+    if not leaves:
+        return []
+    phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)
     for leaf in leaves:
         s.ctx.trace.emit("sculpt_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
     last = {leaf.id: leaf for leaf in leaves}
     try:
-        grow = [leaf for leaf in leaves if leaf.depth < cfg.max_depth and not (cfg.stop_at_goal and s.solved(leaf))]
+        grow = [leaf for leaf in leaves if not (cfg.stop_at_goal and s.solved(leaf))]
         groups = await s.generator.expand_many(grow, cfg.k)
-        await s.evaluator.evaluate([c for g in groups for c in g])
+        await evaluated(s, [c for g in groups for c in g])
         chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
         active = dict(chains)  # a chain whose simulated step came back unreadable stops there
         for _ in range(cfg.simulation_depth):
@@ -115,7 +154,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int) -> list[Node]:
             if not going:
                 break
             nxt = await s.generator.expand_many([node for _, node in going], 1, simulated=True)
-            await s.evaluator.evaluate([c for g in nxt for c in g])
+            await evaluated(s, [c for g in nxt for c in g])
             active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
             chains.update(active)
         last.update(chains)
@@ -123,8 +162,8 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int) -> list[Node]:
         for leaf in leaves:
             virtual_visits(s.tree, leaf, -cfg.virtual_loss)
     for leaf in leaves:
-        node = last[leaf.id]
-        s.tree.backpropagate(node, node.score or 0.0)
+        node = last[leaf.id]  # a new node's own evaluation was already its visit
+        s.tree.backpropagate(node, node.score or 0.0, include_node=node is leaf)
     return [last[leaf.id] for leaf in leaves]
 
 
@@ -138,13 +177,19 @@ class SculptMCTS(TreeSearch):
 
     async def search(self, s: SearchRun, root: Node) -> None:
         cfg: MCTSConfig = self.config
+        s.tree.first_visit(root)
         done = 0
+        s.notes["rollouts_done"] = 0
         while done < cfg.rollouts:
-            phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)
-            lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done))
+            lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done), done)
+            if not lasts:  # every leaf is at max_depth: a rollout would add nothing
+                s.ctx.trace.emit("sculpt_exhausted", rollouts=done, planned=cfg.rollouts)
+                s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow"
+                break
             done += len(lasts)
+            s.notes["rollouts_done"] = done
             if cfg.stop_at_goal and any(s.solved(n) for n in lasts):
                 break
 
     def choose(self, s: SearchRun) -> Node:
-        return s.tree.best_by_mean()
+        return s.tree.best_by_value()

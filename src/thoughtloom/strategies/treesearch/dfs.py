@@ -1,5 +1,6 @@
 """Depth-first search with pruning and backtracking, the control loop of
-``sculpt-dfs`` (children may revise) and ``tot-dfs`` (children only extend).
+``sculpt-dfs-backtrack`` (children may revise; a variant, not the paper's
+Algorithm 2, which ``sculpt-dfs`` runs) and ``tot-dfs`` (children only extend).
 
 Expand a node into ``k`` children (one batch), evaluate them (one batch),
 drop those scoring below ``prune_below`` (pruning), and descend into the

@@ -40,11 +40,12 @@ class ModelEvaluator:
     """The model's verdict on each node (``evaluator: model``)."""
 
     def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
-                 temperature: float, malformed_score: float) -> None:
+                 temperature: float, malformed_score: float, samples: int = 1) -> None:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.malformed_score = malformed_score
+        self.samples = samples  # evaluations per node; the node's score is their mean (ToT's value samples)
 
     def _mode(self, items: Sequence[str]) -> str:
         if self.evaluation == "auto":
@@ -66,24 +67,26 @@ class ModelEvaluator:
                                      solution=w.view.render(w.problem, n.candidate),
                                      guide=w.view.evaluation_guide(w.problem),
                                      items="\n".join(items))
-            labels.append([i.split(".", 1)[0].split(":", 1)[0].strip() for i in items] if name.endswith("items") else [])
-            requests.append(Request.of(prompt, max_tokens=self.max_tokens,
-                                       temperature=self.temperature, seed=self.ctx.seed))
+            label = [i.split(".", 1)[0].split(":", 1)[0].strip() for i in items] if name.endswith("items") else []
+            for j in range(self.samples):  # sample 0 is the request a single evaluation sends
+                labels.append(label)
+                requests.append(Request.of(prompt, max_tokens=self.max_tokens, temperature=self.temperature,
+                                           seed=self.ctx.seed, sample_index=j))
         requests = affordable(self.ctx, requests)
-        todo = todo[: len(requests)]
+        owners = [n for n in todo for _ in range(self.samples)][: len(requests)]
         completions = await self.ctx.lm.generate(requests)
-        readings = [self._read(n, c, lab, 1) for n, c, lab in zip(todo, completions, labels)]
+        readings = [self._read(n, c, lab, 1) for n, c, lab in zip(owners, completions, labels)]
         retry = [i for i, r in enumerate(readings) if r is None]
         try:
             if retry:  # re-ask each unreadable reply once, quoting it, as one batch
                 again = [replace(requests[i], messages=requests[i].messages + (
                     assistant(completions[i].text), user(REASK))) for i in retry]
                 for i, c in zip(retry, await self.ctx.lm.generate(affordable(self.ctx, again))):
-                    readings[i] = self._read(todo[i], c, labels[i], 2)
+                    readings[i] = self._read(owners[i], c, labels[i], 2)
         finally:  # a budget stop during the re-ask still keeps the first readings
-            for n, reading in zip(todo, readings):
-                self.settle(n, reading)
-                self.tree.scored(n)
+            for i in range(0, len(owners), self.samples):  # a node's samples are consecutive
+                self.settle(owners[i], mean_reading(readings[i:i + self.samples]))
+                self.tree.scored(owners[i])
 
     def _read(self, node: Node, reply: Completion, item_labels: list[str], attempt: int) -> Reading | None:
         """Parse (parse_json), else salvage the complete items of a malformed reply; None if
@@ -117,6 +120,22 @@ class ModelEvaluator:
         else:
             node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
             node.evaluator, node.salvaged = "model", reading.salvaged
+
+
+def mean_reading(readings: Sequence[Reading | None]) -> Reading | None:
+    """One verdict from a node's value samples: the mean score of the readable
+    ones, the first readable one's feedback and items; None if none is readable.
+
+    Yao et al. sum their value samples (``sure`` 20, ``likely`` 1,
+    ``impossible`` 0.001); the mean of the same samples ranks nodes alike and
+    stays on the [0, 1] scale that ``goal_score`` reads."""
+    read = [r for r in readings if r is not None]
+    if not read:
+        return None
+    if len(read) == 1:
+        return read[0]
+    return Reading(sum(r.score for r in read) / len(read), read[0].feedback, read[0].items,
+                   any(r.salvaged for r in read))
 
 
 class SymbolicEvaluator(ModelEvaluator):

@@ -5,21 +5,29 @@ nodes; the children of any number of nodes go out as ONE ``lm.generate``
 batch. Each generated request has its own ``sample_index``, so N samples
 are N distinct, replayable cache entries. Unreadable and truncated (cut off
 at ``max_tokens``) children are dropped as ``malformed`` events (``what:
-sculpt_child``), duplicate and (for the extending generator) revising ones
+sculpt_child``), duplicate and (for the ToT generator) revising ones
 as ``sculpt_rejected``. A truncated or unreadable root is kept (a search
 needs a root, and revising it is the point) but traced (``what:
 sculpt_root``).
 
-:class:`ThoughtGenerator` lets a child revise any part of its parent and
-starts from the model's first answer (ThoughtSculpt, Self-Refine);
-:class:`ExtendingGenerator` only lets a child add to its parent and starts
-from an empty solution (Tree of Thoughts). A strategy picks one class.
+:class:`ThoughtGenerator` lets a child revise any part of its parent,
+guided by the evaluator's feedback, and starts from the model's first answer
+(ThoughtSculpt, Self-Refine). Where the task asks for it (story outlines,
+``child_per_feedback_item``), the children of an itemized evaluation are
+tied one-to-one to its items of feedback, least-scored item first.
+:class:`ToTGenerator` is Tree of Thoughts' generator: it never sees the
+evaluator's feedback, starts from an empty solution, and a child must extend
+its parent unless the task's thoughts are whole candidates
+(``whole_thoughts``: a new outline). It *proposes* several thoughts in one
+reply (one per line) or *samples* them one per reply. A strategy picks one
+class; :meth:`ThoughtGenerator.of` builds it from the run's config.
 """
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Any, Sequence
 
+from ...core.bounded import clip
 from ...core.events import malformed
 from ...core.types import Completion, Request
 from ..base import Context, finished
@@ -31,6 +39,9 @@ REVISE = ("Write an improved solution that fixes the problems named in the feedb
           "You may change ANY part of the current solution, or add to it.")
 EXTEND = ("Continue the current solution: keep every part of it exactly as it is and only add "
           "the next piece (fill a blank, add a step). Do not change what is already there.")
+REWRITE = "Write a new, better version of the whole solution."
+GENERATE_MODES = ("auto", "propose", "sample")
+MAX_PROPOSAL_LINES = 200  # lines of one proposal reply read as thoughts (a reply is model text: bounded)
 
 
 class ThoughtGenerator:
@@ -42,6 +53,11 @@ class ThoughtGenerator:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.max_tokens, self.temperature = max_tokens, temperature
         self._samples = 0  # distinct sample index per generated request
+
+    @classmethod
+    def of(cls, world: World, ctx: Context, tree: Tree, cfg: Any) -> "ThoughtGenerator":
+        """This generator for one run, set from the run's config (a ``SearchConfig``)."""
+        return cls(world, ctx, tree, max_tokens=cfg.gen_max_tokens, temperature=cfg.temperature)
 
     def _request(self, prompt: str, temperature: float) -> Request:
         self._samples += 1
@@ -85,52 +101,102 @@ class ThoughtGenerator:
         if k < 1 or not nodes:
             return [[] for _ in nodes]
         w = self.world
-        requests = []
+        requests, spans = [], []
         for node in nodes:
-            prompt = self.ctx.prompt(
-                "sculpt_generate", description=w.description,
-                solution=w.view.render(w.problem, node.candidate),
-                feedback=node.feedback or "(no feedback)",
-                mode=self.instruction, output_format=w.view.output_format(w.problem))
-            requests += [self._request(prompt, self.temperature) for _ in range(k)]
+            start = len(requests)
+            for feedback in self._feedback(node, k):
+                prompt = self.ctx.prompt(
+                    "sculpt_generate", description=w.description,
+                    solution=w.view.render(w.problem, node.candidate),
+                    feedback=feedback or "(no feedback)",
+                    mode=self.instruction, output_format=w.view.output_format(w.problem))
+                requests.append(self._request(prompt, self.temperature))
+            spans.append((start, len(requests)))
         completions = await self.ctx.lm.generate(affordable(self.ctx, requests))
         out = []
-        for j, node in enumerate(nodes):
+        for node, (start, end) in zip(nodes, spans):
             if not simulated:
                 node.expanded = True
-            out.append(self._children(node, completions[j * k:(j + 1) * k], simulated))
+            out.append(self._children(node, completions[start:end], simulated))
         return out
 
-    def _children(self, node: Node, replies: Sequence[Completion], simulated: bool) -> list[Node]:
+    def _feedback(self, node: Node, k: int) -> list[str]:
+        """The feedback each of ``node``'s ``k`` children is written from.
+
+        ThoughtSculpt §4.1: "Based on each itemized feedback, a child node will
+        be proposed". Where the task asks for it and the node's evaluation was
+        itemized, child j gets item j's feedback, least-scored item first, so
+        there are at most as many children as items; a single child (a
+        Self-Refine rewrite, an MCTS simulation step) and holistic feedback
+        give every child the whole feedback."""
+        items = [i for i in node.items if i.get("feedback")]
+        if k > 1 and items and getattr(self.world.view, "child_per_feedback_item", False):
+            ranked = sorted(enumerate(items), key=lambda p: (p[1].get("score") is None, p[1].get("score") or 0.0, p[0]))
+            return [f"{item['item']}: {item['feedback']}" for _, item in ranked[:k]]
+        return [node.feedback] * k
+
+    def _children(self, node: Node, replies: Sequence[Completion], simulated: bool,
+                  seen: set[str] | None = None, lines: bool = False) -> list[Node]:
+        """The readable, new, admitted children in ``replies``; with ``lines``,
+        each line of a reply is a proposal (the complete lines of a reply cut
+        off at max_tokens are kept, its cut-off last line is not)."""
         w = self.world
-        seen = {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
+        seen = set() if seen is None else seen
+        seen |= {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
         children = []
         for reply in replies:
             if not finished(self.ctx, reply, "sculpt_child", parent=node.id):
+                if not lines:
+                    continue
+                texts = clip(reply.text).splitlines()[:-1][:MAX_PROPOSAL_LINES]
+            else:
+                texts = clip(reply.text).splitlines()[:MAX_PROPOSAL_LINES] if lines else [reply.text]
+            parsed = [(t, w.view.parse_candidate(w.problem, t, node.candidate)) for t in texts if t.strip()]
+            if not any(c is not None for _, c in parsed):
+                if not reply.truncated:
+                    malformed(self.ctx.trace, "sculpt_child", "unparseable", reply.text, parent=node.id)
                 continue
-            text = reply.text
-            candidate = w.view.parse_candidate(w.problem, text, node.candidate)
-            if candidate is None:
-                malformed(self.ctx.trace, "sculpt_child", "unparseable", text, parent=node.id)
-                continue
-            kind = w.view.change_kind(node.candidate, candidate)
-            if candidate in seen:
-                self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="duplicate", candidate=candidate)
-                continue
-            if not self.admits(kind):
-                self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="revises its parent",
-                                    candidate=candidate)
-                continue
-            seen.add(candidate)
-            children.append(self.tree.add(candidate, node, kind, simulated=simulated))
+            for _, candidate in parsed:
+                if candidate is None:
+                    continue  # a proposal list's prose line
+                kind = w.view.change_kind(node.candidate, candidate)
+                if candidate in seen:
+                    self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="duplicate", candidate=candidate)
+                    continue
+                if not self.admits(kind):
+                    self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="revises its parent",
+                                        candidate=candidate)
+                    continue
+                seen.add(candidate)
+                children.append(self.tree.add(candidate, node, kind, simulated=simulated))
         return children
 
 
-class ExtendingGenerator(ThoughtGenerator):
-    """Children that only extend their parent; the root is an empty solution
-    that thoughts build up step by step, as ToT starts from the bare input."""
+class ToTGenerator(ThoughtGenerator):
+    """Tree of Thoughts' thought generator (Yao et al. 2023).
 
-    instruction = EXTEND
+    No evaluator feedback reaches it: in ToT the evaluation only selects and
+    prunes. The root is an empty solution (ToT starts from the bare input)
+    unless the task gives one. ``mode`` is Yao et al.'s choice of generator:
+    ``propose`` (one request per node whose reply lists up to ``k`` thoughts,
+    one per line; for constrained thoughts such as an arithmetic step or a
+    crossword word), ``sample`` (``k`` independent replies per node; for rich
+    thoughts such as a whole outline), or ``auto``: ``sample`` where the
+    task's thoughts are whole candidates (``whole_thoughts``), else
+    ``propose``. A proposal repeated anywhere in one batch (one BFS level) is
+    one child, as ToT values a duplicate candidate only once.
+    """
+
+    def __init__(self, world: World, ctx: Context, tree: Tree, *, max_tokens: int, temperature: float,
+                 mode: str = "auto") -> None:
+        super().__init__(world, ctx, tree, max_tokens=max_tokens, temperature=temperature)
+        self.whole = bool(getattr(world.view, "whole_thoughts", False))
+        self.mode = ("sample" if self.whole else "propose") if mode == "auto" else mode
+
+    @classmethod
+    def of(cls, world: World, ctx: Context, tree: Tree, cfg: Any) -> "ThoughtGenerator":
+        return cls(world, ctx, tree, max_tokens=cfg.gen_max_tokens, temperature=cfg.temperature,
+                   mode=getattr(cfg, "generate", "auto"))
 
     async def _start(self) -> Node:
         root = self.tree.add("")
@@ -139,4 +205,27 @@ class ExtendingGenerator(ThoughtGenerator):
         return root
 
     def admits(self, kind: str) -> bool:
-        return kind == "extended"
+        return self.whole or kind == "extended"
+
+    async def expand_many(self, nodes: Sequence[Node], k: int, *, simulated: bool = False) -> list[list[Node]]:
+        """Up to ``k`` children for each of ``nodes`` (one proposal request, or
+        ``k`` samples, per node), all requested in ONE batch."""
+        if k < 1 or not nodes:
+            return [[] for _ in nodes]
+        w, per_node = self.world, (1 if self.mode == "propose" else k)
+        requests = []
+        for node in nodes:
+            prompt = self.ctx.prompt(f"tot_{self.mode}", description=w.description,
+                                     solution=w.view.render(w.problem, node.candidate) if node.candidate else "(empty)",
+                                     n=k, mode=REWRITE if self.whole else EXTEND,
+                                     output_format=w.view.output_format(w.problem))
+            requests += [self._request(prompt, self.temperature) for _ in range(per_node)]
+        completions = await self.ctx.lm.generate(affordable(self.ctx, requests))
+        seen: set[str] = set()
+        out = []
+        for j, node in enumerate(nodes):
+            if not simulated:
+                node.expanded = True
+            replies = completions[j * per_node:(j + 1) * per_node]
+            out.append(self._children(node, replies, simulated, seen, lines=self.mode == "propose")[:k])
+        return out

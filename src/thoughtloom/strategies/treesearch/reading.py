@@ -19,7 +19,7 @@ from ...core.bounded import clip, loads_json, to_float
 from ...core.errors import ParseError
 
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")  # "1e400" is read whole (and refused)
-_OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*(?:/|out of)\s*(\d+(?:\.\d+)?)")
+_OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*\(?\s*(?:/|out of)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
 @dataclass
@@ -31,7 +31,22 @@ class Reading:
 
 
 def read_score(value: Any) -> float | None:
-    """A 0-10 score as a fraction in [0, 1]; None if there is no finite number."""
+    """A score as a fraction in [0, 1] of its scale; None if there is no finite number.
+
+    The prompts ask for 0 to 10, but models also answer on 0-1 and 0-100
+    scales. The scale is read from how the number is written:
+
+    - ``"N/M"`` or ``"N out of M"``: N / M (``"7/10"`` is 0.7, ``"0.9/1"`` 0.9);
+    - ``"N%"``: N / 100;
+    - a number written with a decimal point, at most 1 (``0.9``, ``"1.0"``,
+      ``"0.25"``): a 0-1 score, as it is (``1.0`` is full marks, not 0.1);
+    - any other number up to 10 (``7``, ``"7"``, ``7.5``, ``10.0``): a 0-10
+      score, divided by 10 (so the integer ``1`` is 0.1, as the prompt's
+      scale says);
+    - above 10: a percentage, divided by 100 (``85`` is 0.85).
+
+    The result is clamped to [0, 1]; ``True``/``False`` are 1 and 0.
+    """
     try:
         return _read_score(value)
     except ParseError:  # not finite, or too many digits: malformed, not a score
@@ -41,22 +56,32 @@ def read_score(value: Any) -> float | None:
 def _read_score(value: Any) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, (int, float)):
-        raw, scale = to_float(value), 10.0
-    elif isinstance(value, str):
-        value = clip(value, 10_000)
-        m = _OUT_OF.search(value)
-        if m and to_float(m.group(2)) > 0:
-            return _clamp(to_float(m.group(1)) / to_float(m.group(2)))
-        m = _NUMBER.search(value)
-        if not m:
-            return None
-        raw, scale = to_float(m.group()), 10.0
-    else:
+    if isinstance(value, int):
+        return _scaled(to_float(value), decimal=False)
+    if isinstance(value, float):
+        return _scaled(to_float(value), decimal=True)
+    if not isinstance(value, str):
         return None
+    value = clip(value, 10_000)
+    m = _OUT_OF.search(value)
+    if m and to_float(m.group(2)) > 0:
+        return _clamp(to_float(m.group(1)) / to_float(m.group(2)))
+    m = _NUMBER.search(value)
+    if not m:
+        return None
+    raw = to_float(m.group())
+    if value[m.end():].lstrip().startswith("%"):
+        return _clamp(raw / 100)
+    return _scaled(raw, decimal=any(ch in m.group() for ch in ".eE"))
+
+
+def _scaled(raw: float, *, decimal: bool) -> float:
+    """``raw`` on the scale its size and writing say (see :func:`read_score`)."""
+    if decimal and 0 <= raw <= 1:
+        return _clamp(raw)
     if raw > 10:
-        scale = 100.0  # the model used a percentage scale
-    return _clamp(raw / scale)
+        return _clamp(raw / 100)  # the model used a percentage scale
+    return _clamp(raw / 10)
 
 
 def _clamp(x: float) -> float:

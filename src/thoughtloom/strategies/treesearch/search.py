@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import abstractmethod
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from ...core.events import phase
@@ -56,6 +56,7 @@ class SearchConfig:
     goal_score: float = 1.0        # a node scoring this high ends the search early
     keep_tree: bool = True         # put the tree JSON in Result.details
     max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+    value_samples: int = field(default=1, metadata={"min": 1, "max": 100})  # evaluations per node, mean score
 
 
 class SearchRun:
@@ -66,15 +67,15 @@ class SearchRun:
         self.ctx, self.cfg = ctx, cfg
         self.world = World.of(problem, ctx.task)
         self.tree = Tree(ctx.trace)
-        self.generator = generator(self.world, ctx, self.tree, max_tokens=cfg.gen_max_tokens,
-                                   temperature=cfg.temperature)
+        self.generator = generator.of(self.world, ctx, self.tree, cfg)
         evaluator = SymbolicEvaluator if cfg.evaluator == "symbolic" else ModelEvaluator
         self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
-                                   malformed_score=cfg.malformed_score)
+                                   malformed_score=cfg.malformed_score, samples=cfg.value_samples)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
+        self.notes: dict[str, Any] = {}  # a loop's own figures for Result.details (rollouts done, why it ended)
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score
@@ -90,6 +91,7 @@ class SearchRun:
             "extended": sum(n.kind == "extended" for n in self.tree.nodes),
             "evaluator": self.cfg.evaluator,
             "chosen_rendered": w.view.render(w.problem, best.candidate),
+            **self.notes,
         }
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()

@@ -91,31 +91,42 @@ class Tree:
             out.append(self.nodes[out[-1].parent])
         return out[::-1]
 
-    def backpropagate(self, node: Node, reward: float) -> None:
-        """Add one visit and ``reward`` to ``node`` and each ancestor up to the root."""
-        for n in self.path(node):
+    def backpropagate(self, node: Node, reward: float, *, include_node: bool = True) -> None:
+        """Add one visit and ``reward`` to each ancestor of ``node`` up to the root, and to
+        ``node`` itself unless ``include_node`` is False (its own evaluation was this visit)."""
+        path = self.path(node) if include_node else self.path(node)[:-1]
+        self._visit(node, reward, path)
+
+    def first_visit(self, node: Node) -> None:
+        """Count ``node``'s own evaluation as its first visit: one visit with reward v(x), on it alone."""
+        if node.score is not None:
+            self._visit(node, node.score, [node], evaluation=True)
+
+    def _visit(self, node: Node, reward: float, path: list[Node], **flags: bool) -> None:
+        for n in path:
             n.visits += 1
             n.value_sum += reward
         if self._trace is not None:
-            self._trace.emit("sculpt_backprop", node=node.id, reward=reward,
-                             path=[n.id for n in self.path(node)])
+            self._trace.emit("sculpt_backprop", node=node.id, reward=reward, path=[n.id for n in path], **flags)
 
     def best_by_score(self) -> Node:
         """Highest evaluator score; ties go to the deeper (more worked) node, then the earlier."""
         scored = [n for n in self.nodes if n.score is not None] or self.nodes
         return max(scored, key=lambda n: (n.score or 0.0, n.depth, -n.id))
 
-    def best_by_mean(self) -> Node:
-        """Highest average reward among visited nodes (MCTS's answer); ties by
-        evaluator score, then depth. Falls back to the best score if nothing
-        was visited (the budget ran out before the first backpropagation)."""
-        visited = [n for n in self.nodes if n.visits]
-        if not visited:
-            return self.best_by_score()
-        return max(visited, key=lambda n: (round(n.mean_value or 0.0, 9), n.score or 0.0, n.depth, -n.id))
+    def best_by_value(self) -> Node:
+        """MCTS's answer: the highest evaluator score v(x) among every evaluated node, ties by the
+        highest average reward (a node not yet visited: its own score), then depth, then the earlier."""
+        scored = [n for n in self.nodes if n.score is not None] or self.nodes
+        return max(scored, key=lambda n: (n.score or 0.0, round(_mean_or_score(n), 9), n.depth, -n.id))
 
     def to_json(self) -> list[dict[str, Any]]:
         return [n.as_dict() for n in self.nodes]
+
+
+def _mean_or_score(node: Node) -> float:
+    mean = node.mean_value
+    return mean if mean is not None else (node.score or 0.0)
 
 
 def render_tree(nodes: list[dict[str, Any]], chosen: int | None, width: int = 70) -> str:

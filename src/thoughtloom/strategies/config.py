@@ -1,0 +1,120 @@
+"""Strategy options: a config built from the user's values, the task's search settings and the defaults.
+
+:func:`make_config` builds a strategy's frozen config from ``key=value``
+strings (``--set``, one coercer for the CLI, TOML and keywords) or typed
+values; a tree strategy built for a task takes the task's
+``search_settings`` (:class:`~thoughtloom.core.options.TaskSetting`) for the
+options the user leaves unset (:func:`task_settings`), and
+:func:`option_sources` says where each value came from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from typing import TYPE_CHECKING, Any, Mapping
+
+from ..core.errors import ConfigError
+from ..core.names import choices_hint
+from ..core.protocols import TaskView
+
+if TYPE_CHECKING:
+    from .base import Strategy
+
+
+def _coerce(value: Any, annotation: Any, key: str) -> Any:
+    origin = typing.get_origin(annotation)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(annotation) if a is not type(None)]
+        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
+            return None
+        annotation = args[0]
+    if not isinstance(value, str):
+        return _typed(value, annotation, key)
+    try:
+        if annotation is bool:
+            if value.lower() in ("1", "true", "yes", "on"):
+                return True
+            if value.lower() in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(value)
+        if annotation in (int, float, str):
+            return annotation(value)
+    except ValueError:
+        raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {annotation.__name__}") from None
+    raise ConfigError(f"option {key} cannot be set from the command line")
+
+
+def _typed(value: Any, annotation: Any, key: str) -> Any:
+    """A value given as a Python object (``thoughtloom.solve(..., n=5)``): of
+    the option's type, or an int where a float is asked; a bool is not a number."""
+    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(annotation, type) and isinstance(value, annotation) and \
+            not (isinstance(value, bool) and annotation is not bool):
+        return value
+    expected = getattr(annotation, "__name__", str(annotation))
+    raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
+
+
+#: Where an option's value came from (:func:`option_sources`): the user (``--set``, a
+#: suite's settings, a keyword), the task (``Task.search_settings``), or the strategy's default.
+FROM_USER, FROM_TASK, FROM_STRATEGY = "user", "task", "strategy default"
+
+
+def task_settings(cls: "type[Strategy]", task: TaskView | None) -> dict[str, Any]:
+    """The task's search settings (``TaskSetting``s by option) that ``cls`` takes: a tree
+    strategy (``needs == "search"``) takes each one its config has an option for."""
+    if task is None or cls.needs != "search" or not dataclasses.is_dataclass(cls.Config):
+        return {}
+    declared = getattr(task, "search_settings", None) or {}
+    names = {f.name for f in dataclasses.fields(cls.Config)}
+    return {k: v for k, v in declared.items() if k in names}
+
+
+def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
+                   task: TaskView | None = None) -> dict[str, str]:
+    """Each option of ``cls`` and where its value comes from: ``user``, ``task NAME: <source>``
+    or ``strategy default``."""
+    taken = task_settings(cls, task)
+    overrides = resolve_options(cls, overrides)
+    out = {}
+    for f in dataclasses.fields(cls.Config):
+        if f.name in overrides:
+            out[f.name] = FROM_USER
+        elif f.name in taken:
+            out[f.name] = f"{FROM_TASK} {getattr(task, 'name', '?')}: {taken[f.name].source}"
+        else:
+            out[f.name] = FROM_STRATEGY
+    return out
+
+
+def resolve_options(cls: "type[Strategy]", overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The options ``overrides`` stand for: a ``preset`` key expands into that preset's values
+    (:attr:`Strategy.presets`), and every other key given overrides them."""
+    rest = {k: v for k, v in overrides.items() if k != "preset"}
+    if "preset" not in overrides:
+        return rest
+    name = str(overrides["preset"]).strip()
+    if name not in cls.presets:
+        raise ConfigError(f"strategy {cls.name!r} has no preset {name!r}",
+                          hint="presets: " + (", ".join(cls.presets) or "none"))
+    return {**cls.presets[name], **rest}
+
+
+def make_config(cls: "type[Strategy]", overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
+    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
+    from values of each option's type (the Python API's keyword arguments);
+    ``preset=NAME`` first fills in a preset's values (:func:`resolve_options`);
+    options the user leaves unset take the task's search settings where it
+    has them (:func:`task_settings`), else the strategy's defaults."""
+    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
+    hints = typing.get_type_hints(cls.Config)
+    values = {k: _typed(s.value, hints[k], k) for k, s in task_settings(cls, task).items()}
+    for key, raw in resolve_options(cls, overrides).items():
+        if key not in fields:
+            raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
+                              hint=choices_hint(key, fields, listing="options"))
+        values[key] = _coerce(raw, hints[key], key)
+    return cls.Config(**values)

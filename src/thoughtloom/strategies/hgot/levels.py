@@ -1,0 +1,212 @@
+"""The levels of the hierarchy: at each, Infer, Plan, Search the steps, Infer again.
+
+``solve(ctx, cfg, node, pool, demos)`` (``first_answer`` is step 1,
+``refine`` the rest):
+
+1. **Infer** (:mod:`.infer`) over the question's pool (its probed passages):
+   sampled cited thoughts, thought quality, weighted vote, passage-quality update.
+2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
+3. **Plan** the question; stop when the plan is a single step that closely
+   resembles the question (:func:`closely_resembles`).
+4. **Search**: visit the plan's DAG level by level (topological
+   generations). Dependent steps of a level are rewritten into standalone
+   questions in ONE batch, from their parents' answers only; all steps of
+   the level are probed in ONE retrieval call and solved concurrently
+   (each recursing at ``depth + 1``).
+5. Merge the children's passages into the pool and **Infer** again, with the
+   steps' answers as hints. When none of its thoughts answers, the node keeps
+   its first answer AND that answer's confidence.
+
+A spent budget ends the whole run (siblings still searching are
+cancelled); the strategy answers with the root's answer so far
+(:func:`budget_stop`). Each Infer holds its thoughts' plain vote on the
+node before the judge weighs them (:meth:`Node.hold`), so a budget that
+runs out while the root's thoughts are being judged still answers with them.
+
+Trace events (``hgot_infer``, ``passage_scores``, ``plan``,
+``plan_fallback``, ``rewrite``, ``rewrite_skipped``, ``hgot_stop``,
+``malformed`` with ``what`` hgot_plan / hgot_thought / hgot_rewrite) and
+their fields: :mod:`thoughtloom.core.events`. ``phase`` events name the
+steps for live progress: "first answer", "planning", "plan level 2/3",
+"final answer", each with the node's depth.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections import Counter
+from typing import Awaitable, Sequence
+
+from ...core.events import malformed, phase
+from ...core.types import ScoredPassage
+from ...entail import content_words
+from ..base import Context, finished
+from ..passages import passage_text
+from . import plan as planmod
+from .config import HGOTConfig
+from .demos import Demos
+from .infer import infer
+from .node import Node
+from .probe import merge_pools, probe
+from .stages import ask_plan, plan_notes
+
+
+async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> planmod.Plan:
+    """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
+    question, depth = node.question, node.depth
+    texts = [passage_text(s.passage, cfg.passage_words) for s in node.pool[: cfg.plan_context]]
+    feedback = ""
+    for attempt in range(cfg.plan_retries + 1):
+        replies = await ask_plan(ctx, cfg, question, texts, demos, feedback)
+        reply = replies.plan
+        try:
+            if reply.truncated:
+                raise planmod.PlanError("it was cut off at the token limit; write a shorter plan")
+            plan = replies.parse(cfg.max_steps)
+        except planmod.PlanError as exc:
+            malformed(ctx.trace, "hgot_plan", "truncated" if reply.truncated else "invalid_plan", reply.text,
+                      error=str(exc), depth=depth, question=question, attempt=attempt, node=node.id)
+            feedback = (f"Your previous plan could not be used: {exc}. "
+                        "Write it again in the format shown.")
+            continue
+        ctx.trace.emit("plan", node=node.id, depth=depth, question=question, steps=list(plan.steps),
+                       edges=[list(e) for e in plan.edges], levels=plan.levels(), **plan_notes(plan, replies))
+        return plan
+    ctx.trace.emit("plan_fallback", node=node.id, depth=depth, question=question, note="single-step plan")
+    return planmod.single_step(question)
+
+
+async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> Node:
+    """``node``'s first answer over its pool, then the search below it."""
+    await first_answer(ctx, cfg, node, pool, demos)
+    return await refine(ctx, cfg, node, demos)
+
+
+async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> None:
+    """Step 1: Infer over the node's probed passages."""
+    phase(ctx.trace, "first answer", depth=node.depth)
+    first = await infer(ctx, cfg, node, pool, demos.infer)
+    node.settle(first.answer, first.confidence, first.rationale)
+    node.pool = first.pool
+
+
+async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Node:
+    """Steps 2-5 for a node with its first answer: stop, or plan, search the steps and Infer again."""
+    depth, question = node.depth, node.question
+    if depth + 1 >= cfg.max_depth:
+        return stop(ctx, node, "depth limit")
+    phase(ctx.trace, "planning", depth=depth)
+    node.plan = await make_plan(ctx, cfg, node, demos.plan)
+    if closely_resembles(question, node.plan, cfg.stop_similarity):
+        return stop(ctx, node, "single step resembles question")
+    node.children = await search_steps(ctx, cfg, node, demos)
+    merged = merge_pools(node.pool, [c.pool for c in node.children],
+                         parent_weight=cfg.parent_weight, clip=cfg.clip)
+    hints = "Answers to sub-questions:\n" + "\n".join(
+        f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+    phase(ctx.trace, "final answer", depth=depth)
+    second = await infer(ctx, cfg, node, merged, demos.infer, hints)
+    if second.answer:
+        node.settle(second.answer, second.confidence, second.rationale)
+    # else: no thought of the second Infer answered; the first answer stands with its own confidence
+    node.pool = second.pool
+    node.stop = "searched"
+    return node
+
+
+def resemblance(question: str, step: str) -> float:
+    """How closely a step restates its question: token F1 of their content words.
+
+    Content words are :func:`thoughtloom.entail.content_words` (lower
+    case, stop words such as who / is / the / that dropped, crude stems),
+    compared as bags, so "Who wrote Dune?" and "Who is the author that wrote
+    Dune?" share 2 of (2, 3) words and score 2 * 2 / (2 + 3) = 0.8, while a
+    real sub-question that shares an entity word scores far lower. The
+    authors compared BERT sentence embeddings (threshold 0.7); a lexical score
+    needs no model and is reproducible.
+    """
+    a, b = Counter(content_words(step)), Counter(content_words(question))
+    common = sum((a & b).values())
+    return 2 * common / (sum(a.values()) + sum(b.values())) if common else float(not a and not b)
+
+
+def closely_resembles(question: str, plan: planmod.Plan, threshold: float) -> bool:
+    """The recursion stop rule: a single-step plan whose step's resemblance to
+    the question it was planned for is at least ``threshold`` (0.7 by default,
+    the authors' similarity threshold) means planning found nothing to divide."""
+    return len(plan.steps) == 1 and resemblance(question, plan.steps[0]) >= threshold
+
+
+def budget_stop(ctx: Context, node: Node) -> Node:
+    """``node`` as a spent budget leaves it: its answer so far, said to be a plain vote when
+    its thoughts were not weighed yet."""
+    return stop(ctx, node, "budget exceeded" + (" (plain vote: its thoughts were not weighed yet)"
+                                                if node.unweighted else ""))
+
+
+def stop(ctx: Context, node: Node, reason: str) -> Node:
+    node.stop = reason
+    ctx.trace.emit("hgot_stop", node=node.id, depth=node.depth, question=node.question, reason=reason)
+    return node
+
+
+async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos) -> list[Node]:
+    """Visit the DAG of ``parent``'s plan generation by generation; one batch per kind of call."""
+    plan, depth = parent.plan, parent.depth
+    assert plan is not None
+    solved: dict[int, Node] = {}
+    levels = plan.levels()
+    for number, level in enumerate(levels, 1):
+        phase(ctx.trace, "plan level", number, len(levels), depth=depth)
+        questions: dict[int, str] = {}
+        dependent = [s for s in level if plan.parents(s)]
+        for s in level:  # a step naming a step with no answer is searched without the mention
+            questions[s] = planmod.resolve_references(plan.steps[s - 1], {})
+        if dependent:
+            # each known answer is labelled with its step's number, as the step refers to it ("the
+            # director from Step 1"); the authors' rewrite context is "Step 1: <question> ANSWER: <answer>."
+            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+                     for s in dependent}
+            # a step whose parents found no answer has nothing to be rewritten with
+            asks = [s for s in dependent if known[s]]
+            reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
+                                            max_tokens=cfg.rewrite_max_tokens) for s in asks]
+            outs = dict(zip(asks, await ctx.lm.generate(reqs))) if reqs else {}
+            for s in dependent:
+                if s not in outs:
+                    ctx.trace.emit("rewrite_skipped", node=parent.step(s), depth=depth + 1, step=s,
+                                   reason="no parent answer")
+                    continue
+                out = outs[s]
+                whole = finished(ctx, out, "hgot_rewrite", depth=depth + 1, step=s, node=parent.step(s))
+                rewritten = planmod.parse_rewrite(out.text) if whole else None
+                if rewritten is None:  # the step with its parents' answers appended
+                    if whole:
+                        malformed(ctx.trace, "hgot_rewrite", "no_question", out.text, depth=depth + 1, step=s,
+                                  node=parent.step(s))
+                    rewritten = planmod.fallback_rewrite(plan.steps[s - 1], known[s])
+                # a rewrite that still says "Step 1" gets step 1's answer in its place
+                rewritten = planmod.resolve_references(rewritten, {u: a for u, _, a in known[s]})
+                ctx.trace.emit("rewrite", node=parent.step(s), depth=depth + 1, step=s, original=plan.steps[s - 1],
+                               facts=[(q, a) for _, q, a in known[s]], question=rewritten)
+                questions[s] = rewritten
+        pools = await probe(ctx, [questions[s] for s in level], cfg.k)
+        children = await _all([
+            solve(ctx, cfg, Node(questions[s], depth + 1,
+                                 original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None,
+                                 id=parent.step(s)),
+                  pool, demos)
+            for s, pool in zip(level, pools)])
+        solved.update(zip(level, children))
+    return [solved[i] for i in range(1, len(plan.steps) + 1)]
+
+
+async def _all(solving: Sequence[Awaitable[Node]]) -> list[Node]:
+    """The sibling searches of one level, concurrently; the first to fail (a spent
+    budget) cancels the others, so none runs on after the run has stopped."""
+    try:
+        async with asyncio.TaskGroup() as group:
+            tasks = [group.create_task(one) for one in solving]
+    except BaseExceptionGroup as failed:
+        raise failed.exceptions[0] from None
+    return [t.result() for t in tasks]

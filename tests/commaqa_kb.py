@@ -1,0 +1,116 @@
+"""A reader of CommaQA-E fact sets and of the single-hop questions our prompts ask, for tests.
+
+It answers a sub-question from the facts alone, so a prompt's worked example
+can be checked against its own facts and a decomposer example's ``#k`` against
+the knowledge base the example describes. Test-only: no strategy uses it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+
+#: fact sentence -> relation; the relation holds (subject, object) pairs
+_FACTS = [
+    (r"movie: (.+?) ; (?:directed by|director): (.+)", "directed_by"),
+    (r"movie: (.+?) ; (?:award|awarded): (.+)", "movie_award"),
+    (r"movie: (.+?) ; (?:release year|year): (.+)", "year"),
+    (r"movie: (.+?) ; (?:writer|written by): (.+)", "written_by"),
+    (r"award: (.+?) ; winner: (.+)", "award_winner"),
+    (r"(.+?) was awarded to (.+)", "award_winner"),
+    (r"person: (.+?) ; award: (.+)", "person_award"),
+    (r"(.+?) won the (.+) award", "person_award"),
+    (r"(.+?) (?:acted in|was an actor in) the movie (.+)", "acted"),
+    (r"(.+?) was born in (?:the year )?(\d{4})", "born"),
+    (r"(.+?) (?:is from the country of|grew up in the nation of) (.+)", "country"),
+    (r"(.+?) (?:was one of the producers of the movie (.+)|produced the movie (.+?) with others)", "produced"),
+    (r"(.+?) (?:wrote for the movie (.+)|was one of the writers for the movie (.+))", "wrote"),
+]
+
+
+def read_kb(facts: str) -> dict[str, set[tuple[str, str]]]:
+    kb: dict[str, set[tuple[str, str]]] = defaultdict(set)
+    for sentence in filter(None, (s.strip() for s in facts.split(". "))):
+        sentence = sentence.rstrip(".")
+        for pattern, rel in _FACTS:
+            m = re.fullmatch(pattern, sentence)
+            if m:
+                subj, *rest = [g for g in m.groups() if g is not None]
+                kb[rel].add((subj, rest[0]))
+                break
+        else:
+            raise ValueError(f"unread fact {sentence!r}")
+    return kb
+
+
+def _subjects(kb, rel, obj):
+    return sorted(s for s, o in kb[rel] if o == obj)
+
+
+def _objects(kb, rel, subj):
+    return sorted(o for s, o in kb[rel] if s == subj)
+
+
+#: the single-hop questions our CommaQA prompts ask -> how the facts answer them
+_QUESTIONS = [
+    (r"Who were born in the year (\d{4})\?", lambda kb, x: _subjects(kb, "born", x)),
+    (r"Who is from the country (.+)\?", lambda kb, x: _subjects(kb, "country", x)),
+    (r"For which movies was (.+) the producer\?", lambda kb, x: _objects(kb, "produced", x)),
+    (r"Which movies did (.+) direct\?", lambda kb, x: _subjects(kb, "directed_by", x)),
+    (r"Which movies did (.+) act in\?", lambda kb, x: _objects(kb, "acted", x)),
+    (r"Which movies did (.+) write\?",
+     lambda kb, x: sorted(set(_objects(kb, "wrote", x)) | set(_subjects(kb, "written_by", x)))),
+    (r"Who acted in the movie (.+)\?", lambda kb, x: _subjects(kb, "acted", x)),
+    (r"Who directed the movie (.+)\?", lambda kb, x: _objects(kb, "directed_by", x)),
+    (r"Which awards were given to (.+)\?",
+     lambda kb, x: sorted(set(_objects(kb, "movie_award", x)) | set(_objects(kb, "person_award", x))
+                          | set(_subjects(kb, "award_winner", x)))),
+    (r"Who won the award (.+)\?",
+     lambda kb, x: sorted(set(_objects(kb, "award_winner", x)) | set(_subjects(kb, "person_award", x)))),
+    (r"Which movies won the award (.+)\?", lambda kb, x: _subjects(kb, "movie_award", x)),
+]
+
+
+def answer(kb, question: str) -> list[str]:
+    for pattern, fn in _QUESTIONS:
+        m = re.fullmatch(pattern, question.strip())
+        if m:
+            return fn(kb, m.group(1))
+    raise ValueError(f"not a question our prompts ask: {question!r}")
+
+
+#: CommaQA-E's twelve question templates (both test splits) -> the single-hop chain that answers them
+CHAINS = [
+    (r"What movies have people from the country (.+) acted in\?", ["Who is from the country {}?", "Which movies did {} act in?"]),
+    (r"What awards have movies produced by people born in (\d+) won\?",
+     ["Who were born in the year {}?", "For which movies was {} the producer?", "Which awards were given to {}?"]),
+    (r"What movies have the directors from (.+) directed\?", ["Who is from the country {}?", "Which movies did {} direct?"]),
+    (r"What awards did the movies directed by the (.+) winners receive\?",
+     ["Who won the award {}?", "Which movies did {} direct?", "Which awards were given to {}?"]),
+    (r"What awards have movies written by people born in (\d+) won\?",
+     ["Who were born in the year {}?", "Which movies did {} write?", "Which awards were given to {}?"]),
+    (r"What awards have the actors of the (.+) winning movies received\?",
+     ["Which movies won the award {}?", "Who acted in the movie {}?", "Which awards were given to {}?"]),
+    (r"What movies have the people from (.+) written\?", ["Who is from the country {}?", "Which movies did {} write?"]),
+    (r"What awards have movies produced by people from (.+) won\?",
+     ["Who is from the country {}?", "For which movies was {} the producer?", "Which awards were given to {}?"]),
+    (r"What awards have movies written by people from (.+) won\?",
+     ["Who is from the country {}?", "Which movies did {} write?", "Which awards were given to {}?"]),
+    (r"What movies have people born in (\d+) acted in\?", ["Who were born in the year {}?", "Which movies did {} act in?"]),
+    (r"What awards have the directors of the (.+) winning movies received\?",
+     ["Which movies won the award {}?", "Who directed the movie {}?", "Which awards were given to {}?"]),
+    (r"What awards have movies directed by people born in (\d+) won\?",
+     ["Who were born in the year {}?", "Which movies did {} direct?", "Which awards were given to {}?"]),
+]
+
+
+def solve(kb, question: str) -> list[str]:
+    """The answer to a CommaQA-E question over ``kb``, hop by hop (each hop over every item)."""
+    for pattern, hops in CHAINS:
+        m = re.fullmatch(pattern, question.strip())
+        if m:
+            current = [m.group(1)]
+            for hop in hops:
+                current = list(dict.fromkeys(a for x in current for a in answer(kb, hop.format(x))))
+            return current
+    raise ValueError(f"not a CommaQA-E question: {question!r}")

@@ -1,0 +1,57 @@
+"""Readers of the shipped DecomP prompt files, for the tests that check them.
+
+``worked_examples`` reads a decomposer prompt's worked examples, ``qa_pairs`` a
+handler prompt's examples, ``symbolic_answer`` what a handler's exact Python
+twin answers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from thoughtloom import prompts
+from thoughtloom.strategies.decomp.functions import symbolic_function
+from thoughtloom.strategies.decomp.handlers import split_header
+
+
+@dataclass
+class Worked:
+    question: str
+    lines: list[str]  # the QS lines, without "QS: "
+    answers: list[str]  # the A: lines, without "A: "
+
+
+def worked_examples(name: str) -> list[Worked]:
+    text = split_header(prompts.read(f"decomp/decomposers/{name}"))[1]
+    out = []
+    for block in text.split("\n\n"):
+        rows = block.strip().splitlines()
+        if not rows or not rows[0].startswith("QC: "):
+            continue
+        body = rows[1:]
+        assert body[-1] == "QS: [EOQ]", f"{name}: {rows[0]} does not end with QS: [EOQ]"
+        steps, answers = body[:-1:2], body[1:-1:2]
+        assert all(s.startswith("QS: ") for s in steps) and all(a.startswith("A: ") for a in answers), rows[0]
+        out.append(Worked(rows[0][4:], [s[4:] for s in steps], [a[3:] for a in answers]))
+    assert out, f"{name} has no worked example"
+    return out
+
+
+def qa_pairs(name: str) -> list[tuple[str, str, str]]:
+    """(facts, question, answer) of each example of a handler prompt (facts '' where it has none)."""
+    text = split_header(prompts.read(f"decomp/handlers/{name}"))[1]
+    out, facts = [], ""
+    for line in text.splitlines():
+        if line.startswith("Facts: "):
+            facts = line[7:]
+        elif line.startswith("Q: "):
+            question = line[3:]
+        elif line.startswith("A: ") and "$question" not in question:
+            out.append((facts, question, line[3:]))
+    return out
+
+
+def symbolic_answer(name, question):
+    fn = symbolic_function(name)
+    assert fn is not None, f"no symbolic twin for {name}"
+    return fn(question)

@@ -1,0 +1,73 @@
+"""HGOT+KNN and HGOT+Sampling from the package alone: demos annotated on the fly (appendix D)."""
+
+import csv
+import json
+
+import pytest
+
+from thoughtloom import strategies, tasks
+from thoughtloom.eval import EvalResources, evaluate
+from thoughtloom.strategies.hgot.demos import Annotated, balanced_select
+from thoughtloom.tasks.datasets import sample_path
+from thoughtloom.testing import ScriptedLM
+
+TASK = tasks.get("hotpotqa")
+GOLD = {json.loads(line)["question"].strip(): json.loads(line)["answer"]
+        for line in sample_path("hotpotqa").read_text(encoding="utf-8").splitlines() if line.strip()}
+
+
+def asked(prompt):
+    return prompt.rsplit("Question: ", 1)[1].split("\n", 1)[0].strip()
+
+
+def oracle(req):
+    """Test scaffolding: a model that plans one question-shaped step and answers from the sample's gold."""
+    prompt = req.messages[-1].content
+    if prompt.startswith("List the essential steps"):
+        return f"Step 1: {asked(prompt)}\nDependencies: None"
+    answer = GOLD.get(asked(prompt), "unknown")
+    return f"It is said so [1].\nAnswer: {answer}"
+
+
+@pytest.mark.parametrize("variant", ["knn", "sampling"])
+async def test_the_demo_variants_run_from_the_package_sample_alone(tmp_path, variant):
+    """Appendix D: "Demonstrations extend DSP ... by qualifying examples whose predictions match
+    correct answers, filtering overlong sub-queries with IQR, and selecting examples by balanced
+    sampling or KNN". With no demo file, the eval annotates the task's packaged sample (minus the
+    questions it asks) with the same model, keeps the correct runs, and shows them as demos."""
+    examples = TASK.load(sample_path("hotpotqa"))[:2]
+    lm = ScriptedLM(oracle)
+    hgot = strategies.build("hgot", {"demos": variant, "knn_encoder": "bow", "annotate_n": "4", "samples": "2",
+                                     "thought_format": "lines", "n_demos": "2"})
+    summary = await evaluate(hgot, TASK, examples, EvalResources(lm), tmp_path)
+    assert summary["n"] == 2
+    with (tmp_path / "annotate" / "demos.csv").open(encoding="utf-8", newline="") as fh:
+        demos = list(csv.DictReader(fh))
+    assert json.loads((tmp_path / "annotate" / "summary.json").read_text()) == {
+        "questions": 4, "kept": len(demos), "source": str(sample_path("hotpotqa"))}
+    demo_questions = {d["Question"] for d in demos}
+    assert demos and not demo_questions & {e.problem.question for e in examples}
+    for e in examples:  # every Infer of an evaluated question shows two annotated demos
+        infers = [r.messages[-1].content for r in lm.requests if "Rationale:" in r.messages[-1].content
+                  and asked(r.messages[-1].content) == e.problem.question.strip()]
+        assert infers and all(sum(f"Question: {q}\n" in p for q in demo_questions) == 2 for p in infers)
+    run = json.loads((tmp_path / "run.json").read_text())
+    assert run["config"]["options"]["demo_file"] == str(tmp_path / "annotate" / "demos.csv")
+    calls = len(lm.requests)  # a resumed eval reuses the annotation and the results
+    await evaluate(hgot, TASK, examples, EvalResources(lm), tmp_path)
+    assert len(lm.requests) == calls
+
+
+def test_sampling_is_random_under_the_seed_for_free_form_answers():
+    """Appendix D: "balanced sampling preserves an even answer-class distribution"; with free-form
+    answers every answer is its own class, so the k demos are a random draw, which the seed
+    decides (it picked the alphabetically first answers whatever the seed)."""
+    demos = [Annotated(f"Question {i}?", answer=a) for i, a in enumerate("Zeta Alpha Mu Beta Omega Kappa".split())]
+    picks = {seed: tuple(d.answer for d in balanced_select(demos, 2, seed)) for seed in range(10)}
+    assert len(set(picks.values())) > 2
+    assert picks[3] == tuple(d.answer for d in balanced_select(demos, 2, 3))  # same seed, same draw
+    assert all(len(set(p)) == 2 for p in picks.values())
+    # three classes and k = 3: one of each, whatever the seed
+    labels = [Annotated(f"Claim {i}.", answer=a) for i, a in enumerate(["SUPPORTS"] * 4 + ["REFUTES"] * 3 + ["NOT ENOUGH INFO"])]
+    assert all(sorted(d.answer for d in balanced_select(labels, 3, s)) == ["NOT ENOUGH INFO", "REFUTES", "SUPPORTS"]
+               for s in range(5))

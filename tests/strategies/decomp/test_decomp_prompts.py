@@ -1,0 +1,259 @@
+"""The shipped DecomP prompts compute what they claim.
+
+Every worked example in every decomposer prompt is replayed through the
+controller twice: once with handlers that give the example's own ``A:`` lines
+(the program runs, its operators expand as written and it ends with the
+example's answer), and once with handlers that answer from the actual
+sub-question the controller built (so a ``#k`` that names the wrong step gives
+a different answer than the example claims). Every handler prompt's examples
+are checked against what they ask: the symbolic twin where there is one, the
+example's own facts for the CommaQA readers. (The letter task's all-model run
+and the generalization axes: test_decomp_generalization.py.)
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from commaqa_kb import answer as kb_answer
+from commaqa_kb import read_kb
+from conftest import data_file
+from decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
+from thoughtloom import prompts
+from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
+from thoughtloom.strategies.decomp.config import DecompConfig
+from thoughtloom.strategies.decomp.controller import NEXT_STEP, Controller
+from thoughtloom.strategies.decomp.functions import items
+from thoughtloom.strategies.decomp.handlers import Call, Handler, Outcome
+from thoughtloom.strategies.decomp.language import parse_value, references
+from thoughtloom.tasks import get as get_task
+from thoughtloom.testing import ScriptedLM
+
+#: The knowledge base the CommaQA decomposer examples describe (the decomposer never sees it).
+DECOMPOSER_KB = read_kb(
+    "movie: Tovtovbel ; director: Novkel. movie: Zelpla ; director: Gorselyor. "
+    "movie: Pelithrast ; directed by: Wenumb. movie: Corpla ; director: Wenumb. "
+    "movie: Tovtovbel ; award: Quinumb. movie: Zelpla ; award: Quinumb. "
+    "movie: Pelithrast ; awarded: Raststriith. movie: Corpla ; award: Quinumb. "
+    "Novkel won the Ithumb award. Ithumb was awarded to Gorselyor. "
+    "movie: Tovtovbel ; release year: 2000. movie: Zelpla ; release year: 1976. "
+    "movie: Pelithrast ; release year: 2018. movie: Corpla ; year: 2017. "
+    "Wenumb acted in the movie Tovtovbel. Gorselyor was an actor in the movie Tovtovbel. "
+    "Wenumb acted in the movie Zelpla. Gorselyor was an actor in the movie Zelpla. "
+    "Novkel was an actor in the movie Pelithrast. Gorselyor acted in the movie Pelithrast. "
+    "Wenumb was an actor in the movie Corpla. Gorselyor acted in the movie Corpla. "
+    "Wenumb was born in 1944. Gorselyor was born in the year 1944. Novkel was born in 1985. "
+    "Wenumb is from the country of Corstri. Gorselyor is from the country of Corstri. "
+    "Novkel grew up in the nation of Lumnov. "
+    "Wenumb was one of the producers of the movie Tovtovbel. "
+    "Novkel was one of the producers of the movie Tovtovbel. "
+    "Wenumb produced the movie Zelpla with others. "
+    "Gorselyor produced the movie Zelpla with others. "
+    "Gorselyor produced the movie Pelithrast with others. "
+    "Novkel was one of the producers of the movie Pelithrast. "
+    "Gorselyor produced the movie Corpla with others. "
+    "Wenumb was one of the producers of the movie Corpla. "
+    "Gorselyor was one of the writers for the movie Tovtovbel. "
+    "Novkel was one of the writers for the movie Zelpla. movie: Zelpla ; written by: Wenumb. "
+    "movie: Pelithrast ; writer: Wenumb. movie: Corpla ; written by: Wenumb. "
+    "movie: Corpla ; written by: Novkel."
+)
+
+TASK_OF = {"letter_cat": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
+           "reverse_tail": "list_reversal", "commaqa_fine": "commaqa", "commaqa_coarse": "commaqa",
+           "odqa_decomp": "hotpotqa"}
+
+
+def decomposer_programs() -> list[str]:
+    shipped = prompts.names("decomp/decomposers")
+    named = {p.decomposer: n for n, p in PROGRAMS.items() if p.decomposer}
+    assert shipped <= set(named), f"decomposer prompts no program uses: {shipped - set(named)}"
+    return sorted(named[d] for d in shipped)
+
+
+class Answering(Handler):
+    """Answers each call with ``answer(handler, step, item, question)``."""
+
+    kind = "prompt"
+
+    def __init__(self, name, fn):
+        self.name, self.fn = name, fn
+
+    async def answer(self, calls, env):
+        out = []
+        for c in calls:
+            step, item = (int(x) for x in c.run_id.split(".")[-2:])
+            out.append(Outcome(self.fn(self.name, step, item, c.question)))
+        return out
+
+
+async def replay(program: str, example: Worked, answer_fn):
+    """Run the example's program through the controller: the decomposer replies with the
+    example's QS lines, every handler with ``answer_fn``."""
+
+    def decomposer(req):
+        prompt = req.messages[-1].content
+        assert NEXT_STEP in prompt, "only the decomposer should reach the model"
+        done = prompt.split(NEXT_STEP, 1)[1].count("\nA: ")
+        return example.lines[done] if done < len(example.lines) else "[EOQ]"
+
+    ctx = Context(lm=ScriptedLM(decomposer), task=get_task(TASK_OF[program]))
+    controller = Controller(ctx, DecompConfig(program=program), k=4)
+    controller.handler = lambda name, program=None: Answering(name, answer_fn)
+    (run,) = await controller.run(get_program(program), [Call(example.question)], depth=0)
+    return run
+
+
+ALL = [(p, i) for p in decomposer_programs() for i in range(len(worked_examples(PROGRAMS[p].decomposer)))]
+
+
+@pytest.mark.parametrize("program,i", ALL)
+async def test_every_worked_example_replays_to_its_own_answer(program, i):
+    example = worked_examples(PROGRAMS[program].decomposer)[i]
+
+    def scripted(name, step, item, question):
+        value = parse_value(example.answers[step - 1])
+        line = example.lines[step - 1]
+        if "[project_values_flat_unique]" in line:
+            return value  # every item's answer is the merged list: flattening and de-duplicating keeps it
+        return value[item - 1] if "[project_values]" in line else value
+
+    run = await replay(program, example, scripted)
+    assert run.status == "ok" and run.format_errors == 0, run.render()
+    assert [s.answer for s in run.steps] == [parse_value(a) for a in example.answers]
+    assert run.final() == parse_value(example.answers[-1])
+
+
+def content_oracle(program: str):
+    """What each handler must answer for the sub-question the controller actually built."""
+    if program.startswith("commaqa"):
+        return lambda name, step, item, question: kb_answer(DECOMPOSER_KB, question)
+    if program.startswith("reverse"):
+        def reverse(name, step, item, question):
+            if name == "reverse":  # the program itself, on a shorter sequence
+                return ", ".join(reversed(items(re.findall(r'"([^"]*)"', question)[-1])))
+            return symbolic_answer(name, question)
+        return reverse
+    return lambda name, step, item, question: symbolic_answer(name, question)
+
+
+def _same(got, claimed):
+    if isinstance(got, list) and isinstance(claimed, list) and all(isinstance(x, str) for x in got):
+        return sorted(got) == sorted(claimed)  # CommaQA's merged lists are sets
+    return got == claimed
+
+
+@pytest.mark.parametrize("program,i", [(p, i) for p, i in ALL if p != "odqa_decomp"])
+async def test_every_reference_names_the_step_whose_answer_the_question_needs(program, i):
+    """Each handler answers from the question the controller built, so the step's answer is
+    what the example claims only if its #k carries the right earlier answer."""
+    example = worked_examples(PROGRAMS[program].decomposer)[i]
+    run = await replay(program, example, content_oracle(program))
+    assert run.status == "ok", run.render()
+    for step, claimed in zip(run.steps, example.answers):
+        assert _same(step.answer, parse_value(claimed)), f"{step.line}: computed {step.answer!r}, the example says {claimed}"
+
+
+@pytest.mark.parametrize("i", range(len(worked_examples("odqa_decomp"))))
+def test_odqa_examples_write_answers_in_and_end_on_the_original_question(i):
+    """The ODQA decomposer writes earlier answers into later questions (no #k) and ends by
+    asking multihop_titleqa the original question."""
+    example = worked_examples("odqa_decomp")[i]
+    assert not any(references(line) for line in example.lines)
+    assert example.lines[-1] == f'(multihop_titleqa) "{example.question}"'
+
+
+async def test_the_check_catches_a_reference_to_the_wrong_step():
+    """The old CommaQA examples asked 'Which awards were given to #1?' where #1 holds the
+    people; the content replay computes the people's awards, not the movies'."""
+    example = worked_examples("commaqa_fine")[0]
+    assert example.lines[2].endswith('"Which awards were given to #2?"')
+    wrong = Worked(example.question, example.lines[:2] + [example.lines[2].replace("#2", "#1")], example.answers)
+    run = await replay("commaqa_fine", wrong, content_oracle("commaqa_fine"))
+    assert not _same(run.steps[2].answer, parse_value(example.answers[2]))
+
+
+# -- handler prompts ------------------------------------------------------------------
+
+
+SYMBOLIC_TWINS = ["split", "arr_position", "merge", "reverse_small", "split_half", "swap_concat",
+                  "first_item", "rest_items", "append_item"]
+
+
+@pytest.mark.parametrize("name", SYMBOLIC_TWINS)
+def test_every_handler_example_is_what_its_symbolic_twin_answers(name):
+    pairs = qa_pairs(name)
+    assert len(pairs) >= 2
+    for _, question, answer in pairs:
+        got = symbolic_answer(name, question)
+        assert got == parse_value(answer), f"{name}: {question} -> {got!r}, the prompt says {answer}"
+
+
+@pytest.mark.parametrize("name", ["simp_qa", "pos_qa", "aw_qa", "qa"])
+def test_every_commaqa_reader_example_is_what_its_facts_say(name):
+    pairs = qa_pairs(name)
+    for facts, question, answer in pairs:
+        assert facts, f"{name}: {question} has no facts"
+        assert sorted(kb_answer(read_kb(facts), question)) == sorted(json.loads(answer)), question
+
+
+def _question_type(question: str) -> str:
+    """The question with its entity (a name or a year) left out."""
+    return re.sub(r"(?<=\s)([A-Z]\S*|\d{4})(?=[\s?])", "X", question)
+
+
+def test_fine_handlers_have_more_examples_of_each_question_type_than_the_coarse_reader():
+    """§4.3: "더 세분화된 질문 유형별 처리기는 유형당 더 많은 예시를 제공한다" (the finer
+    per-question-type handlers provide more examples per type). So each question type a fine
+    decomposer example asks has more examples in its fine handler than in the coarse qa prompt,
+    and every fact set is a full knowledge base (people, movies and awards together)."""
+    from collections import Counter
+
+    coarse = Counter(_question_type(q) for _, q, _ in qa_pairs("qa"))
+    for example in worked_examples("commaqa_fine"):
+        for line in example.lines:
+            handler, question = re.match(r'\((\w+)\)(?: \[\w+\])? "(.*)"$', line).groups()
+            kind = _question_type(re.sub(r"#\d", "Someone", question))
+            fine = Counter(_question_type(q) for _, q, _ in qa_pairs(handler))
+            assert fine[kind] >= 2 and fine[kind] > coarse[kind], (handler, kind, fine[kind], coarse[kind])
+    for name in ("simp_qa", "pos_qa", "aw_qa", "qa"):
+        for facts, _, _ in qa_pairs(name):
+            kb = read_kb(facts)
+            assert {"directed_by", "movie_award", "acted", "born", "country", "produced"} <= set(kb)
+
+
+def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
+    from commaqa_kb import solve
+
+    pairs = qa_pairs("commaqa_cot")
+    assert len(pairs) == 3
+    for facts, question, chain in pairs:
+        claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
+        assert sorted(solve(read_kb(facts), question)) == sorted(claimed), question
+    for example in worked_examples("commaqa_fine"):  # and the decomposer examples, over their own KB
+        assert sorted(solve(DECOMPOSER_KB, example.question)) == sorted(parse_value(example.answers[-1]))
+
+
+def test_the_chains_answer_every_commaqa_question_from_its_facts():
+    """The sub-question templates our prompts teach answer every question of both test splits
+    from its facts: the decomposition the prompts show is the data's own."""
+    from commaqa_kb import solve
+
+    for name in ("iid_test_eg100.json", "compgen_test_eg300.json"):
+        path = data_file("commaqa_e", name)
+        for block in json.loads(path.read_text(encoding="utf-8")).values():
+            kb = read_kb(block["passage"])
+            for qa in block["qa_pairs"]:
+                assert sorted(solve(kb, qa["question"])) == sorted(qa["answer"]["spans"]), qa["question"]
+
+
+@pytest.mark.parametrize("program", ["letter_cat", "str_position", "reverse_halving", "reverse_tail"])
+def test_the_reference_programs_write_what_the_worked_examples_write(program):
+    """The reference program (the controller check's decomposer) writes each worked example's
+    own steps, so the check runs the programs the prompts teach."""
+    for example in worked_examples(PROGRAMS[program].decomposer):
+        assert get_program(program).reference(example.question) == example.lines

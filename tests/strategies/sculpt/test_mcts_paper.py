@@ -1,0 +1,126 @@
+"""ThoughtSculpt's MCTS (§3.3, Eq. 4, Algorithm 1) checked against the paper's text on the toy task."""
+
+import itertools
+import math
+import random
+
+import pytest
+
+from search_toy import TOY as toy
+from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
+from thoughtloom.strategies.treesearch.tree import Tree
+
+
+def test_a_node_only_evaluated_has_ucb1_of_its_own_heuristic_score():
+    """Eq. 4: "UCB1(x) = v(x) + c sqrt(ln n(x_parent) / n(x))", where "the UCB1 value of node x takes
+    into account not only the heuristic score v(x) but also the total number of visits". A child whose
+    evaluation (v = 0.6) is its one visit, under a parent visited 4 times, has
+    UCB1 = 0.6 + 1.0 * sqrt(ln 4 / 1)."""
+    tree = Tree()
+    root = tree.add("r")
+    child = tree.add("c", root, "revised")
+    child.score = 0.6
+    tree.first_visit(child)
+    root.visits = 4
+    assert (child.visits, child.mean_value) == (1, pytest.approx(0.6))
+    assert ucb1(child, root.visits, 1.0) == pytest.approx(0.6 + math.sqrt(math.log(4)))
+
+
+async def test_each_evaluation_is_a_first_visit_and_each_rollout_one_more():
+    """§3.3: "we update the reward of the last node generated in the simulation back to the root node";
+    with a node's own evaluation as its first visit, after r rollouts the root has 1 + r visits and its
+    average is (v(root) + the r rewards) / (1 + r)."""
+    lm = toy["make_lm"]({"a": 4}, default=8)  # root "a" scores 4/10, every other node 8/10
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=3, k=2, max_depth=10)).run(toy["problem"], ctx)
+    root = result.details["tree"][0]
+    assert root["visits"] == 1 + 3 and root["mean_value"] == pytest.approx((0.4 + 3 * 0.8) / 4)
+    assert result.details["rollouts_done"] == 3
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_a_ten_out_of_ten_child_whose_revisions_score_zero_is_the_answer(seed):
+    """Algorithm 1, line 14: "Choose the best node x* with the highest reward v". Issue 23's toy: the root
+    and its other children score 6/10, child "ab" scores 10/10 and every revision below it 0/10; the
+    highest v among the evaluated nodes is ab's 1.0, so ab is the answer whatever the seed (before: a 0.6
+    node, for 4 of 4 seeds, because ab's backed-up rewards were 0)."""
+    scores = {"a": 6, "aa": 6, "ac": 6, "ab": 10}
+    for n in range(1, 5):
+        for tail in itertools.product("abc", repeat=n):
+            scores["ab" + "".join(tail)] = 0
+    lm = toy["make_lm"](scores, default=6)
+    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5)).run(toy["problem"],
+                                                                          toy["make_ctx"](lm, seed=seed))
+    assert result.answer == "ab" and result.confidence == 1.0
+
+
+@pytest.mark.parametrize("seed, parallel", [(s, p) for s in range(12) for p in (1, 3)])
+async def test_mcts_never_answers_with_a_node_worse_than_one_it_evaluated(seed, parallel):
+    """Algorithm 1, line 14 ("the highest reward v") over every evaluated node: on random score tables,
+    sequential and leaf-parallel, the answer's score is the maximum score in the tree."""
+    rng = random.Random(seed)
+    scores = {"".join(t): rng.randint(0, 10) for n in range(1, 7) for t in itertools.product("abc", repeat=n)}
+    lm = toy["make_lm"](scores)
+    result = await SculptMCTS(MCTSConfig(rollouts=9, k=3, max_depth=5, parallel=parallel, c=rng.choice([0.1, 1, 3]))
+                              ).run(toy["problem"], toy["make_ctx"](lm, seed=seed))
+    evaluated = [n["score"] for n in result.details["tree"] if n["score"] is not None]
+    assert result.details["chosen_score"] == max(evaluated)
+
+
+async def test_rollouts_that_cannot_grow_are_not_counted_and_the_search_says_it_stopped():
+    """Fig. 5: "One step is equal to one d_rollout"; Algorithm 1, line 6: each rollout "Expand[s] node x
+    by generating a set of children nodes". With max_depth 1 the root's 3 children (depth 1) can have no
+    children, so after the first rollout no rollout can expand anything: the search stops after 1 of
+    its 10 rollouts, having made root + its evaluation + 3 children + 3 evaluations = 8 calls (before:
+    10 "rollouts", 9 of which backed the same leaves up again for free)."""
+    lm = toy["make_lm"]({}, default=5)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1)).run(toy["problem"], ctx)
+    assert lm.calls == 8 and result.details["rollouts_done"] == 1
+    assert "max_depth=1" in result.details["stopped_early"]
+    assert ctx.trace.of_type("sculpt_exhausted")[0]["rollouts"] == 1
+    assert len(ctx.trace.of_type("sculpt_select")) == 1
+    assert [e["step"] for e in ctx.trace.of_type("phase") if e["phase"] == "rollout"] == [1]
+
+
+def test_selection_skips_subtrees_that_cannot_grow():
+    """A leaf at max_depth is never selected: its siblings' subtree is taken instead, even at a lower UCB1."""
+    tree = Tree()
+    root = tree.add("r")
+    root.expanded = True
+    root.visits = 3
+    deep = tree.add("deep", root, "revised")
+    deep.score, deep.visits, deep.value_sum, deep.expanded = 1.0, 1, 1.0, True
+    capped = tree.add("capped", deep, "revised")  # depth 2 = max_depth: cannot grow
+    capped.score, capped.visits, capped.value_sum = 1.0, 1, 1.0
+    other = tree.add("other", root, "revised")
+    other.score, other.visits, other.value_sum = 0.1, 1, 0.1
+    assert select(tree, 1.0, max_depth=2) is other
+    other.depth = 2  # now nothing below the root can grow
+    assert select(tree, 1.0, max_depth=2) is None
+    assert select(tree, 1.0) is capped  # without a cap the capped leaf is a leaf like any other
+
+
+async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
+    """Leaf-parallel rollouts select only leaves that can grow too: with max_depth 1 the first iteration
+    can take only the root (the tree has no other leaf), the second finds none and the search stops;
+    afterwards every visit is an evaluation or a backed-up reward (virtual losses are gone)."""
+    lm = toy["make_lm"]({}, default=5)
+    ctx = toy["make_ctx"](lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1, parallel=4, virtual_loss=3)).run(
+        toy["problem"], ctx)
+    assert result.details["rollouts_done"] == 1 and ctx.trace.of_type("sculpt_exhausted")
+    backprops = ctx.trace.of_type("sculpt_backprop")
+    for node in result.details["tree"]:
+        assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
+
+
+async def test_stop_at_goal_is_off_by_default_and_ends_the_search_when_on():
+    """Algorithm 1 runs "for j <- 1 to d_rollout" with no early exit, so by default a 10/10 node does
+    not end the search; stop_at_goal (ours) ends it at the first rollout that reaches goal_score."""
+    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4)).run(toy["problem"], toy["make_ctx"](lm))
+    assert result.details["rollouts_done"] == 4
+    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4, stop_at_goal=True)).run(toy["problem"], toy["make_ctx"](lm))
+    assert result.details["rollouts_done"] < 4 and result.confidence == 1.0

@@ -1,0 +1,64 @@
+"""The evaluator's numeric feedback read on the scale the model wrote it in.
+
+ThoughtSculpt §3.1: "The numerical feedback will be used as the evaluation
+score v(x^i) for the current node" (Eq. 1, f_numeric(x^i) = v(x^i)); the
+paper's own prompts ask for several scales: "an interesting score from 1 to
+10" (§4.1), "Write a score from 1 to 100" (Appendix A.1, EVALUATE_CURRENT),
+"[interesting level: 1-10]" (EVALUATE_CURRENT_ITEMIZED). Our prompts ask
+for 0 to 10; v(x) is the fraction of the scale's maximum, in [0, 1].
+"""
+
+import pytest
+
+from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score, salvage_holistic
+
+
+@pytest.mark.parametrize("raw,want", [
+    # 0-1 scale: written with a decimal point and at most 1, taken as it is
+    (0.9, 0.9), ("0.9", 0.9), (1.0, 1.0), ("1.0", 1.0), (0.25, 0.25), ("0.0", 0.0), ("score: 0.75", 0.75),
+    # 0-10 scale (what our prompts ask): divided by 10
+    (7, 0.7), ("7", 0.7), (7.5, 0.75), (10, 1.0), (10.0, 1.0), (1, 0.1), ("1", 0.1), (0, 0.0),
+    # explicit N/M or "N out of M": N / M
+    ("7/10", 0.7), ("9 / 10", 0.9), ("8 out of 10", 0.8), ("8 Out Of 10", 0.8), ("0.9/1", 0.9),
+    ("3/5", 0.6), ("1.0 (out of 10)", 0.1),
+    # 0-100 scale (Appendix A.1's "score from 1 to 100") and percentages
+    (85, 0.85), ("85", 0.85), ("85%", 0.85), ("5 %", 0.05), (100, 1.0),
+])
+def test_scales(raw, want):
+    """Expected values are the fraction of each scale's maximum: 0.9 on 0-1 is 0.9, 7 on 0-10 is 0.7,
+    "7/10" is 7/10, 85 on 0-100 is 0.85."""
+    assert read_score(raw) == pytest.approx(want)
+
+
+@pytest.mark.parametrize("raw,want", [
+    (-3, 0.0), (-0.5, 0.0), (150, 1.0), ("11/10", 1.0), ("-2/10", 0.0), (True, 1.0), (False, 0.0),
+])
+def test_out_of_range_is_clamped(raw, want):
+    assert read_score(raw) == want
+
+
+@pytest.mark.parametrize("raw", [
+    None, "", "none", "n/a", [7], {"score": 7}, float("inf"), float("nan"), "Infinity", "NaN", "1e400",
+    10 ** 1000, "9" * 5000, "\ud800", "\x00" * 10, "[" * 10_000,
+])
+def test_hostile_values_are_not_scores(raw):
+    assert read_score(raw) is None
+
+
+def test_huge_reply_is_read_from_its_head_and_fast():
+    assert read_score("7/10 " + "x" * 5_000_000) == pytest.approx(0.7)
+    assert read_score("x" * 5_000_000 + " 7") is None  # past the part read: no number there
+
+
+def test_division_by_zero_scale_falls_back_to_the_number():
+    assert read_score("7/0") == pytest.approx(0.7)
+
+
+def test_scales_inside_whole_replies():
+    """A holistic reply on the 0-1 scale, an itemized one mixing scales, a cut-off one."""
+    assert read_evaluation({"score": 0.9, "feedback": "close"}).score == pytest.approx(0.9)
+    assert read_evaluation({"score": "1.0", "feedback": "solved"}).score == pytest.approx(1.0)
+    mixed = read_evaluation({"items": [{"item": "h1", "score": 0.5}, {"item": "h2", "score": "9/10"},
+                                       {"item": "h3", "score": 70}]})
+    assert mixed.score == pytest.approx((0.5 + 0.9 + 0.7) / 3)
+    assert salvage_holistic('{"score": 0.8, "feedback": "cut of').score == pytest.approx(0.8)
