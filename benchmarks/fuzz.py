@@ -1,6 +1,7 @@
 """Fuzz every registered strategy with hostile model replies; print runs, crashes and hangs.
 
     PYTHONPATH=src python benchmarks/fuzz.py --runs 2000 --seed 0
+    PYTHONPATH=src python benchmarks/fuzz.py --corpora --runs 1000   # hostile corpora, retrieval strategies
 
 Offline (ScriptedLM), no model. The harness, the reply classes and what
 counts as a crash are described in ``tests/fuzz_harness.py``; the short,
@@ -38,6 +39,9 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=20.0, help="seconds per run before it counts as a hang")
     ap.add_argument("--data", default=os.environ.get("THOUGHTLOOM_DATA", str(ROOT.parent / "shared" / "data")))
     ap.add_argument("-v", "--verbose", action="store_true", help="print every crash as it happens")
+    ap.add_argument("--corpora", action="store_true",
+                    help="hostile corpora (instructions, 10 MB, invalid UTF-8, NUL, one passage repeated) "
+                         "against every retrieval strategy, instead of hostile replies")
     args = ap.parse_args()
 
     t0 = time.perf_counter()
@@ -47,7 +51,7 @@ def main() -> int:
             print(f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}",
                   flush=True)
 
-    report = fuzz(args.runs, args.seed, args.data, timeout_s=args.timeout, on_outcome=show)
+    report = fuzz(args.runs, args.seed, args.data, timeout_s=args.timeout, on_outcome=show, corpora=args.corpora)
     wall = time.perf_counter() - t0
     outcomes = report.outcomes
     status = Counter(o.status for o in outcomes)

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import data_dir
-from fuzz_harness import CLASSES, fuzz, plan, strategy_tasks
+from fuzz_harness import CLASSES, CORPUS_CLASSES, RETRIEVAL_STRATEGIES, fuzz, plan, plan_corpora, strategy_tasks
 
 from thoughtloom import strategies
 
@@ -40,4 +40,28 @@ def test_no_hostile_reply_crashes_or_hangs_a_run():
     bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
            for o in report.outcomes if o.status in ("crash", "hang")]
     assert len(report.outcomes) == RUNS
+    assert not bad, "\n".join(bad)
+
+
+CORPUS_RUNS = 170  # every retrieval strategy/task pair meets every corpus class
+
+
+def test_corpus_plan_covers_every_retrieval_strategy_and_corpus_class():
+    if not data_dir().is_dir():
+        pytest.skip(f"benchmark data {data_dir()} is absent (set THOUGHTLOOM_DATA to ../shared/data)")
+    cells = plan_corpora(CORPUS_RUNS, SEED, str(data_dir()))
+    assert {s for s, *_ in cells} == set(RETRIEVAL_STRATEGIES)
+    assert {(s, t, focus) for s, t, _, focus, _ in cells} == {
+        (s, t, c) for s, ts in RETRIEVAL_STRATEGIES.items() for t in ts for c in CORPUS_CLASSES}
+
+
+def test_no_hostile_corpus_crashes_or_hangs_a_run_or_escapes_its_bounds():
+    faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)
+    try:
+        report = fuzz(CORPUS_RUNS, SEED, str(data_dir()), timeout_s=30, corpora=True)
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
+           for o in report.outcomes if o.status in ("crash", "hang")]
+    assert len(report.outcomes) == CORPUS_RUNS
     assert not bad, "\n".join(bad)

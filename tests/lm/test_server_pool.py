@@ -145,7 +145,7 @@ def test_eval_survives_one_server_going_away_mid_run(tmp_path):
     records = [json.loads(line) for line in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
     assert len(records) == n and all(r["error"] is None and r["metrics"]["accuracy"] == 1.0 for r in records)
     assert 4 <= sb.calls < n and sa.calls + sb.calls >= n
-    assert "its calls go to the others" in r.stderr
+    assert "its calls go to the others" in " ".join(r.stderr.split())  # however the log line wrapped
 
 
 def test_run_in_a_sync_loop_then_another():

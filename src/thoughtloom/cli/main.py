@@ -20,11 +20,11 @@ from ..core.errors import ConfigError, ThoughtloomError
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
-from ..eval.results import dump_line
+from ..eval.results import disk_errors, dump_line
 from ..eval.runner import EvalSettings, evaluate, run_notes
 from ..lm import CompletionStore
 from ..tasks.datasets import load_examples
-from . import answer, cache_merge, config, info, scaleout, usercode
+from . import answer, cache_merge, config, info, scaleout, server_health, usercode
 from . import estimate as est
 from . import options as o
 from .conventions import ABORTS, CLICK_ERRORS, Commands, Version
@@ -87,6 +87,9 @@ def eval_(
     executor: scaleout.ExecutorName = "local",
     ray_address: scaleout.RayAddress = None,
     workers: scaleout.Workers = 2,
+    server_failures: server_health.ServerFailures = server_health.DEFAULTS.trip_after,
+    server_silence: server_health.ServerSilence = server_health.DEFAULTS.silence_s,
+    server_wait: server_health.ServerWait = server_health.DEFAULTS.max_wait_s,
     dry_run: est.DryRun = False,
     pilot: est.PilotSize = est.DEFAULT_PILOT,
     price_in: est.PriceIn = None,
@@ -110,11 +113,12 @@ def eval_(
     out_dir = out_dir or Path("runs") / f"{task_obj.name}_{strategy}"
     mode = opts.cache_mode()
     settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
-                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout)
+                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout,
+                            breaker=server_health.settings(server_failures, server_silence, server_wait))
     meta = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=mode, index=opts.index,
                      entail=opts.entail, timeout_s=opts.timeout)
     # Lock first: a folder in use is refused in one line, before the model loads.
-    with OutputLock(out_dir):
+    with disk_errors(out_dir), OutputLock(out_dir):
         lm = opts.lm(concurrency) if run_on is None else None  # on Ray, each worker opens its own
         if lm is not None:
             meta = {"model": lm.model_id, **meta}

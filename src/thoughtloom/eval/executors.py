@@ -13,7 +13,9 @@ the examples. An executor only decides where each example's
   LM stack, retriever and judge (``--executor ray``).
 
 Both apply the same fallback retriever: without one, a task with a pooled
-corpus is searched with BM25 over it (:func:`with_pooled`).
+corpus is searched with BM25 over it (:func:`with_pooled`), and both hand
+an example that failed on the server to the run's circuit breaker
+(:mod:`.breaker`), starting no new example while it is open.
 """
 
 from __future__ import annotations
@@ -21,17 +23,23 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+from collections import deque
 from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressHook
+from ..lm.retry import retry_stats
 from ..tasks.base import CorpusFile, Example
+from .breaker import CircuitBreaker, ServerFailed
 from .services import pooled_retriever
 
 if TYPE_CHECKING:
     from .runner import EvalResources
 
 log = logging.getLogger(__name__)
+
+#: Seconds between looks at a paused run (its progress line, its next probe).
+TICK_S = 1.0
 
 #: One example's record and its trace events, as the results file writes them.
 Outcome = tuple[dict[str, Any], list[dict[str, Any]]]
@@ -57,13 +65,15 @@ class Executor(Protocol):
         """``describe`` (picklable) applied to the services the examples run on: the run's identity."""
 
     async def run(self, examples: Sequence[Example], on_record: OnRecord,
-                  progress: ProgressHook | None = None) -> None:
+                  progress: ProgressHook | None = None, breaker: CircuitBreaker | None = None) -> None:
         """Run every example, calling ``on_record`` in this process as each finishes.
 
         ``progress`` hears of the running examples' model calls where the
         executor can tell it (the local one can; Ray's workers send records
-        only). Raises a fatal (service or set-up) error; any other failure is
-        an example's error record.
+        only). ``breaker`` judges the examples that fail on the server
+        (:mod:`.breaker`; the local executor also pauses new examples while
+        it is open). Raises a fatal (service or set-up) error; any other
+        failure is an example's error record.
         """
 
     async def aclose(self) -> None: ...
@@ -105,21 +115,48 @@ class LocalExecutor:
     async def describe(self, describe: Callable[[EvalResources], dict[str, Any]]) -> dict[str, Any]:
         return describe(self.res)
 
-    async def run(self, examples: Sequence[Example], on_record: OnRecord,
-                  progress: ProgressHook | None = None) -> None:
+    async def run(self, examples: Sequence[Example], on_record: OnRecord, progress: ProgressHook | None = None,
+                  breaker: CircuitBreaker | None = None) -> None:
         job = self.job
         assert job is not None, "start() first"
-        sem = asyncio.Semaphore(max(1, job.settings.concurrency))
+        breaker = breaker or CircuitBreaker()
+        if breaker.retries is None:
+            breaker.retries = retry_stats(self.res.lm)
+        concurrency = max(1, job.settings.concurrency)
+        todo: deque[Example] = deque(examples)
+        flying: dict[asyncio.Task[Outcome | ServerFailed], Example] = {}
 
-        async def one(example: Example) -> None:
-            async with sem:
-                record, events = await job.run(example, self.res, progress)
-            on_record(record, events)
+        def record(outcome: Outcome) -> None:
+            on_record(*outcome)
+
+        async def attempt(example: Example) -> Outcome | ServerFailed:
+            try:
+                return await job.run(example, self.res, progress)
+            except ServerFailed as failure:  # for the breaker to judge; any other error ends the group
+                return failure
 
         try:
             async with asyncio.TaskGroup() as group:
-                for example in examples:
-                    group.create_task(one(example))
+                while todo or flying or breaker.held:
+                    for _ in range(min(len(todo), breaker.room(concurrency, len(flying))) if todo else 0):
+                        example = todo.popleft()
+                        flying[group.create_task(attempt(example))] = example
+                    if not flying:
+                        if todo:  # paused: nothing running until the next probe
+                            await asyncio.sleep(min(TICK_S, breaker.wait_s()) or 0.01)
+                            breaker.tick()
+                        else:  # the last examples failed with nothing after them to judge by
+                            breaker.settle(record)
+                        continue
+                    done, _ = await asyncio.wait(flying, timeout=TICK_S, return_when=asyncio.FIRST_COMPLETED)
+                    for task in done:
+                        example, outcome = flying.pop(task), task.result()
+                        if isinstance(outcome, ServerFailed):
+                            breaker.failed(example, outcome, todo)
+                            continue
+                        breaker.ok(record)
+                        record(outcome)
+                    breaker.tick()
         except BaseExceptionGroup as eg:  # surface the first real error, not the group wrapper
             raise first_error(eg) from None
 

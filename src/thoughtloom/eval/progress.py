@@ -9,10 +9,12 @@ The runner (:func:`~thoughtloom.eval.runner.evaluate`) keeps one
   :class:`~thoughtloom.core.progress.ProgressUpdate`; ``stats.running``
   holds the latest update of every running question), so call and token
   counters move while questions are in flight, not only when one ends;
-- ``update(record, stats)`` when a question ends, with its record.
+- ``update(record, stats)`` when a question ends, with its record;
+- ``refresh(stats)`` about once a second while the server fails
+  (``stats.server.status()`` says how: retries in flight, paused for how long).
 
-``live`` is optional: an object with only ``start`` and ``update`` hears of
-finished questions alone.
+``live`` and ``refresh`` are optional: an object with only ``start`` and
+``update`` hears of finished questions alone.
 
 :meth:`RunStats.usage_so_far` adds the running questions' calls and tokens
 to the finished ones'; :meth:`RunStats.eta_s` estimates the time left from
@@ -27,6 +29,7 @@ from typing import Any, Protocol
 
 from ..core.progress import ProgressUpdate
 from ..lm.meter import UsageTotals
+from .breaker import CircuitBreaker
 
 
 @dataclass
@@ -44,6 +47,7 @@ class RunStats:
     usage: UsageTotals = field(default_factory=UsageTotals)  # of the questions this invocation finished
     # questions still running: each one's latest progress (its calls and tokens so far, its phase)
     running: dict[str | None, ProgressUpdate] = field(default_factory=dict)
+    server: CircuitBreaker | None = None  # the run's breaker: its ``status()`` while the server fails
 
     @property
     def running_metric(self) -> float | None:

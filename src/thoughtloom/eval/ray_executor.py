@@ -45,7 +45,8 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from ..core.errors import ConfigError, LMError
 from ..core.progress import ProgressHook
 from ..tasks.base import CorpusFile, Example
-from .executors import Job, OnRecord, Outcome, with_pooled
+from .breaker import CircuitBreaker, ServerFailed
+from .executors import TICK_S, Job, OnRecord, Outcome, with_pooled
 
 if TYPE_CHECKING:
     from .runner import EvalResources
@@ -201,24 +202,45 @@ class RayExecutor:
         sent.slot.actor = self._spawn()
         sent.slot.actor.open.remote()  # runs before the examples sent to it next
 
-    async def run(self, examples: Sequence[Example], on_record: OnRecord,
-                  progress: ProgressHook | None = None) -> None:
+    async def run(self, examples: Sequence[Example], on_record: OnRecord, progress: ProgressHook | None = None,
+                  breaker: CircuitBreaker | None = None) -> None:
         """As :meth:`.executors.Executor.run`; ``progress`` is not called (workers send records only)."""
         assert self._job is not None, "start() first"
+        breaker = breaker or CircuitBreaker()
         waiting: deque[tuple[Example, int]] = deque((example, 1) for example in examples)
         running: dict[asyncio.Future, _Sent] = {}
+
+        def record(outcome: Outcome) -> None:
+            on_record(*outcome)
+
         try:
-            while waiting or running:
-                while waiting and min(s.busy for s in self._slots) < self._per_actor:
+            while waiting or running or breaker.held:
+                room = breaker.room(self._per_actor * len(self._slots), len(running))
+                while waiting and room > 0 and min(s.busy for s in self._slots) < self._per_actor:
                     sent = self._send(*waiting.popleft())
                     running[asyncio.ensure_future(self._await(sent.ref))] = sent
-                done, _ = await asyncio.wait(running, return_when=asyncio.FIRST_COMPLETED)
+                    room -= 1
+                if not running:
+                    if waiting:  # paused until the breaker's next probe
+                        await asyncio.sleep(min(TICK_S, breaker.wait_s()) or 0.01)
+                    else:
+                        breaker.settle(record)
+                    continue
+                done, _ = await asyncio.wait(running, timeout=TICK_S, return_when=asyncio.FIRST_COMPLETED)
                 for future in done:
                     sent = running.pop(future)
                     sent.slot.busy -= 1
-                    outcome = self._outcome(future, sent, waiting)
+                    try:
+                        outcome = self._outcome(future, sent, waiting)
+                    except ServerFailed as failure:
+                        back: deque[Example] = deque()
+                        breaker.failed(sent.example, failure, back)
+                        waiting.extendleft((example, sent.attempt) for example in reversed(back))
+                        continue
                     if outcome is not None:
-                        on_record(*outcome)
+                        breaker.ok(record)
+                        record(outcome)
+                breaker.tick()
         finally:
             for future, sent in running.items():
                 future.cancel()

@@ -16,7 +16,10 @@ A record and its events are checked before they are written
 (:func:`describe_error`), never a half-written line.
 
 Every rewrite writes a new file and renames it over the old one, so a kill
-at any moment leaves either the old or the new file, never half of one.
+at any moment leaves either the old or the new file, never half of one; a
+write that fails (a full disk) removes its temporary file. A full disk or
+quota is :class:`DiskFull` (:func:`disk_errors`), naming the folder and
+what to do: the records already written stay, and the same command resumes.
 Lines are made encodable (lone surrogates -> U+FFFD) as they are written.
 
 The folder is meant to be held by one writer: the runner takes
@@ -25,12 +28,14 @@ The folder is meant to be held by one writer: the runner takes
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import logging
 import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 from ..core.errors import ConfigError
 from ..core.text import encodable
@@ -88,14 +93,44 @@ def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict
     return record, safe_events
 
 
+class DiskFull(OSError):
+    """No space (or quota) left where an eval writes; says which folder and what to do."""
+
+    def __init__(self, folder: Path | str) -> None:
+        super().__init__(errno.ENOSPC, "no space left on device")
+        self.folder = str(folder)
+
+    def __str__(self) -> str:
+        return (f"no space left on device writing {self.folder} (free space in {self.folder} or choose another "
+                "--out; finished records are kept and the same command resumes)")
+
+
+@contextlib.contextmanager
+def disk_errors(folder: Path | str) -> Iterator[None]:
+    """Inside, a full disk or quota (ENOSPC, EDQUOT) comes out as :class:`DiskFull` naming ``folder``."""
+    try:
+        yield
+    except DiskFull:
+        raise
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise DiskFull(folder) from exc
+        raise
+
+
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` to ``path`` via a synced temporary file and a rename."""
+    """Write ``text`` to ``path`` via a synced temporary file and a rename; a failed write
+    (a full disk) leaves no temporary file behind."""
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    with tmp.open("w", encoding="utf-8") as fh:
-        fh.write(text)
-        fh.flush()
-        os.fsync(fh.fileno())
-    os.replace(tmp, path)
+    try:
+        with tmp.open("w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
     _fsync_dir(path.parent)
 
 

@@ -101,13 +101,18 @@ class RichProgress:
         self._task: Any = None
         self._t0 = time.perf_counter()
         self._latest: ProgressUpdate | None = None  # the running question heard from last
+        self._recorded = False  # a record was written while the bar showed
 
     def __enter__(self) -> "RichProgress":
         return self  # the bar shows from start(): a run refused before it starts prints only its error
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, exc_type: object, *exc: object) -> None:
         if self._task is not None:
-            self._bar.stop()
+            if exc_type is not None and not self._recorded:  # a run that failed before its first record
+                self._bar.live.transient = True  # the bar goes, and no blank line: it prints only its error
+                self._bar.live.stop()
+            else:
+                self._bar.stop()
 
     def start(self, stats: RunStats) -> None:
         self._bar.start()
@@ -120,7 +125,12 @@ class RichProgress:
         self._bar.update(self._task, info=self.info(stats))
 
     def update(self, record: dict[str, Any], stats: RunStats) -> None:
+        self._recorded = True
         self._bar.update(self._task, completed=stats.done, info=self.info(stats))
+
+    def refresh(self, stats: RunStats) -> None:
+        """The bar's text again (the runner calls it while the server fails)."""
+        self._bar.update(self._task, info=self.info(stats))
 
     def info(self, stats: RunStats, elapsed_s: float | None = None) -> str:
         """The bar's text: score, counters, problems, the latest running question, ETA."""
@@ -133,6 +143,8 @@ class RichProgress:
         parts += [f"[red]{stats.errors} errors[/]"] if stats.errors else []
         parts += [f"[yellow]{stats.truncated} truncated[/]"] if stats.truncated else []
         parts += [f"[yellow]{stats.budget_stopped} out of budget[/]"] if stats.budget_stopped else []
+        server = stats.server.status() if stats.server is not None else ""
+        parts += [f"[yellow]{escape(server)}[/]"] if server else []
         if latest is not None:
             parts.append(f"{escape(str(latest.question))}: {escape(latest.phase or 'starting')}")
         parts.append(f"ETA {clock(eta) if eta is not None else '-'}")

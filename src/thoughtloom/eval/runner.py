@@ -11,8 +11,13 @@ the task's scoring, building and serializing the record -- runs inside the
 per-example boundary. A failure there (a strategy or parser bug, a hostile
 reply, a malformed server reply or a timed-out call after retries, the
 example's deadline) is recorded in that example's ``error`` field and the
-run goes on. A failure of the model service itself (unreachable after
-retries, bad credentials, a replay cache miss, a configuration error) stops
+run goes on. A call whose retries were spent on the server itself
+(unreachable, cut off, 429 or 5xx) raises :class:`~.breaker.ServerFailed`
+with the example's error record made, and the circuit breaker judges it
+(:mod:`.breaker`): fatal before the server has answered once in this run,
+else that example's error while other examples succeed, and a pause with
+probes while none do, up to a bounded wait. Any other failure of the model
+service (bad credentials, a replay cache miss, a configuration error) stops
 the run: everything finished so far is already on disk, and rerunning the
 same command resumes.
 
@@ -62,12 +67,13 @@ from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos
+from .breaker import BreakerSettings, CircuitBreaker, ServerFailed, is_server_failure
 from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import ResultsFile, describe_error, writable
-from .summary import SummaryWriter, summarize
+from .results import ResultsFile, describe_error, disk_errors, writable
+from .summary import SummaryWriter, summarize, task_summary
 
 log = logging.getLogger(__name__)
 
@@ -89,6 +95,7 @@ class EvalSettings:
     seed: int = 0
     trace_text: bool = True
     example_timeout_s: float | None = None  # total deadline per example; None: none
+    breaker: BreakerSettings = BreakerSettings()  # when a failing server pauses the eval (.breaker)
 
 
 @dataclass
@@ -172,17 +179,21 @@ class ProblemRun:
     usage: UsageTotals
     seconds: float
     trace: Trace
+    server_failure: Exception | None = None  # with ``server_errors``: the server failure that was ``error``
 
 
 async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
-                      settings: EvalSettings, *, progress: ProgressHook | None = None) -> ProblemRun:
+                      settings: EvalSettings, *, progress: ProgressHook | None = None,
+                      server_errors: bool = False) -> ProblemRun:
     """Run one problem on a fresh per-question context (metered LM, trace, traced services).
 
     Raises only a fatal (service or set-up) error; any other failure of the
     strategy becomes the run's ``error``. The eval (:func:`run_example`) and
     ``thoughtloom run`` both answer through here. ``progress`` is called at
     the start, at every model call and at every phase change
-    (:mod:`thoughtloom.core.progress`).
+    (:mod:`thoughtloom.core.progress`). ``server_errors``: a server failure
+    (:func:`~.breaker.is_server_failure`) is the run's error too, and its
+    ``server_failure`` (the eval's breaker judges it), instead of raised.
     """
     watcher = QuestionProgress(progress, problem.id) if progress is not None else None
     trace = Trace(sink=watcher, example=problem.id)
@@ -194,16 +205,18 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
                   prompt_dir=res.prompt_dir, seed=settings.seed)
     t0 = time.perf_counter()
+    server = None
     try:
         result, error = await _solve(strategy, problem, ctx, settings.example_timeout_s), None
     except Exception as exc:  # one problem's failure is its error, not fatal
-        result, error = None, _failed(trace, exc)
-    return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace)
+        server = exc if server_errors and is_server_failure(exc) else None
+        result, error = None, _failed(trace, exc, keep=server is not None)
+    return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace, server)
 
 
-def _failed(trace: Trace, exc: Exception) -> str:
-    """``exc`` as an error text, traced; a fatal error is raised instead."""
-    if is_fatal(exc):
+def _failed(trace: Trace, exc: Exception, keep: bool = False) -> str:
+    """``exc`` as an error text, traced; a fatal error is raised instead (unless ``keep``)."""
+    if is_fatal(exc) and not keep:
         raise exc
     error = describe_error(exc)
     trace.emit("error", error=error)
@@ -216,12 +229,13 @@ async def run_example(
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """Run and score one example; returns its record and its trace events.
 
-    Raises only a fatal (service or set-up) error; anything else that goes
+    Raises a fatal (service or set-up) error, and :class:`~.breaker.ServerFailed`
+    (with the error record) for a server failure; anything else that goes
     wrong, scoring and serializing included, becomes the record's ``error``.
     ``progress``: as :func:`run_problem`'s.
     """
     t0 = time.perf_counter()
-    run = await run_problem(strategy, task, example.problem, res, settings, progress=progress)
+    run = await run_problem(strategy, task, example.problem, res, settings, progress=progress, server_errors=True)
     record = _unanswered(example)
     error, details = run.error, {}
     if run.result is not None:
@@ -239,7 +253,7 @@ async def run_example(
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)
-    if error is not None:
+    if error is not None and run.server_failure is None:  # the breaker decides what a server failure is
         log.warning("example %s failed: %s", example.problem.id, error)
         record["metrics"] = fallback_metrics(task, example.gold)
         details = {}
@@ -251,7 +265,10 @@ async def run_example(
         "meta": to_json(dict(example.problem.meta)),
         "details": details,
     })
-    return writable(record, run.trace.events)
+    outcome = writable(record, run.trace.events)
+    if run.server_failure is not None:
+        raise ServerFailed(outcome, run.server_failure)
+    return outcome
 
 
 def _unanswered(example: Example) -> dict[str, Any]:
@@ -301,7 +318,7 @@ async def evaluate(
     pooled corpus (:meth:`Task.pooled_corpus`) is searched with BM25 over it, by every strategy.
 
     Raises :class:`~thoughtloom.eval.lock.OutputLocked` when another run
-    holds ``out_dir``. ``lock=False``: the caller already holds the
+    holds ``out_dir``, and :class:`~.results.DiskFull` (naming it) when its disk is full. ``lock=False``: the caller already holds the
     :class:`OutputLock` (the CLI takes it before loading the model).
 
     ``source`` (the data file and slice) and ``command`` go into the run's
@@ -313,7 +330,7 @@ async def evaluate(
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
-    with OutputLock(out_dir) if lock else contextlib.nullcontext():
+    with disk_errors(out_dir), OutputLock(out_dir) if lock else contextlib.nullcontext():
         # HGOT+KNN / +Sampling without a demo file: annotate the demos first (eval.annotate)
         strategy = await with_demos(strategy, task, examples, res, out_dir, settings, evaluate)
         executor = executor or LocalExecutor(res)
@@ -335,8 +352,10 @@ async def evaluate(
 async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], executor: Executor,
                store: ResultsFile, settings: EvalSettings, progress: Progress | None,
                meta: dict[str, Any] | None) -> dict[str, Any]:
-    todo = [e for e in examples if e.problem.id not in store.done()]
-    stats = RunStats(total=len(examples), done=len(examples) - len(todo))
+    done = store.done()  # once: a set of every id, not one per example (20,000 records: 160 s)
+    todo = [e for e in examples if e.problem.id not in done]
+    breaker = CircuitBreaker(settings.breaker)
+    stats = RunStats(total=len(examples), done=len(examples) - len(todo), server=breaker)
     t0 = time.perf_counter()
     run_meta = {"strategy": strategy.name, "strategy_config": to_json(strategy.config),
                 "task": task.name, **(meta or {})}
@@ -345,7 +364,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         summary = summarize(store.records.values(), total=len(examples), stats=stats,
                             wall_s=time.perf_counter() - t0, meta=run_meta, finished=finished)
         if final:  # the task's report may be slow: once, at the end
-            summary.update(task_summary(task, store))
+            summary.update(task_summary(task, list(store.records.values())))
         return summary
 
     summaries = SummaryWriter(build, store.write_summary)
@@ -355,6 +374,8 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
     primary = task.primary_metric
 
     shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
+    refresh = getattr(progress, "refresh", None)  # optional: the server's state while it fails
+    breaker.on_tick = (lambda: refresh(stats)) if refresh is not None else None
 
     def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change
         stats.running[update.question] = update
@@ -379,19 +400,10 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
 
     finished = False
     try:
-        await executor.run(todo, one, live if shown is not None else None)
+        await executor.run(todo, one, live if shown is not None else None, breaker)
         finished = True
     finally:
         write_identity(store.dir, run_meta["identity"], touch=True)
         summary = summaries.write(finished, final=True)
     return summary
 
-
-def task_summary(task: Task, store: ResultsFile) -> dict[str, Any]:
-    """The task's own aggregates (``task_report``); a failing report is noted, not fatal."""
-    try:
-        report = task.report(list(store.records.values()))
-    except Exception as exc:  # records hold model text; the summary must still be written
-        log.warning("task report failed: %s", describe_error(exc))
-        return {"task_report_error": describe_error(exc)}
-    return {"task_report": to_json(report)} if report else {}

@@ -22,7 +22,8 @@ import time
 from typing import Any, Callable, Iterable
 
 from ..core.events import STEP_PROBLEMS
-from .results import score
+from ..core.types import to_json
+from .results import describe_error, score
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +120,7 @@ def summarize(
             "prompt_tokens": stats.usage.prompt_tokens,
             "completion_tokens": stats.usage.completion_tokens,
             "wall_s": round(wall_s, 3),
+            **(stats.server.facts() if stats.server is not None else {}),
         },
     }
 
@@ -145,3 +147,13 @@ class SummaryWriter:
     def tick(self) -> None:
         if time.monotonic() - self._last >= self.every_s:
             self.write(False)
+
+
+def task_summary(task: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The task's own aggregates (``task_report``); a failing report is noted, not fatal."""
+    try:
+        report = task.report(records)
+    except Exception as exc:  # records hold model text; the summary must still be written
+        log.warning("task report failed: %s", describe_error(exc))
+        return {"task_report_error": describe_error(exc)}
+    return {"task_report": to_json(report)} if report else {}

@@ -22,6 +22,9 @@ surrogates -> U+FFFD) here, where it enters the library.
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
+import math
 import re
 import time
 from typing import Any, Sequence
@@ -218,6 +221,23 @@ _CONTEXT_OVERFLOW = re.compile(r"context (length|window)|maximum context|exceeds
                                re.IGNORECASE)
 
 
+def retry_after_s(value: str | None) -> float | None:
+    """A ``Retry-After`` header in seconds: a number of seconds or an HTTP date; None if unreadable."""
+    if not value:
+        return None
+    try:
+        seconds = float(value)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError):
+            return None
+        if when.tzinfo is None:
+            return None
+        seconds = (when - datetime.datetime.now(datetime.timezone.utc)).total_seconds()
+    return max(0.0, seconds) if math.isfinite(seconds) else None
+
+
 def _raise_for_status(resp: httpx.Response, base_url: str, model: str) -> None:
     status = resp.status_code
     if status < 400:
@@ -225,12 +245,7 @@ def _raise_for_status(resp: httpx.Response, base_url: str, model: str) -> None:
     detail = resp.text[:300]
     where = f"{base_url} answered HTTP {status}: {detail}"
     if status == 429:
-        retry_after = resp.headers.get("retry-after")
-        try:
-            seconds = float(retry_after) if retry_after else None
-        except ValueError:
-            seconds = None
-        raise RateLimitError(where, retry_after=seconds)
+        raise RateLimitError(where, retry_after=retry_after_s(resp.headers.get("retry-after")))
     if status in _RETRYABLE_STATUS:
         raise TransientError(where)
     if status in (401, 403):

@@ -7,14 +7,19 @@ resend its siblings. Backoff is exponential with jitter; a server's
 A :class:`MalformedReply` (a 200 reply that is not a completion) is retried
 at most ``malformed_attempts`` times in all: a garbled reply may be a glitch,
 but a server that keeps sending them will not be cured by waiting.
+
+Retries are logged at INFO (shown with ``-v``), not as warnings: a flaky
+server is expected, and what a run shows of it is its :class:`RetryStats`
+(calls waiting to retry now, retries so far), which the eval's progress line
+reads through :func:`retry_stats`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from dataclasses import dataclass
-from typing import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Sequence
 
 from tenacity import (
     AsyncRetrying,
@@ -31,12 +36,22 @@ log = logging.getLogger(__name__)
 
 
 @dataclass
+class RetryStats:
+    """What one :class:`Retrying` has seen of its server, for progress displays."""
+
+    retrying: int = 0  # calls that failed at least once and have not finished yet
+    retries: int = 0  # retries sent so far
+    answered: int = 0  # calls the server answered (after any retries)
+
+
+@dataclass
 class Retrying:
     inner: LM
     attempts: int = 4
     initial_s: float = 0.5
     max_s: float = 20.0
     malformed_attempts: int = 2
+    stats: RetryStats = field(default_factory=RetryStats, compare=False)
 
     @property
     def model_id(self) -> str:
@@ -54,21 +69,28 @@ class Retrying:
         limit = min(self.attempts, self.malformed_attempts) if isinstance(exc, MalformedReply) else self.attempts
         return state.attempt_number >= limit
 
-    def _log(self, state: RetryCallState) -> None:
+    def _before_sleep(self, state: RetryCallState) -> None:
         exc = state.outcome.exception() if state.outcome else None
-        log.warning("retrying model call (attempt %d): %s", state.attempt_number, exc)
+        self.stats.retries += 1
+        self.stats.retrying += state.attempt_number == 1
+        log.info("retrying model call (attempt %d): %s", state.attempt_number, exc)
 
     async def _one(self, request: Request) -> Completion:
         retrying = AsyncRetrying(
             retry=retry_if_exception_type(TransientError),
             stop=self._stop,
             wait=self._wait,
-            before_sleep=self._log,
+            before_sleep=self._before_sleep,
             reraise=True,
         )
-        async for attempt in retrying:
-            with attempt:
-                return (await self.inner.generate([request]))[0]
+        try:
+            async for attempt in retrying:
+                with attempt:
+                    completion = (await self.inner.generate([request]))[0]
+                    self.stats.answered += 1
+                    return completion
+        finally:
+            self.stats.retrying -= retrying.statistics.get("attempt_number", 1) > 1
         raise AssertionError("unreachable")  # pragma: no cover
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
@@ -78,3 +100,14 @@ class Retrying:
 
     async def aclose(self) -> None:
         await self.inner.aclose()
+
+
+def retry_stats(lm: Any) -> RetryStats | None:
+    """The :class:`RetryStats` of the :class:`Retrying` in ``lm``'s wrapper stack, if it has one."""
+    for _ in range(32):
+        if isinstance(lm, Retrying):
+            return lm.stats
+        lm = getattr(lm, "inner", None)
+        if lm is None:
+            return None
+    return None

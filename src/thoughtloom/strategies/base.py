@@ -48,6 +48,7 @@ from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
+from .passages import bounded
 from .vote import Vote, weighted_vote
 
 
@@ -93,6 +94,8 @@ class Context:
         book) every list is empty and the event says ``note: "no
         retriever"``; a strategy that cannot work closed
         book passes ``required=True`` and gets a ConfigError naming --index.
+        Every passage comes back bounded (:func:`.passages.bounded`): a corpus
+        cannot put more than that into a prompt.
         """
         queries = list(queries)
         if not queries:
@@ -105,7 +108,8 @@ class Context:
                             note="no retriever")
             return [[] for _ in queries]
         t0 = time.perf_counter()
-        results = await self.retriever.search(queries, k)
+        results = [[hit if (p := bounded(hit.passage)) is hit.passage else dataclasses.replace(hit, passage=p)
+                    for hit in hits] for hits in await self.retriever.search(queries, k)]
         self.trace.emit("retrieval", queries=queries, k=k,
                         results=[[{"id": h.passage.id, "title": h.passage.title, "score": round(h.score, 6),
                                    "rank": h.rank} for h in hits] for hits in results],

@@ -5,13 +5,45 @@ text clipped to ``words`` words when ``words > 0`` (small models, long
 passages). A list is numbered ``[1]``, ``[2]``, ... one per line, which is
 what citation markers in HGOT's thoughts refer to. (DecomP's reader prompts
 keep the paper's own ``Wikipedia Title:`` layout.)
+
+A retrieved passage is untrusted text (a corpus may hold anything). Every
+passage a strategy retrieves is bounded once, where it enters
+(:meth:`~thoughtloom.strategies.base.Context.search` calls :func:`bounded`):
+its text is cut at :data:`MAX_PASSAGE_CHARS` and its title at
+:data:`MAX_TITLE_CHARS` (marked " ..."), control characters other than tab
+and line breaks (NUL, escape sequences) are dropped, and lone surrogates
+(invalid UTF-8 read with ``surrogateescape``) become U+FFFD. A passage
+within those bounds is passed on as it is, byte for byte.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from typing import Sequence
 
+from ..core.text import encodable
 from ..core.types import Passage
+
+#: Longest passage text a prompt shows (about 2,500 tokens; the longest paragraph
+#: of the packaged QA data is 8,268 characters).
+MAX_PASSAGE_CHARS = 10_000
+MAX_TITLE_CHARS = 500
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
+
+
+def _bound(text: str, limit: int) -> str:
+    clean = _CONTROL.sub("", encodable(text[:limit]))  # cut first: a 10 MB passage costs no more than a short one
+    return clean + " ..." if len(text) > limit else clean
+
+
+def bounded(passage: Passage) -> Passage:
+    """``passage`` within the bounds a prompt gives one passage (see the module doc); the
+    same object when it already is."""
+    text, title = _bound(passage.text, MAX_PASSAGE_CHARS), _bound(passage.title, MAX_TITLE_CHARS)
+    if text == passage.text and title == passage.title:
+        return passage
+    return dataclasses.replace(passage, text=text, title=title)
 
 
 def clip_words(text: str, words: int) -> str:
