@@ -28,3 +28,12 @@ def test_supported_tasks_follow_the_tasks_own_metadata():
         t for t in tasks.available() if tasks.get(t).open_domain} >= {"hotpotqa", "fever", "2wiki"}
     # tree searches: tasks with a SearchTask view
     assert built_for("sculpt-mcts") == built_for("tot-bfs") == {"game24", "crosswords", "commongen", "outline"}
+
+
+def test_every_strategy_class_has_resolvable_annotations():
+    """The strategy base's annotations name only imported types, so tools that read them
+    (typing.get_type_hints, documentation builders) work on every strategy."""
+    import typing
+
+    for name in strategies.available():
+        typing.get_type_hints(strategies.get(name))

@@ -39,7 +39,7 @@ import typing
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar
+from typing import Any, Callable, ClassVar, Mapping
 
 from ..core.errors import BudgetExceeded, ConfigError
 from ..core.events import malformed
