@@ -95,3 +95,12 @@ def test_tree_strategies_sample_at_the_papers_temperature_and_simulate_one_step(
         mcts = strategies.build("sculpt-mcts", {}, tasks.get(task))
         assert mcts.config.temperature == 0.7 and mcts.config.simulation_depth == 1
         assert strategies.build("sculpt-dfs", {}, tasks.get(task)).config.temperature == 0.7
+
+
+def test_a_presets_values_are_said_to_come_from_the_preset():
+    """``--set preset=paper``: the values the preset fills in come from the preset, the options given
+    beside it from the user, the rest from the strategy's defaults."""
+    hgot = strategies.build("hgot", {"preset": "paper", "samples": "4"})
+    assert hgot.sources["samples"] == FROM_USER and hgot.config.samples == 4
+    assert hgot.sources["temperature"] == "preset paper" and hgot.sources["parent_weight"] == "preset paper"
+    assert hgot.sources["max_tokens"] == FROM_STRATEGY

@@ -59,8 +59,9 @@ def _typed(value: Any, annotation: Any, key: str) -> Any:
 
 
 #: Where an option's value came from (:func:`option_sources`): the user (``--set``, a
-#: suite's settings, a keyword), the task (``Task.search_settings``), or the strategy's default.
-FROM_USER, FROM_TASK, FROM_STRATEGY = "user", "task", "strategy default"
+#: suite's settings, a keyword), a preset the user named (``preset NAME``), the task
+#: (``Task.search_settings``), or the strategy's default.
+FROM_USER, FROM_PRESET, FROM_TASK, FROM_STRATEGY = "user", "preset", "task", "strategy default"
 
 
 def task_settings(cls: "type[Strategy]", task: TaskView | None) -> dict[str, Any]:
@@ -75,14 +76,18 @@ def task_settings(cls: "type[Strategy]", task: TaskView | None) -> dict[str, Any
 
 def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
                    task: TaskView | None = None) -> dict[str, str]:
-    """Each option of ``cls`` and where its value comes from: ``user``, ``task NAME: <source>``
+    """Each option of ``cls`` and where its value comes from: ``user``, ``preset NAME`` (a value
+    of the preset the user named that no option given beside it overrides), ``task NAME: <source>``
     or ``strategy default``."""
     taken = task_settings(cls, task)
-    overrides = resolve_options(cls, overrides)
+    resolved = resolve_options(cls, overrides)
+    preset = f"{FROM_PRESET} {str(overrides['preset']).strip()}" if "preset" in overrides else ""
     out = {}
     for f in dataclasses.fields(cls.Config):
         if f.name in overrides:
             out[f.name] = FROM_USER
+        elif f.name in resolved:
+            out[f.name] = preset
         elif f.name in taken:
             out[f.name] = f"{FROM_TASK} {getattr(task, 'name', '?')}: {taken[f.name].source}"
         else:
