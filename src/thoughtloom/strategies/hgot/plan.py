@@ -23,7 +23,7 @@ caller turns into a traced ``malformed`` event (``what: hgot_plan``), a
 bounded re-ask, and finally a single-step fallback plan.
 
 With ``plan_stages=3`` planning takes the paper's three calls (appendix
-C.1-C.3, :func:`ask_plan`): the plan, a self-reflection that describes the
+C.1-C.3, :func:`.stages.ask_plan`): the plan, a self-reflection that describes the
 steps' dependencies, and a formalization that writes the descriptions in
 the arrow notation; the steps come from the first, the edges from the last.
 """
