@@ -1,6 +1,7 @@
-"""The base of every tree strategy (sculpt-mcts, sculpt-dfs, tot-bfs,
-tot-dfs, self-refine): one run's :class:`SearchRun` state and the
-:class:`TreeSearch` scaffold around a strategy's control loop.
+"""The base of every tree strategy (sculpt-mcts, sculpt-dfs,
+sculpt-dfs-backtrack, tot-bfs, tot-dfs, self-refine): one run's
+:class:`SearchRun` state and the :class:`TreeSearch` scaffold around a
+strategy's control loop.
 
 ``TreeSearch.run`` makes the run's state, the root and its evaluation,
 runs the subclass's :meth:`~TreeSearch.search` loop until it ends or the
