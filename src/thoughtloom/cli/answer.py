@@ -67,8 +67,7 @@ def demo(
     threads: o.Threads = None,
     parallel: o.Parallel = None,
 ) -> None:
-    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default; says whether
-    the answer is right."""
+    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default; says if it is right."""
     strategy = o.build_strategy("cot-sc", [f"n={n}"])
     task = tasks.get("gsm8k")
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
@@ -115,8 +114,7 @@ def run(
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Answer one question with a strategy and print the answer, whether it is right where that can be
-    checked, and its cost."""
+    """Answer one question with a strategy: its answer, whether that is right (where it can be checked), its cost."""
     task_obj = usercode.task(task)
     strat = opts.strategy(strategy, task_obj)
     question = _question(question)
