@@ -212,7 +212,7 @@ def _existing_cache(path: Path) -> CompletionStore:
     """The cache file at ``path``; one that does not exist is an error, not an empty cache made there."""
     if not path.expanduser().is_file():
         raise ConfigError(f"no cache file {path}",
-                          hint="pass --cache PATH of a cache a run wrote (THOUGHTLOOM_CACHE sets the default)")
+                          hint="pass --cache PATH of a cache a run wrote; THOUGHTLOOM_CACHE sets the default")
     return CompletionStore(path)
 
 
