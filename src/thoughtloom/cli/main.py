@@ -53,7 +53,7 @@ def _root(ctx: typer.Context, version: Version = False) -> None:
     ctx.default_map = config.default_map(ctx.command, ctx)
 
 
-app.command(epilog=answer.EXIT_HELP)(answer.demo)
+app.command(epilog=answer.DEMO_EXIT_HELP)(answer.demo)
 app.command(epilog=answer.EXIT_HELP)(o.with_run_options(answer.run))
 
 
