@@ -98,6 +98,8 @@ def test_the_exit_codes_are_in_the_help():
     r = runner.invoke(app, ["run", "--help"], env={"COLUMNS": "300"})
     assert "Exit status: 0 an answer" in r.output and "4 an answer that was checked and is wrong" in r.output
     assert answer.EXIT_CODES[3].startswith("no finished answer")
+    demo = runner.invoke(app, ["demo", "--help"], env={"COLUMNS": "300"})
+    assert "0 an answer, right or wrong" in demo.output and "checked and is wrong" not in demo.output
 
 
 LONG = "Which of these is longest: " + ", ".join(f"word{i}" for i in range(60)) + "?"

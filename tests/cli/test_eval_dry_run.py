@@ -108,6 +108,7 @@ def test_fewer_than_three_examples_give_no_interval_and_say_why(tmp_path, monkey
     r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "o"), "--json"])
     estimate = json.loads(r.stdout)
     assert estimate["calls"] == {"estimate": 5.0, "low": None, "high": None}
-    r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "p")])
+    r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "p"), "--price-in", "2.5"])
     assert "LLM calls          5  (no interval)" in r.stdout
+    assert "money" in r.stdout and "(no interval) at $2.5" in r.stdout and "nan" not in r.stdout
     assert "no interval: fewer than 3 examples" in r.stdout and "--pilot N" in r.stdout

@@ -147,6 +147,7 @@ async def test_exhausted_retries_mid_run_cost_one_example_and_retry_errors_rerun
     records = {r["id"]: r for r in map(json.loads, (tmp_path / "results.jsonl").read_text().splitlines())}
     assert summary["complete"] and summary["n"] == 8 and summary["n_errors"] == 1
     assert records["q3"]["error"].startswith("TransientError: cannot reach") and len(records) == 8
+    assert records["q3"]["metrics"] == {"accuracy": 0.0}  # scored as no answer, as every errored example is
     assert summary["this_run"]["retries"] == 3 and summary["this_run"]["server_pauses"] == 0
     broken["on"] = False
     summary = await evaluate(cot, gsm8k, questions(8), EvalResources(fast_lm()), tmp_path,

@@ -1,6 +1,6 @@
 """``thoughtloom demo`` and ``thoughtloom run``: one question, its answer, and whether it is right.
 
-Exit status (the same for both; see :data:`EXIT_CODES`): 0 an answer (right,
+Exit status of ``run`` (see :data:`EXIT_CODES`): 0 an answer (right,
 or with nothing to check it against), 1 the question failed (an error), 2
 bad usage or configuration (before any model call), 3 no finished answer
 (the strategy stopped early: its budget, a malformed program step, a reply
@@ -39,6 +39,9 @@ EXIT_CODES = {0: "an answer (right, or nothing to check it against)", 1: "the qu
               3: "no finished answer: the strategy stopped early, a reply was cut off, or none could be read",
               4: "an answer that was checked and is wrong (--gold, or the task's own rule)", 130: "interrupted"}
 EXIT_HELP = "Exit status: " + "; ".join(f"{code} {what}" for code, what in EXIT_CODES.items()) + "."
+#: ``demo`` says whether its answer is right but exits 0 either way (it checks the install, not the model).
+DEMO_EXIT_HELP = ("Exit status: 0 an answer, right or wrong (it says which); "
+                  + "; ".join(f"{code} {EXIT_CODES[code]}" for code in (1, 2, 130)) + ".")
 
 DEMO_QUESTION = ("A baker makes 3 trays of 12 muffins and sells 20 of them. "
                  "How many muffins are left?")
@@ -67,8 +70,7 @@ def demo(
     threads: o.Threads = None,
     parallel: o.Parallel = None,
 ) -> None:
-    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default; says whether
-    the answer is right."""
+    """Self-consistency (cot-sc) on a short word problem, on the embedded model by default; says if it is right."""
     strategy = o.build_strategy("cot-sc", [f"n={n}"])
     task = tasks.get("gsm8k")
     lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
@@ -115,8 +117,7 @@ def run(
     trace_out: Annotated[Optional[Path], typer.Option("--trace", help="Append the trace (JSON lines) here.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
 ) -> None:
-    """Answer one question with a strategy and print the answer, whether it is right where that can be
-    checked, and its cost."""
+    """Answer one question with a strategy: its answer, whether that is right (where it can be checked), its cost."""
     task_obj = usercode.task(task)
     strat = opts.strategy(strategy, task_obj)
     question = _question(question)

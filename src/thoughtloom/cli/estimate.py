@@ -105,7 +105,8 @@ def print_estimate(total: CostEstimate, price_in: float | None, price_out: float
                   f"the {duration(share.model_s)} of model time stored with them, {scaled}[/]")
     if price_in is not None or price_out is not None:
         money = total.money(price_in or 0.0, price_out or 0.0)
-        out.print(f"  {'money':<18} ${money.estimate:,.2f}  [${money.low:,.2f} – ${money.high:,.2f}] at "
+        ends = "(no interval)" if math.isnan(money.low) else f"[${money.low:,.2f} – ${money.high:,.2f}]"
+        out.print(f"  {'money':<18} ${money.estimate:,.2f}  {ends} at "
                   f"${price_in or 0:g} / ${price_out or 0:g} per million prompt / completion tokens "
                   "(cache hits would cost nothing)", highlight=False)
     out.print("[dim]calls and tokens count cache hits too; wall time assumes the same --concurrency[/]")

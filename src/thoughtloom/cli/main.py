@@ -53,7 +53,7 @@ def _root(ctx: typer.Context, version: Version = False) -> None:
     ctx.default_map = config.default_map(ctx.command, ctx)
 
 
-app.command(epilog=answer.EXIT_HELP)(answer.demo)
+app.command(epilog=answer.DEMO_EXIT_HELP)(answer.demo)
 app.command(epilog=answer.EXIT_HELP)(o.with_run_options(answer.run))
 
 
@@ -212,7 +212,7 @@ def _existing_cache(path: Path) -> CompletionStore:
     """The cache file at ``path``; one that does not exist is an error, not an empty cache made there."""
     if not path.expanduser().is_file():
         raise ConfigError(f"no cache file {path}",
-                          hint="pass --cache PATH of a cache a run wrote (THOUGHTLOOM_CACHE sets the default)")
+                          hint="pass --cache PATH of a cache a run wrote; THOUGHTLOOM_CACHE sets the default")
     return CompletionStore(path)
 
 

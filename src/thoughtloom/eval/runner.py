@@ -253,9 +253,10 @@ async def run_example(
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)
-    if error is not None and run.server_failure is None:  # the breaker decides what a server failure is
-        log.warning("example %s failed: %s", example.problem.id, error)
-        record["metrics"] = fallback_metrics(task, example.gold)
+    if error is not None:
+        if run.server_failure is None:  # the breaker decides what a server failure is
+            log.warning("example %s failed: %s", example.problem.id, error)
+        record["metrics"] = fallback_metrics(task, example.gold)  # scored as no answer, like every error
         details = {}
     record.update({
         "usage": run.usage.as_dict(),
