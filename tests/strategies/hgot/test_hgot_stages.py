@@ -94,3 +94,24 @@ def test_labelled_three_stage_plans_of_the_bench_model():
         plan = replies.parse(4)
         assert list(plan.steps) == row["label"]["steps"], row["question"]
         assert sorted(plan.edges) == sorted(tuple(e) for e in row["label"]["edges"]), row["question"]
+
+
+def test_a_stage_reply_cut_off_at_max_tokens_keeps_the_plans_own_dependencies():
+    """A self-reflection or formalization cut off at plan_max_tokens is not a description of the
+    dependencies: it is traced (malformed, truncated) and the plan's own line is used, here
+    "Dependencies: None", so the two steps are searched side by side (one level)."""
+    from thoughtloom.core.types import Completion
+
+    for stage in ("Say which of the steps", "Write the dependencies described"):
+        base = staged()
+
+        def fn(req, base=base, stage=stage):
+            text = base(req)
+            if req.messages[-1].content.startswith(stage):
+                return Completion(text, finish_reason="length")
+            return text
+        _, trace = run(HGOTConfig(samples=2, max_depth=2, plan_stages=3), ScriptedLM(fn), SubstringJudge())
+        plan = trace.of_type("plan")[0]
+        assert plan["edges"] == [] and plan["levels"] == [[1, 2]] and "formalization" not in plan
+        [cut] = [e for e in trace.of_type("malformed") if e["reason"] == "truncated"]
+        assert cut["what"] == ("hgot_reflect" if stage.startswith("Say") else "hgot_formalize")

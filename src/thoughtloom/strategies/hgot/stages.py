@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...core.events import RAW_CHARS
 from ...core.types import Completion, Request
-from ..base import Context
+from ..base import Context, finished
 from . import deps
 from .plan import Plan, PlanError, parse_plan, plan_request
 
@@ -49,7 +49,7 @@ class PlanReplies:
 
     @property
     def truncated(self) -> bool:
-        """The plan itself was cut off (a stage cut off still gives what it wrote)."""
+        """The plan itself was cut off (a stage cut off falls back to the plan's own dependencies)."""
         return self.plan.truncated
 
     def dependencies(self) -> str | None:
@@ -113,10 +113,14 @@ async def ask_plan(ctx: Context, cfg: "HGOTConfig", question: str, passages: Seq
     prompt = ctx.prompt("hgot_reflect", demos=reflect_demos, steps=steps)
     reflection = (await ctx.lm.generate([Request.of(prompt, max_tokens=cfg.plan_max_tokens, seed=ctx.seed,
                                                     stop=("\n\n", "\nSteps:"))]))[0]
+    if not finished(ctx, reflection, "hgot_reflect", question=question):
+        return PlanReplies(reply)  # a cut-off description is no plan's dependencies: the plan's own
     described = " ".join(reflection.text.split()) or "None"
     prompt = ctx.prompt("hgot_formalize", demos=formalize_demos, descriptions=described)
     formal = (await ctx.lm.generate([Request.of(prompt, max_tokens=cfg.plan_max_tokens, seed=ctx.seed,
                                                 stop=("\n\n", "\nDescriptions:"))]))[0]
+    if not finished(ctx, formal, "hgot_formalize", question=question):
+        return PlanReplies(reply)
     return PlanReplies(reply, reflection, formal)
 
 
