@@ -28,15 +28,16 @@ class LMError(ThoughtloomError):
 
 
 class TransientError(LMError):
-    """A model call failed in a way that may succeed if retried."""
-
-
-class RateLimitError(TransientError):
-    """The server asked us to slow down; ``retry_after`` seconds if it said."""
+    """A model call failed in a way that may succeed if retried; ``retry_after``: the seconds
+    the server asked us to wait (a ``Retry-After`` header on a 429 or a 503), if it said."""
 
     def __init__(self, message: str, *, retry_after: float | None = None, hint: str = "") -> None:
         super().__init__(message, hint=hint)
         self.retry_after = retry_after
+
+
+class RateLimitError(TransientError):
+    """The server asked us to slow down (HTTP 429)."""
 
 
 class ModelCrashed(LMError):

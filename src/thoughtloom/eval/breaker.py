@@ -38,7 +38,7 @@ from typing import Any, Callable
 
 from tenacity import wait_exponential_jitter
 
-from ..core.errors import CallTimeout, LMError, MalformedReply, RateLimitError, TransientError
+from ..core.errors import CallTimeout, LMError, MalformedReply, TransientError
 from ..lm.retry import RetryStats
 from ..tasks.base import Example
 
@@ -158,7 +158,7 @@ class CircuitBreaker:
         s = self.settings
         wait = wait_exponential_jitter(multiplier=s.probe_s, max=s.probe_max_s, jitter=s.probe_s)(
             SimpleNamespace(attempt_number=self.probes + 1))
-        if isinstance(cause, RateLimitError) and cause.retry_after:
+        if isinstance(cause, TransientError) and cause.retry_after:
             wait = max(wait, min(cause.retry_after, s.max_wait_s))
         self.next_probe = now + wait
 

@@ -246,8 +246,8 @@ def _raise_for_status(resp: httpx.Response, base_url: str, model: str) -> None:
     where = f"{base_url} answered HTTP {status}: {detail}"
     if status == 429:
         raise RateLimitError(where, retry_after=retry_after_s(resp.headers.get("retry-after")))
-    if status in _RETRYABLE_STATUS:
-        raise TransientError(where)
+    if status in _RETRYABLE_STATUS:  # a 503 may say when to come back, as a 429 does
+        raise TransientError(where, retry_after=retry_after_s(resp.headers.get("retry-after")))
     if status in (401, 403):
         raise LMError(where, hint="set THOUGHTLOOM_API_KEY (or OPENAI_API_KEY) to a valid key")
     if status == 404:

@@ -1,4 +1,5 @@
-"""Retry wrapper: only :class:`TransientError` (and its RateLimitError) is retried.
+"""Retry wrapper: only :class:`TransientError` (and its RateLimitError) is retried,
+never sooner than a wait the server asked for (``retry_after``).
 
 Each request of a batch is retried on its own, so one failed sample does not
 resend its siblings. Backoff is exponential with jitter; a server's
@@ -28,7 +29,7 @@ from tenacity import (
     wait_exponential_jitter,
 )
 
-from ..core.errors import MalformedReply, RateLimitError, TransientError
+from ..core.errors import MalformedReply, TransientError
 from ..core.protocols import LM
 from ..core.types import Completion, Request
 
@@ -60,7 +61,7 @@ class Retrying:
     def _wait(self, state: RetryCallState) -> float:
         backoff = wait_exponential_jitter(multiplier=self.initial_s, max=self.max_s, jitter=self.initial_s)(state)
         exc = state.outcome.exception() if state.outcome else None
-        if isinstance(exc, RateLimitError) and exc.retry_after:
+        if isinstance(exc, TransientError) and exc.retry_after:
             return max(backoff, min(exc.retry_after, self.max_s * 3))
         return backoff
 

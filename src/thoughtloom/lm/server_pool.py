@@ -24,7 +24,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
-from ..core.errors import CallTimeout, ConfigError, MalformedReply, RateLimitError, TransientError
+from ..core.errors import CallTimeout, ConfigError, MalformedReply, TransientError
 from ..core.types import Completion, Request
 from .openai_compat import OpenAICompatLM
 
@@ -106,7 +106,7 @@ class ServerPool:
 
     def _take_out(self, server: _Server, exc: TransientError) -> None:
         wait = self.cooldown_s
-        if isinstance(exc, RateLimitError) and exc.retry_after:
+        if isinstance(exc, TransientError) and exc.retry_after:
             wait = max(wait, exc.retry_after)
         now = self._clock()
         if server.out_until <= now:  # once per outage, not once per call it had in flight
