@@ -30,16 +30,22 @@ def test_plan_covers_every_strategy_and_every_reply_class():
     assert plan(RUNS, SEED, str(data_dir()))[-1][-1] == cells[-1][-1]  # seeded: the same plan again
 
 
-def test_no_hostile_reply_crashes_or_hangs_a_run():
+def _fuzz_failures(runs: int, **options) -> tuple[int, list[str]]:
+    """Run the fuzz; how many runs it made and a line for each that crashed or hung."""
     # a hang inside C code (a regex) cannot be interrupted by the per-run alarm: dump and exit
     faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)
     try:
-        report = fuzz(RUNS, SEED, str(data_dir()), timeout_s=30)  # busy CI cores: slow is not hung
+        report = fuzz(runs, SEED, str(data_dir()), timeout_s=30, **options)  # busy CI cores: slow is not hung
     finally:
         faulthandler.cancel_dump_traceback_later()
     bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
            for o in report.outcomes if o.status in ("crash", "hang")]
-    assert len(report.outcomes) == RUNS
+    return len(report.outcomes), bad
+
+
+def test_no_hostile_reply_crashes_or_hangs_a_run():
+    made, bad = _fuzz_failures(RUNS)
+    assert made == RUNS
     assert not bad, "\n".join(bad)
 
 
@@ -56,12 +62,6 @@ def test_corpus_plan_covers_every_retrieval_strategy_and_corpus_class():
 
 
 def test_no_hostile_corpus_crashes_or_hangs_a_run_or_escapes_its_bounds():
-    faulthandler.dump_traceback_later(240, exit=True, file=sys.stderr)
-    try:
-        report = fuzz(CORPUS_RUNS, SEED, str(data_dir()), timeout_s=30, corpora=True)
-    finally:
-        faulthandler.cancel_dump_traceback_later()
-    bad = [f"{o.status}: {o.strategy} on {o.task} [{o.focus}, seed {o.seed}] {o.error} at {o.where}"
-           for o in report.outcomes if o.status in ("crash", "hang")]
-    assert len(report.outcomes) == CORPUS_RUNS
+    made, bad = _fuzz_failures(CORPUS_RUNS, corpora=True)
+    assert made == CORPUS_RUNS
     assert not bad, "\n".join(bad)
