@@ -17,7 +17,7 @@ from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.strategies.decomp.functions import merge, position, separator, str_position
 from thoughtloom.strategies.decomp.handlers import (EVIDENCE_TOKENS, MIN_PASSAGE_CHARS, PASSAGE_CHARS,
                                                     render_evidence)
-from thoughtloom.strategies.decomp.language import StepError, expand, parse_step, parse_value
+from thoughtloom.strategies.decomp.language import StepError, expand, parse_step, parse_value, read_reply
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 
@@ -290,3 +290,48 @@ def test_the_step_and_symbolic_readers_survive_hostile_text(text):
     except StepError:  # a reference to no step: re-asked
         pass
     assert time.perf_counter() - t0 < 5  # linear patterns; a timing bound only against backtracking
+
+
+# -- a handler's reply: the answer line, or one JSON value over lines ------------------------------
+
+FENCED = '```json\n[\n  "a, b",\n  "c, d"\n]\n```'
+
+
+@pytest.mark.parametrize("reply,value", [
+    (FENCED, ["a, b", "c, d"]),                       # the bench model's habit (card decomp-reversal, n = 3)
+    ('A: ["a, b", "c, d"]\nQ: next', ["a, b", "c, d"]),  # one line: the examples' format
+    ("A: lamp, pen\nQ: Reverse", "lamp, pen"),          # the first line, as before
+    ('```json\n[\n  ["a, b", "c"],\n  ["x"]\n]\n```', '[["a, b", "c"], ["x"]]'),  # nested: not the flat list
+    ('[\n  "a",\n  "b"\n', "["),                     # never closed: the first line, no guess
+    ("[1] Paris\n[2] Rome", "[1] Paris"),               # a citation line is not a JSON value
+    ("", ""), ("```\n```", ""),
+])
+def test_a_handler_reply_is_its_answer_line_or_one_whole_json_value(reply, value):
+    """Khot et al. 2023, \u00a73: each sub-task handler is "a few-shot prompt" whose answer is
+    read back into the program. The examples answer on one line, so the first line is read; a
+    reply that is one whole JSON value over several lines is that value (issue 25: the bench
+    model fenced split_half's list over lines and the controller kept '[')."""
+    assert read_reply(reply) == value
+
+
+async def test_a_fenced_multi_line_split_reply_runs_the_halving_program_to_its_answer():
+    """Khot et al. 2023, \u00a74.2 (list reversal): split the list in halves, reverse each half
+    recursively, put the reversed second half first. With every handler a model call and the
+    split answered as a fenced multi-line JSON list, "a, b, c, d" reverses to "d, c, b, a"."""
+    def model(req):
+        prompt = req.messages[-1].content
+        q = prompt.rsplit("Q: ", 1)[1]
+        if prompt.startswith("Split"):
+            return FENCED
+        if prompt.startswith("Reverse the order"):
+            return {"a, b": "b, a", "c, d": "d, c"}[re.search(r'"(.*)"', q).group(1)]
+        if prompt.startswith("Join"):
+            return "d, c, b, a"
+        raise AssertionError(prompt[:80])
+
+    lm = ScriptedLM(model)
+    result = await run("decomp", 'Reverse the sequence "a, b, c, d".', lm, task="list_reversal",
+                       sets={"program": "reverse_halving", "decomposer": "reference", "handlers": "lm"})
+    assert result.answer == "d, c, b, a"
+    steps = result.details["executed"]["steps"]
+    assert steps[0]["answer"] == ["a, b", "c, d"]

@@ -40,7 +40,7 @@ from ...core.protocols import LM
 from ...core.text import CHARS_PER_TOKEN
 from ...core.types import Passage, Request
 from .functions import SymbolicFn, symbolic_function, symbolic_names
-from .language import Answer, parse_value, render_value, strip_boxed, strip_fence
+from .language import Answer, read_reply, render_value
 from .record import Run
 
 
@@ -204,12 +204,7 @@ class PromptHandler(Handler):
                 out.append(Outcome("", tokens=c.usage.total_tokens, calls=1, fit=fit,
                                    error="the reply was cut off at max_tokens", cut_off=c.text))
                 continue
-            text = c.text.strip() if self.raw else strip_fence(c.text).strip()
-            if not self.raw:  # one line: the first non-empty one, without an echoed "A:"
-                if text[:2].upper() == "A:":
-                    text = text[2:].strip()
-                text = strip_boxed(text.splitlines()[0].strip()) if text else ""
-            value = text if self.raw else parse_value(text)
+            value = c.text.strip() if self.raw else read_reply(c.text)
             out.append(Outcome(value, tokens=c.usage.total_tokens, calls=1, fit=fit))
         return out
 

@@ -202,6 +202,31 @@ def strip_boxed(text: str) -> str:
     return m.group(1).strip() if m else text
 
 
+def read_reply(text: str) -> Answer:
+    """A few-shot handler's reply as its answer: the answer line, or a JSON value written over lines.
+
+    The examples answer on one line after ``A:``, so the answer is the first
+    non-empty line (an echoed ``A:`` and a ``\\boxed{}`` dropped), read by
+    :func:`parse_value`. Chat models often fence a JSON answer and spread it
+    over lines (a fenced ``json`` block holding ``[``, ``"a, b",``, ``"c"``, ``]``); when
+    the reply, fence removed, is one whole JSON array or object, that value is
+    the answer: a flat array becomes a list, anything else stays its compact
+    one-line JSON text (a nested array is not read as the flat one asked for).
+    """
+    text = strip_fence(text).strip()
+    if text[:2].upper() == "A:":
+        text = text[2:].strip()
+    if "\n" in text and text[:1] in "[{" and text[-1:] in "]}":
+        try:
+            value = loads_json(text)
+        except ParseError:
+            value = None
+        if value is not None:
+            flat = isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value)
+            return [str(v) for v in value] if flat else json.dumps(value, ensure_ascii=False)
+    return parse_value(strip_boxed(text.splitlines()[0].strip())) if text else ""
+
+
 def parse_value(text: str) -> Answer:
     """A handler's reply as an answer: a reply that is one JSON array of scalars becomes a list.
 
