@@ -12,9 +12,10 @@ Every event type the package emits, with its fields and meaning, is in
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 from .types import to_json
 
@@ -28,15 +29,29 @@ class Trace:
         self._t0 = time.perf_counter()
         self._sink = sink
         self._fields = fields
+        self._muted = 0
         self.events: list[dict[str, Any]] = []
 
     def emit(self, type: str, **data: Any) -> dict[str, Any]:
         event = {"type": type, "t": round(time.perf_counter() - self._t0, 6), **self._fields}
+        if self._muted:
+            return event
         event.update(to_json(data))
         self.events.append(event)
         if self._sink is not None:
             self._sink(event)
         return event
+
+    @contextlib.contextmanager
+    def muted(self) -> Iterator[None]:
+        """Emit nothing inside: for a look at a run's state (its answer so far) that must not
+        show in its trace. Only for synchronous code: a coroutine awaiting inside would mute
+        other coroutines' events too."""
+        self._muted += 1
+        try:
+            yield
+        finally:
+            self._muted -= 1
 
     def of_type(self, type: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == type]

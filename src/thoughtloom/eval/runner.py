@@ -63,6 +63,7 @@ from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Budget, Metered, UsageTotals
+from ..strategies.anytime import Anytime, Point
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
@@ -150,6 +151,27 @@ def checked_metrics(metrics: Any, task: Task) -> dict[str, float]:
     return out
 
 
+def answer_metrics(task: Task, answer: str | None, truncated: bool, gold: Any) -> dict[str, float]:
+    """How an answer scores: a reply cut off at max_tokens is not an answer (scored as none)
+    unless the task allows it (``Task.score_truncated``)."""
+    if answer is None or (truncated and not task.score_truncated):
+        return fallback_metrics(task, gold)
+    return checked_metrics(task.score(answer, gold), task)
+
+
+def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, gold: Any) -> dict[str, Any]:
+    """The record's ``anytime`` entry: the run's answer at every call budget up to its own
+    (:mod:`thoughtloom.strategies.anytime`), each point scored as the record is."""
+    def score(p: Point) -> dict[str, float]:
+        try:
+            return answer_metrics(task, p.answer, p.truncated, gold)
+        except Exception as exc:  # an answer on the way that the scorer cannot read: none there
+            log.warning("example %s: the answer at %d calls could not be scored: %s", run.trace_id, p.calls, exc)
+            return fallback_metrics(task, gold)
+
+    return {"points": run.anytime.trajectory(score), "exact": strategy.anytime_exact}
+
+
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
     """The scores of no answer, for an example that errored."""
     try:
@@ -180,6 +202,8 @@ class ProblemRun:
     seconds: float
     trace: Trace
     server_failure: Exception | None = None  # with ``server_errors``: the server failure that was ``error``
+    anytime: Anytime | None = None  # the answers on the way, with their spend (ends with the result's)
+    trace_id: str = ""
 
 
 async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
@@ -199,11 +223,12 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     trace = Trace(sink=watcher, example=problem.id)
     if watcher is not None:
         watcher.start()
+    anytime = Anytime(trace)
     lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text,
-                 in_flight=watcher.flight if watcher is not None else None)
+                 in_flight=watcher.flight if watcher is not None else None, before_batch=anytime.before_batch)
     retriever, entail = question_services(res.retriever, res.entail, lm, trace)
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
-                  prompt_dir=res.prompt_dir, seed=settings.seed)
+                  prompt_dir=res.prompt_dir, seed=settings.seed, anytime=anytime)
     t0 = time.perf_counter()
     server = None
     try:
@@ -211,7 +236,10 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     except Exception as exc:  # one problem's failure is its error, not fatal
         server = exc if server_errors and is_server_failure(exc) else None
         result, error = None, _failed(trace, exc, keep=server is not None)
-    return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace, server)
+    if result is not None:
+        anytime.finish(lm.totals.calls, lm.totals.total_tokens, result)
+    return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace, server,
+                      anytime if result is not None else None, problem.id)
 
 
 def _failed(trace: Trace, exc: Exception, keep: bool = False) -> str:
@@ -244,12 +272,10 @@ async def run_example(
             record["prediction"] = result.answer
             record["truncated"] = bool(result.truncated)
             record["stopped"] = result.stopped  # "budget": the strategy's best answer when its budget ran out
-            if result.truncated and not task.score_truncated:
-                # a reply cut off at max_tokens is not an answer: scored as none, flagged
-                record["metrics"] = fallback_metrics(task, example.gold)
-            else:
-                record["metrics"] = checked_metrics(task.score(result.answer, example.gold), task)
+            record["metrics"] = answer_metrics(task, result.answer, result.truncated, example.gold)
             record["confidence"] = result.confidence
+            if run.anytime is not None:
+                record["anytime"] = trajectory(run, strategy, task, example.gold)
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)
@@ -257,6 +283,7 @@ async def run_example(
         if run.server_failure is None:  # the breaker decides what a server failure is
             log.warning("example %s failed: %s", example.problem.id, error)
         record["metrics"] = fallback_metrics(task, example.gold)  # scored as no answer, like every error
+        record["anytime"] = None
         details = {}
     record.update({
         "usage": run.usage.as_dict(),
@@ -274,7 +301,8 @@ async def run_example(
 
 def _unanswered(example: Example) -> dict[str, Any]:
     return {"id": example.problem.id, "input": example.problem.question, "prediction": None,
-            "gold": example.gold, "metrics": {}, "confidence": None, "truncated": False, "stopped": None}
+            "gold": example.gold, "metrics": {}, "confidence": None, "truncated": False, "stopped": None,
+            "anytime": None}
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,14 @@ class Metered:
     ``in_flight`` (for live progress) is told ``+n`` as a batch of ``n``
     calls goes out and ``-n`` when it is back (or failed), before its
     calls are traced.
+
+    The call budget counts the calls still in flight: concurrent batches (a
+    strategy's ``asyncio.gather``) together never pass ``max_calls``, and a
+    batch is refused whole when it does not fit. ``before_batch`` is told
+    ``(calls sent so far, tokens back so far)`` as each batch arrives, before
+    the budget is checked: the anytime recorder's cue
+    (:class:`thoughtloom.strategies.anytime.Anytime`) to note what the run
+    would answer were its budget spent here.
     """
 
     inner: LM
@@ -92,6 +100,8 @@ class Metered:
     totals: UsageTotals = field(default_factory=UsageTotals)
     trace_text: bool = True
     in_flight: Callable[[int], None] | None = None
+    before_batch: Callable[[int, int], None] | None = None
+    pending: int = 0  # calls sent and not back yet (counted by the call budget)
 
     @property
     def model_id(self) -> str:
@@ -100,12 +110,17 @@ class Metered:
     def remaining_calls(self) -> int | None:
         if self.budget.max_calls is None:
             return None
-        return max(0, self.budget.max_calls - self.totals.calls)
+        return max(0, self.budget.max_calls - self.sent)
+
+    @property
+    def sent(self) -> int:
+        """Calls sent so far: back (``totals.calls``) or still in flight."""
+        return self.totals.calls + self.pending
 
     def _check(self, n: int) -> None:
         b, t = self.budget, self.totals
-        if b.max_calls is not None and t.calls + n > b.max_calls:
-            self._exceeded("calls", b.max_calls, t.calls)
+        if b.max_calls is not None and self.sent + n > b.max_calls:
+            self._exceeded("calls", b.max_calls, self.sent)
         if b.max_tokens is not None and t.total_tokens >= b.max_tokens:
             self._exceeded("tokens", b.max_tokens, t.total_tokens)
 
@@ -118,12 +133,16 @@ class Metered:
         requests = list(requests)
         if not requests:
             return []
+        if self.before_batch is not None:
+            self.before_batch(self.sent, self.totals.total_tokens)
         self._check(len(requests))
         if self.in_flight is not None:
             self.in_flight(len(requests))
+        self.pending += len(requests)
         try:
             completions = await self.inner.generate(requests)
         finally:
+            self.pending -= len(requests)
             if self.in_flight is not None:
                 self.in_flight(-len(requests))
         for request, completion in zip(requests, completions):

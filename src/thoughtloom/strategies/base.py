@@ -48,6 +48,7 @@ from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
+from .anytime import Anytime
 from .passages import bounded
 from .vote import Vote, weighted_vote
 
@@ -65,6 +66,8 @@ class Context:
     seed: int = 0
     # where best_so_far leaves the run's fallback result; made by Strategy.run
     so_far: "SoFar | None" = field(default=None, repr=False)
+    # the run's anytime trajectory, when the eval runner records one (strategies/anytime.py)
+    anytime: Anytime | None = field(default=None, repr=False)
 
     def prompt(self, name: str, **fields: object) -> str:
         return prompts.render(name, self.prompt_dir, **fields)
@@ -72,12 +75,21 @@ class Context:
     def best_so_far(self, make: Callable[[], "Result"]) -> None:
         """How to build this run's best result so far, should its budget run out.
 
-        ``make`` is called only on a budget stop, so it may read the run's
-        live state (a tree, a scratchpad); call again when a better one
-        appears. Without one, a budget stop is a result with no answer.
+        ``make`` is called on a budget stop, and, when the runner records an
+        anytime trajectory, before each batch of calls (with the trace
+        muted), so it may read the run's live state (a tree, a scratchpad)
+        but must leave it as it was; call again when a better one appears.
+        Without one, a budget stop is a result with no answer.
         """
         if self.so_far is not None:
             self.so_far.make = make
+
+    def within_batch(self, completions: typing.Sequence[Completion], results: typing.Sequence["Result"]) -> None:
+        """For a strategy that sizes a batch from the budget left: ``results[i]`` is what it
+        answers had only the first ``i + 1`` of ``completions`` come back, as a run capped
+        there would (see :mod:`.anytime`). Must describe the batch just returned."""
+        if self.anytime is not None:
+            self.anytime.within_batch([c.usage.total_tokens for c in completions], results)
 
     def remaining_calls(self) -> int | None:
         """Calls left in this question's budget, if the LM is metered."""
@@ -159,6 +171,12 @@ class SoFar:
 
     make: Callable[[], "Result"] | None = None
 
+    def peek(self) -> "Result":
+        """The result a budget stop here would give; the run's state is left as it was."""
+        result = self.make() if self.make is not None else Result(answer="")
+        result.stopped = "budget"
+        return result
+
     def stopped(self, reason: str) -> "Result":
         result = self.make() if self.make is not None else Result(answer="")
         result.stopped = reason
@@ -176,6 +194,8 @@ def _capped(run: typing.Callable) -> typing.Callable:
         max_calls = getattr(self.config, "max_calls", None)
         lm = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else ctx.lm
         so_far = SoFar()
+        if ctx.anytime is not None:  # the anytime recorder looks at the same best result so far
+            ctx.anytime.watch(so_far.peek)
         try:
             return await run(self, problem, dataclasses.replace(ctx, lm=lm, so_far=so_far))
         except BudgetExceeded:  # the question's budget is spent: the best result so far
@@ -222,6 +242,9 @@ class Strategy(ABC):
     #: named sets of option values (``--set preset=NAME``, a suite's ``preset = "NAME"``); options
     #: given beside the preset override its values (:func:`~thoughtloom.strategies.config.resolve_options`)
     presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    #: where the anytime trajectory's point at budget b equals a run capped at b (one of
+    #: :data:`.anytime.EXACT`; a strategy that reads the budget left says where it does not)
+    anytime_exact: ClassVar[str] = "every budget"
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:

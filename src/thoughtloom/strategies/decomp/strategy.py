@@ -80,8 +80,11 @@ def _stopped(controller: Controller, program: str) -> Result:
     if not controller.started:
         return Result(answer="", details={"program": program})
     run = controller.started[0]
-    run.status = "budget"
-    return _result(run)
+    status, run.status = run.status, "budget"
+    try:
+        return _result(run)
+    finally:  # an anytime look goes on with the run as it was
+        run.status = status
 
 
 @register("decomp")

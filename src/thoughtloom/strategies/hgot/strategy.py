@@ -65,7 +65,7 @@ class HGOT(Strategy):
         (pool,) = await probe(ctx, [question], cfg.k)
         root = Node(question, 0)
         # a budget stop answers with the root's answer so far (the tree's root, stopped)
-        ctx.best_so_far(lambda: _result(levels.budget_stop(ctx, root)))
+        ctx.best_so_far(lambda: _stopped(ctx, root))
         await levels.first_answer(ctx, cfg, root, pool, demos)
         return _result(await levels.refine(ctx, cfg, root, demos))
 
@@ -83,6 +83,16 @@ class HGOT(Strategy):
             lines.append("")
             lines.append(f"rationale: {result.text}")
         return "\n".join(lines)
+
+
+def _stopped(ctx: Context, root: Node) -> Result:
+    """A budget stop's result: the root's answer so far, stopped; the live tree is left as it
+    was (an anytime look goes on with it)."""
+    stop = root.stop
+    try:
+        return _result(levels.budget_stop(ctx, root))
+    finally:
+        root.stop = stop
 
 
 def _result(root: Node) -> Result:

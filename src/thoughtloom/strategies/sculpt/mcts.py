@@ -143,6 +143,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
     for leaf in leaves:
         s.ctx.trace.emit("sculpt_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
     last = {leaf.id: leaf for leaf in leaves}
+    s.held = (leaves, cfg.virtual_loss)
     try:
         grow = [leaf for leaf in leaves if not (cfg.stop_at_goal and s.solved(leaf))]
         groups = await s.generator.expand_many(grow, cfg.k)
@@ -161,6 +162,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
     finally:  # take back the virtual loss select_leaves put on every leaf it chose
         for leaf in leaves:
             virtual_visits(s.tree, leaf, -cfg.virtual_loss)
+        s.held = ([], 0)
     for leaf in leaves:
         node = last[leaf.id]  # a new node's own evaluation was already its visit
         s.tree.backpropagate(node, node.score or 0.0, include_node=node is leaf)
@@ -193,3 +195,16 @@ class SculptMCTS(TreeSearch):
 
     def choose(self, s: SearchRun) -> Node:
         return s.tree.best_by_value()
+
+    def _answer(self, s: SearchRun) -> Result:
+        """The answer as a budget stop leaves the tree: without the virtual losses of a rollout
+        under way (a stop takes them back before it answers; an anytime look between batches
+        must see the same statistics)."""
+        leaves, loss = s.held
+        for leaf in leaves:
+            virtual_visits(s.tree, leaf, -loss)
+        try:
+            return super()._answer(s)
+        finally:
+            for leaf in leaves:
+                virtual_visits(s.tree, leaf, loss)

@@ -77,6 +77,10 @@ class ModelEvaluator:
         completions = await self.ctx.lm.generate(requests)
         readings = [self._read(n, c, lab, 1) for n, c, lab in zip(owners, completions, labels)]
         retry = [i for i, r in enumerate(readings) if r is None]
+        if retry:  # while the re-ask is out, the nodes hold their first readings (what a budget
+            # stop there leaves them, and what an anytime look at the tree sees)
+            for i in range(0, len(owners), self.samples):
+                self.settle(owners[i], mean_reading(readings[i:i + self.samples]))
         try:
             if retry:  # re-ask each unreadable reply once, quoting it, as one batch
                 again = [replace(requests[i], messages=requests[i].messages + (

@@ -77,6 +77,7 @@ class SearchRun:
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
         self.notes: dict[str, Any] = {}  # a loop's own figures for Result.details (rollouts done, why it ended)
+        self.held: tuple[list[Node], int] = ([], 0)  # MCTS: the leaves carrying a virtual loss, and its size
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score
@@ -107,6 +108,8 @@ class TreeSearch(Strategy):
     needs = "search"
     algorithm: ClassVar[str] = ""  # details["algorithm"]
     generator: ClassVar[type[ThoughtGenerator]] = ThoughtGenerator
+    # a capped run trims its last batch to the budget left (budget.affordable)
+    anytime_exact = "batch boundaries"
 
     async def run(self, problem: Problem, ctx: Context) -> Result:
         s = SearchRun(problem, ctx, self.config, self.generator)
