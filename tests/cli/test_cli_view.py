@@ -61,7 +61,8 @@ def test_compare_at_call_budgets_prints_each_run_and_the_paired_differences(tmp_
     assert "at 45 tokens" in r.output
     result = json.loads(runner.invoke(app, ["compare", str(a), str(b), "--at-calls", "1", "--json"]).output)
     [at] = result["at"]
-    assert (at["axis"], at["budget"]) == ("calls", 1) and at["pairs"][0]["differences"]["accuracy"]["verdict"] == "holds"
+    assert (at["axis"], at["budget"]) == ("calls", 1)
+    assert at["pairs"][0]["differences"]["accuracy"]["verdict"] == "holds"
     assert result["curves"]["calls"]["grid"] == [0, 1, 2, 3]
 
 
