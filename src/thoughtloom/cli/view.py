@@ -71,10 +71,12 @@ def budgets(text: str | None, flag: str) -> list[int]:
         return []
     parts = [p.strip() for p in text.split(",")]
     if any(not p for p in parts):
-        raise ConfigError(f"{flag} takes budgets separated by commas, not {text!r}", hint=f"e.g. {flag} 10,20,40")
+        raise ConfigError(f"{flag} takes budgets separated by commas, not {text[:40]!r}",
+                          hint=f"e.g. {flag} 10,20,40")
     for p in parts:
-        if not (p.isascii() and p.isdigit()):
-            raise ConfigError(f"{flag}: {p!r} is not a whole number of {flag.removeprefix('--at-')} (0 or more)",
+        if not (p.isascii() and p.isdigit()) or len(p) > 18:
+            said, unit = p if len(p) <= 20 else p[:20] + "…", flag.removeprefix("--at-")
+            raise ConfigError(f"{flag}: {said!r} is not a whole number of {unit} (0 or more, under 10^18)",
                               hint=f"e.g. {flag} 10,20,40")
     return sorted({int(p) for p in parts})
 
