@@ -165,8 +165,10 @@ def curve_section(data: dict[str, Any], states: Sequence[dict[str, Any]], metric
     legend = []
     for i, (name, state) in enumerate(zip(names, states)):
         swatch = h("span", {"style": f"color:{PALETTE[i % len(PALETTE)]}"}, "━━ " if not dashed[i] else "╍╍ ")
-        words = "; ".join(state["notes"]) or "exact at every budget, known at every budget"
-        legend.append(h("li", None, swatch, h("b", None, name), f" ({state['examples']} examples): ", words))
+        words = "; ".join(state["notes"]) or "exact at every call budget, known at every budget"
+        count = state["examples"]
+        legend.append(h("li", None, swatch, h("b", None, name), f" ({count} example{'s' if count != 1 else ''}): ",
+                        words))
     return h("div", {"class": "curves"}, title,
              h("p", {"class": "note"}, "Each example's metric at a budget is what its run had answered by then "
                                        "(its last recorded point at or under the budget); a line ends where the "
