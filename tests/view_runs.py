@@ -126,3 +126,21 @@ def sampling_run(out: Path, strategy: str = "cot-sc", answers: tuple[str, ...] =
     examples = [Example(Problem(f"gsm8k-{i}", f"What is {i} + {6 - i}?"), "6") for i in range(n_examples)]
     sets = {"n": "3"} if strategy == "cot-sc" else {}
     return _evaluate(strategy, sets, "gsm8k", examples, out, ScriptedLM(reply))
+
+
+def with_anytime(out: Path, trajectory, *, exact: str = "every budget") -> Path:
+    """The run's records given trajectories as the runner writes them: ``trajectory(record)`` lists
+    (calls, tokens, accuracy) before the end point (the record's own calls, tokens and metrics), which
+    is added; the first point, at 0 calls, is added when it is not given."""
+    path = out / "results.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in records:
+        used = r["usage"]
+        points = [(c, t, {"accuracy": a}) for c, t, a in trajectory(r)]
+        if not points or points[0][:2] != (0, 0):
+            points.insert(0, (0, 0, {"accuracy": 0.0}))
+        points.append((used["calls"], used["prompt_tokens"] + used["completion_tokens"], r["metrics"]))
+        r["anytime"] = {"points": [{"calls": c, "tokens": t, "answer": "", "metrics": m} for c, t, m in points],
+                        "exact": exact}
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return out

@@ -65,6 +65,12 @@ CASES = [
     ("set bad --set", lambda t, d: ["run", "cot", "q", "--set", "max_tokens"], "--set"),
     ("demo n zero", lambda t, d: ["demo", "--n", "0"], "--n"),
     ("out is a file", lambda t, d: ev(d, "--out", str(d)), "is a file"),
+    ("at-calls empty", lambda t, d: ["compare", str(t), "--at-calls", ""], "--at-calls"),
+    ("at-calls empty item", lambda t, d: ["compare", str(t), "--at-calls", "10,,20"], "--at-calls"),
+    ("at-calls negative", lambda t, d: ["compare", str(t), "--at-calls", "10,-5"], "--at-calls: '-5'"),
+    ("at-calls not a number", lambda t, d: ["compare", str(t), "--at-calls", "ten"], "--at-calls: 'ten'"),
+    ("at-tokens past int's digits", lambda t, d: ["compare", str(t), "--at-tokens", "9" * 5000], "--at-tokens: '999"),
+    ("at-tokens fraction", lambda t, d: ["compare", str(t), "--at-tokens", "1.5"], "--at-tokens: '1.5'"),
     ("cache below a file", lambda t, d: ["eval", "-S", "io", "-t", "gsm8k", "-d", str(d), *NO_SERVER,
                                         "--out", str(t / "o"), "--cache", str(d / "c.sqlite")], "cannot open cache"),
 ]

@@ -47,6 +47,25 @@ def test_compare_prints_intervals_and_the_paired_difference(tmp_path):
     assert set(result["runs"][1]["metrics"]["accuracy"]) >= {"mean", "ci_low", "ci_high", "n"}
 
 
+def test_compare_at_call_budgets_prints_each_run_and_the_paired_differences(tmp_path):
+    a = view_runs.with_anytime(view_runs.sampling_run(tmp_path / "cot", strategy="cot", answers=("16",)),
+                               lambda r: [])
+    b = view_runs.with_anytime(view_runs.sampling_run(tmp_path / "sc"), lambda r: [(1, 30, 1.0), (2, 60, 0.0)])
+    r = runner.invoke(app, ["compare", str(a), str(b), "--at-calls", "2,1", "--at-tokens", "45"])
+    assert r.exit_code == 0, r.output
+    lines = r.output[r.output.index("at 1 call"):].splitlines()
+    assert lines[:8] == ["at 1 call", "   A accuracy 0.000 [0.000, 0.000]", "   B accuracy 1.000 [1.000, 1.000]",
+                         "   B − A: accuracy +1.000 [+1.000, +1.000] (holds)", "at 2 calls",
+                         "   A accuracy 0.000 [0.000, 0.000]", "   B accuracy 0.000 [0.000, 0.000]",
+                         "   B − A: accuracy +0.000 [+0.000, +0.000] (inconclusive)"]
+    assert "at 45 tokens" in r.output
+    result = json.loads(runner.invoke(app, ["compare", str(a), str(b), "--at-calls", "1", "--json"]).output)
+    [at] = result["at"]
+    assert (at["axis"], at["budget"]) == ("calls", 1)
+    assert at["pairs"][0]["differences"]["accuracy"]["verdict"] == "holds"
+    assert result["curves"]["calls"]["grid"] == [0, 1, 2, 3]
+
+
 def test_errors_are_one_line(tmp_path):
     run = view_runs.sampling_run(tmp_path / "run", n_examples=1)
     for args, message in ((["view", str(run), "--example", "nope"], "error: no example 'nope'"),

@@ -5,6 +5,8 @@ draws its tree, and model text holding ``<script>`` and ``<img onerror=...>`` ra
 Needs Debian's ``chromium`` package (``.ci/run`` installs it); skipped where it is absent.
 """
 
+import html
+import json
 import re
 import shutil
 import subprocess
@@ -66,3 +68,45 @@ def test_model_text_with_script_runs_nothing(reports, tmp_path):
         assert "pwned" not in page.split("<body", 1)[0]  # the injected script did not set the title
         assert "data-pwned" not in page.split(">", 2)[1] and 'data-pwned="1"' not in page  # onerror never ran
         assert "<img" not in page and "&lt;script&gt;document.title='pwned'&lt;/script&gt;" in page
+
+
+#: Appended to a copy of a page: writes each drawn curve's length and box into the DOM, so the dump
+#: shows what Chromium laid out (an SVG it could not read has no geometry).
+MEASURE = """<script>
+document.body.setAttribute('data-curves', JSON.stringify(
+  Array.from(document.querySelectorAll('svg.curve')).map(svg => ({
+    axis: svg.dataset.axis, box: [svg.getBoundingClientRect().width, svg.getBoundingClientRect().height],
+    lines: Array.from(svg.querySelectorAll('path.curve-line')).map(p => {
+      const b = p.getBBox(); return [Math.round(p.getTotalLength()), Math.round(b.width)]; }),
+    bands: Array.from(svg.querySelectorAll('path.curve-band')).map(p => Math.round(p.getBBox().width))}))));
+</script>"""
+
+
+def _measured(page_path, tmp_path):
+    copy = tmp_path / "measured.html"
+    copy.write_text(page_path.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    page = dom(copy.resolve().as_uri(), tmp_path / "profile")
+    found = re.search(r'data-curves="([^"]*)"', page)
+    assert found, "the measuring script did not run"
+    return json.loads(html.unescape(found.group(1)))
+
+
+def test_the_anytime_curves_render_in_the_report_and_the_comparison(tmp_path):
+    from thoughtloom.view.compare import compare_runs, comparison_page
+
+    cot = view_runs.with_anytime(view_runs.sampling_run(tmp_path / "cot", strategy="cot", answers=("16",)),
+                                 lambda r: [])
+    sc = view_runs.with_anytime(view_runs.sampling_run(tmp_path / "sc"), lambda r: [(1, 30, 1.0), (2, 60, 0.0)])
+    report = write_report(sc, replicates=200)
+    drawn = _measured(report, tmp_path)
+    assert [d["axis"] for d in drawn] == ["calls", "tokens"]
+    for d in drawn:
+        assert d["box"] == [640, 240] and len(d["lines"]) == 1 and len(d["bands"]) == 1
+        length, width = d["lines"][0]
+        assert width > 500 and length > width  # spans the plot, with steps up and down
+    page = tmp_path / "compare.html"
+    page.write_text(comparison_page(compare_runs([cot, sc], replicates=200), page), encoding="utf-8")
+    drawn = _measured(page, tmp_path)
+    assert [len(d["lines"]) for d in drawn] == [2, 2]  # one line per run on each axis
+    flat, stepped = drawn[0]["lines"]
+    assert flat[0] == flat[1] and stepped[0] > stepped[1]  # cot never changes; cot-sc steps

@@ -15,6 +15,7 @@ import typer
 from ..core.errors import ConfigError
 from ..view import write_report
 from ..view.compare import compare_runs, comparison_page, interval, signed
+from ..view.curve_view import spent
 from ..eval.results import atomic_write
 from .render import out, shown
 
@@ -64,13 +65,35 @@ def _write_comparison(runs: list[str], path: Path) -> None:
     out.print(f"comparison: {shown(path)}", soft_wrap=True)
 
 
+def budgets(text: str | None, flag: str) -> list[int]:
+    """``10,20,40`` as budgets (whole numbers, 0 or more); anything else is one line naming ``flag``."""
+    if text is None:
+        return []
+    parts = [p.strip() for p in text.split(",")]
+    if any(not p for p in parts):
+        raise ConfigError(f"{flag} takes budgets separated by commas, not {text[:40]!r}",
+                          hint=f"e.g. {flag} 10,20,40")
+    for p in parts:
+        if not (p.isascii() and p.isdigit()) or len(p) > 18:
+            said, unit = p if len(p) <= 20 else p[:20] + "…", flag.removeprefix("--at-")
+            raise ConfigError(f"{flag}: {said!r} is not a whole number of {unit} (0 or more, under 10^18)",
+                              hint=f"e.g. {flag} 10,20,40")
+    return sorted({int(p) for p in parts})
+
+
 def compare(
     runs: RunDirs,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object.")] = False,
     html: Annotated[Optional[Path], typer.Option("--html", help="Also write it as an HTML page here.")] = None,
+    at_calls: Annotated[Optional[str], typer.Option(
+        "--at-calls", help="Also judge the runs at these call budgets (e.g. 10,20,40), from their anytime "
+                           "trajectories.")] = None,
+    at_tokens: Annotated[Optional[str], typer.Option(
+        "--at-tokens", help="Also judge them at these token budgets (approximate between recorded points).")] = None,
 ) -> None:
     """Runs side by side: metrics with 95% bootstrap CIs, cost, and paired differences on shared examples."""
-    result = compare_runs([str(r) for r in _existing(runs)])
+    chosen = {"at_calls": budgets(at_calls, "--at-calls"), "at_tokens": budgets(at_tokens, "--at-tokens")}
+    result = compare_runs([str(r) for r in _existing(runs)], **chosen, curves=as_json or html is not None)
     if html is not None:
         html.parent.mkdir(parents=True, exist_ok=True)
         atomic_write(html, comparison_page(result, html))
@@ -103,6 +126,29 @@ def _print_table(result: dict[str, Any]) -> None:
                   f"{diffs or 'no common metric'}", soft_wrap=True, highlight=False)
         for note in p["notes"]:
             out.print(f"   [yellow]note:[/] {shown(note)}", soft_wrap=True, highlight=False)
+    _print_budgets(result, labels)
+
+
+def _print_budgets(result: dict[str, Any], labels: dict[int, str]) -> None:
+    """At each chosen budget: each run's metrics (or why it has none there), then each pair's differences."""
+    if not result["at"]:
+        return
+    out.print("[dim]at chosen budgets, from each run's anytime trajectories: an example counts what it had "
+              "answered by then[/]", soft_wrap=True)
+    for i, r in enumerate(result["runs"]):
+        for note in r["anytime"]["notes"]:
+            out.print(f"   [yellow]note:[/] {labels[i]}: {shown(note)}", soft_wrap=True, highlight=False)
+    for at in result["at"]:
+        where = spent(at["budget"], at["axis"])
+        out.print(f"[bold]at {where}[/]", soft_wrap=True, highlight=False)
+        for i, entry in enumerate(at["runs"]):
+            said = (" · ".join(f"{shown(m)} {interval(e)}" for m, e in entry["metrics"].items()) or "no metrics") \
+                if entry["metrics"] is not None else shown(entry["note"])
+            out.print(f"   {labels[i]} {said}", soft_wrap=True, highlight=False)
+        for p in at["pairs"]:
+            diffs = " · ".join(f"{shown(m)} {signed(d)} ({d['verdict']})" for m, d in p["differences"].items())
+            out.print(f"   {labels[p['b']]} − {labels[p['a']]}: {diffs or 'no difference to judge here'}",
+                      soft_wrap=True, highlight=False)
 
 
 def _fig(value: float | None, digits: int) -> str:

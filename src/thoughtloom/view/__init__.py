@@ -9,7 +9,7 @@ only; above ``eval`` in the layering, below ``cli``.
 
 Modules: ``rundir`` (reading a folder), ``figures`` (a run's numbers),
 ``trees`` / ``hierarchy`` / ``programs`` (structures from trace events),
-``draw`` (networkx layout to SVG), ``markup`` (escaped HTML),
+``draw`` (networkx layout to SVG), ``curve_view`` (anytime curves as SVG), ``markup`` (escaped HTML),
 ``run_page`` / ``example_page`` / ``tree_view`` / ``hgot_view`` /
 ``program_view`` (the pages), ``report`` (the file), ``compare``.
 """

@@ -6,9 +6,13 @@ tokens per example, tokens per correct answer, wall time. Per pair of runs
 ``b - a`` of each metric both have, over the examples both runs scored,
 with its paired bootstrap interval and the verdict it supports
 (:mod:`thoughtloom.eval.stats`), and a note wherever the two runs differ in
-task, data or model, or share only some of their examples. The result is
-one JSON-ready dict (``runs``, ``pairs``); ``thoughtloom compare`` prints
-it, as a table or ``--json``, and :func:`comparison_page` renders it.
+task, data or model, or share only some of their examples. Along the budget
+axis (:mod:`thoughtloom.eval.curves`): each run's anytime curves on one
+shared grid (``curves``) and, at chosen budgets (``at``), each run's
+metrics and each pair's paired differences with their verdicts. The result
+is one JSON-ready dict (``runs``, ``pairs``, ``curves``, ``at``);
+``thoughtloom compare`` prints it, as a table or ``--json``, and
+:func:`comparison_page` renders it.
 """
 
 from __future__ import annotations
@@ -19,14 +23,20 @@ import os
 from pathlib import Path
 from typing import Any, Sequence
 
+from ..eval.curves import NOT_RECORDED, Axis, RunCurves, differences_at, estimates_at
 from ..eval.stats import judge, paired_difference
+from .curve_view import curve_data, curve_section, curves_of, spent, summary
 from .figures import RunFigures, figures, scores
-from .markup import Raw, h, number, table
+from .markup import Raw, h, join, number, table
 from .rundir import UNKNOWN, RunFolder
 
 
 def _finite(value: float | None) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, 6)
+
+
+def _estimate(e: Any) -> dict[str, Any]:
+    return {k: _finite(v) if isinstance(v, float) else v for k, v in e.as_dict().items()}
 
 
 def _run_entry(run: RunFolder, fig: RunFigures) -> dict[str, Any]:
@@ -35,8 +45,7 @@ def _run_entry(run: RunFolder, fig: RunFigures) -> dict[str, Any]:
             ("strategy", run.strategy), ("task", run.task_name), ("model", run.model), ("data", run.data_identity()))},
         "n": fig.n, "complete": fig.complete,
         "primary_metric": fig.primary,
-        "metrics": {m: {k: _finite(v) if isinstance(v, float) else v for k, v in e.as_dict().items()}
-                    for m, e in fig.metrics.items()},
+        "metrics": {m: _estimate(e) for m, e in fig.metrics.items()},
         "errors": fig.statuses["error"], "budget_stopped": fig.budget_stopped,
         "calls_per_example": _finite(fig.per_example("calls")),
         "tokens_per_example": _finite(fig.per_example("total_tokens")),
@@ -56,22 +65,58 @@ def _notes(a: RunFolder, b: RunFolder, shared: int) -> list[str]:
     return notes
 
 
-def compare_runs(dirs: Sequence[str | Path], *, replicates: int = 10_000) -> dict[str, Any]:
-    """The comparison of the runs in ``dirs`` (see the module docstring)."""
+def _missing(run: RunCurves, axis: Axis, budget: int) -> str:
+    """Why a run has no value at ``budget``."""
+    if not run.recorded:
+        return NOT_RECORDED
+    edge = run.horizon(axis)
+    return f"no curve at {spent(budget, axis)}: known up to {spent(int(edge), axis)}" if edge >= 0 else \
+        "no example with a readable trajectory"
+
+
+def _at(anytime: list[RunCurves], figs: list[RunFigures], budgets: dict[Axis, Sequence[int]],
+        replicates: int) -> list[dict[str, Any]]:
+    """Each run's metrics and each pair's paired differences at each chosen budget."""
+    out = []
+    for axis, chosen in budgets.items():
+        for budget in chosen:
+            runs = []
+            for curves, fig in zip(anytime, figs):
+                found = estimates_at(curves, axis, budget, list(fig.metrics), replicates=replicates)
+                runs.append({"metrics": {m: _estimate(e) for m, e in found.items()}} if found is not None
+                            else {"metrics": None, "note": _missing(curves, axis, budget)})
+            pairs = []
+            for i, j in itertools.combinations(range(len(anytime)), 2):
+                common = [m for m in figs[i].metrics if m in figs[j].metrics]
+                found_diffs = differences_at(anytime[i], anytime[j], axis, [budget], common, replicates=replicates)
+                pairs.append({"a": i, "b": j, "differences": {
+                    d.metric: {**_estimate(d.estimate), "verdict": d.verdict} for d in found_diffs if d.estimate}})
+            out.append({"axis": axis, "budget": budget, "runs": runs, "pairs": pairs})
+    return out
+
+
+def compare_runs(dirs: Sequence[str | Path], *, replicates: int = 10_000, at_calls: Sequence[int] = (),
+                 at_tokens: Sequence[int] = (), curves: bool = True) -> dict[str, Any]:
+    """The comparison of the runs in ``dirs`` (see the module docstring); ``at_calls`` and
+    ``at_tokens``: the budgets to judge the pairs at; ``curves``: also draw each run's curves."""
     runs = [RunFolder.open(d) for d in dirs]
     figs = [figures(r, replicates=replicates) for r in runs]
+    anytime = [curves_of(r) for r in runs]
     pairs = []
     for (i, a), (j, b) in itertools.combinations(enumerate(runs), 2):
         shared_ids = set(a.records) & set(b.records)
         differences = {}
         for metric in [m for m in figs[i].metrics if m in figs[j].metrics]:
             diff = paired_difference(scores(a, metric), scores(b, metric), replicates=replicates)
-            differences[metric] = {**{k: _finite(v) if isinstance(v, float) else v for k, v in diff.as_dict().items()},
-                                   "verdict": judge(diff)}
+            differences[metric] = {**_estimate(diff), "verdict": judge(diff)}
         pairs.append({"a": i, "b": j, "a_name": a.name, "b_name": b.name, "shared": len(shared_ids),
                       "differences": differences, "notes": _notes(a, b, len(shared_ids))})
-    return {"runs": [_run_entry(r, f) for r, f in zip(runs, figs)], "pairs": pairs,
-            "confidence": 0.95, "difference": "b - a over the examples both runs scored (paired bootstrap)"}
+    return {"runs": [{**_run_entry(r, f), "anytime": summary(c)} for r, f, c in zip(runs, figs, anytime)],
+            "pairs": pairs, "confidence": 0.95,
+            "difference": "b - a over the examples both runs scored (paired bootstrap)",
+            "curves": curve_data(anytime, [list(f.metrics) for f in figs], replicates=replicates) if curves and any(
+                c.recorded for c in anytime) else None,
+            "at": _at(anytime, figs, {"calls": at_calls, "tokens": at_tokens}, replicates)}
 
 
 def interval(e: dict[str, Any], digits: int = 3) -> str:
@@ -112,7 +157,29 @@ def comparison_page(result: dict[str, Any], out: Path) -> str:
              table(["run", "strategy", "task", "model", "n", *metrics, "calls/ex", "tokens/ex", "tokens/correct",
                     "wall s"], rows),
              h("h2", None, "Paired differences"),
-             table(["pair", "shared", *metrics, "notes"], pair_rows) if pair_rows else h("p", None, "One run only."))
+             table(["pair", "shared", *metrics, "notes"], pair_rows) if pair_rows else h("p", None, "One run only."),
+             _budget_section(result, metrics))
     head = h("head", None, h("meta", {"charset": "utf-8"}), h("title", None, "thoughtloom comparison"),
              h("style", None, Raw(style)))
     return "<!DOCTYPE html>\n" + h("html", {"lang": "en"}, head, body) + "\n"
+
+
+def _budget_section(result: dict[str, Any], metrics: list[str]) -> Raw:
+    """The runs' curves (the first run's primary metric) and the table of the chosen budgets."""
+    runs = result["runs"]
+    names = [r["name"] for r in runs]
+    primary = runs[0]["primary_metric"] if runs else ""
+    drawn = curve_section(result["curves"] or {}, [r["anytime"] for r in runs], primary, names)
+    rows = []
+    for at in result["at"]:
+        where = spent(at["budget"], at["axis"])
+        for r, entry in zip(runs, at["runs"]):
+            cells = [interval(entry["metrics"].get(m, {})) for m in metrics] if entry["metrics"] is not None \
+                else [entry["note"], *["" for _ in metrics[1:]]]
+            rows.append([where, r["name"], *cells])
+        for p in at["pairs"]:
+            rows.append([where, f"{names[p['b']]} − {names[p['a']]}",
+                         *[signed(p["differences"][m]) + f" ({p['differences'][m]['verdict']})"
+                           if m in p["differences"] else "–" for m in metrics]])
+    chosen = [h("h2", None, "At chosen budgets"), table(["budget", "run or pair", *metrics], rows)] if rows else []
+    return join(drawn, chosen)

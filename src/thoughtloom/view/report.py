@@ -63,7 +63,7 @@ def build_report(run: RunFolder, *, only: str | None = None, compare_href: str |
                      for example, data in pages.items())
     title = f"{run.strategy} on {run.task_name} · thoughtloom"
     body = h("body", {"data-open": only},
-             run_page(run, fig, compare_href=compare_href),
+             run_page(run, fig, compare_href=compare_href, replicates=replicates),
              h("section", {"id": "example", "hidden": True}),
              Raw(blocks),
              h("script", None, Raw(_asset("report.js"))))

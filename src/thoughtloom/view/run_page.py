@@ -1,8 +1,9 @@
 """The run page: what ran (strategy, task, model, settings, n), how well
 (metrics overall and per stratum with 95% bootstrap intervals), at what
 cost (calls, tokens, cached share, wall and model time, errors and budget
-stops), a plot of each example's score against the tokens it spent, and a
-sortable, filterable table of the examples, each linking to its page."""
+stops), a plot of each example's score against the tokens it spent, the
+run's anytime curves (:mod:`.curve_view`), and a sortable, filterable table
+of the examples, each linking to its page."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from typing import Any
 from urllib.parse import quote
 
 from .figures import STATUSES, RunFigures, score, status, usage
+from .curve_view import CURVE_REPLICATES, curve_data, curve_section, curves_of, summary
 from .example_page import BY_RULE
 from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
 from .rundir import RunFolder
@@ -25,7 +27,8 @@ def example_href(example_id: str) -> str:
     return "#example=" + quote(example_id, safe="")
 
 
-def run_page(run: RunFolder, fig: RunFigures, *, compare_href: str | None = None) -> Raw:
+def run_page(run: RunFolder, fig: RunFigures, *, compare_href: str | None = None,
+             replicates: int = CURVE_REPLICATES) -> Raw:
     done = f"{fig.n} of {fig.total}" if fig.total is not None else str(fig.n)
     state = "complete" if fig.complete else "incomplete (still running, or stopped early)"
     head = [h("h1", None, f"{run.strategy} on {run.task_name}"),
@@ -36,7 +39,14 @@ def run_page(run: RunFolder, fig: RunFigures, *, compare_href: str | None = None
                                               "skipped (a run still writing, or a damaged file)."))
     problems = h("ul", {"class": "problems"}, [h("li", None, line) for line in fig.problems]) if fig.problems else ""
     return h("section", {"id": "run"}, head, _cards(fig), problems, _settings(run), _metrics(fig), _plot(run, fig),
-             _examples(run, fig))
+             _curves(run, fig, replicates), _examples(run, fig))
+
+
+def _curves(run: RunFolder, fig: RunFigures, replicates: int) -> Raw:
+    """The primary metric against calls and against tokens, as the run's trajectories give it."""
+    curves = curves_of(run)
+    data = curve_data([curves], [[fig.primary]], replicates=replicates) if curves.recorded else {}
+    return curve_section(data, [summary(curves)], fig.primary, [run.name])
 
 
 def _cards(fig: RunFigures) -> Raw:
