@@ -128,6 +128,16 @@ def sampling_run(out: Path, strategy: str = "cot-sc", answers: tuple[str, ...] =
     return _evaluate(strategy, sets, "gsm8k", examples, out, ScriptedLM(reply))
 
 
+def without_anytime(out: Path) -> Path:
+    """The run as one recorded before trajectories were: its records without ``anytime``."""
+    path = out / "results.jsonl"
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for r in records:
+        r.pop("anytime", None)
+    path.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
+    return out
+
+
 def with_anytime(out: Path, trajectory, *, exact: str = "every budget") -> Path:
     """The run's records given trajectories as the runner writes them: ``trajectory(record)`` lists
     (calls, tokens, accuracy) before the end point (the record's own calls, tokens and metrics), which

@@ -82,7 +82,7 @@ def test_a_run_cut_by_its_budget_has_its_curve_end_at_the_cap(tmp_path, runs):
 
 
 def test_runs_recorded_before_trajectories_say_so_where_the_curve_would_be(tmp_path):
-    old = view_runs.sampling_run(tmp_path / "old", n_examples=2)
+    old = view_runs.without_anytime(view_runs.sampling_run(tmp_path / "old", n_examples=2))
     result = compare_runs([old], replicates=100, at_calls=[2])
     assert result["curves"] is None and result["runs"][0]["anytime"]["notes"] == [NOT_RECORDED]
     assert result["at"][0]["runs"] == [{"metrics": None, "note": NOT_RECORDED}]
