@@ -17,7 +17,7 @@ torch, and the API module loads on first use. The layers underneath::
     from thoughtloom.testing import ScriptedLM
 """
 
-__version__ = "0.1.0"
+from .version import __version__
 
 #: Names served by :mod:`thoughtloom.api`, imported when first asked for.
 _API = ("Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve")

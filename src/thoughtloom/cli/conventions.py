@@ -24,7 +24,7 @@ import typer
 import typer.core
 import typer.main
 
-from .. import __version__
+from ..version import __version__
 from ..core.errors import ConfigError
 from .render import err, notes
 

@@ -28,7 +28,7 @@ from typing import Annotated, Any, Callable, Iterator, Optional
 
 import typer
 
-from .. import __version__
+from ..version import __version__
 from ..core.protocols import LM
 from ..core.errors import ConfigError, ThoughtloomError
 from ..eval.estimate import NOTHING, CostEstimate

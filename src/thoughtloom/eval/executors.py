@@ -24,7 +24,7 @@ import asyncio
 import dataclasses
 import logging
 from collections import deque
-from typing import TYPE_CHECKING, Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Protocol, Sequence
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressHook
@@ -33,8 +33,7 @@ from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
 from .services import pooled_retriever
 
-if TYPE_CHECKING:
-    from .runner import EvalResources
+from .settings import EvalResources
 
 log = logging.getLogger(__name__)
 

@@ -42,17 +42,16 @@ import platform
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
-from .. import __version__
+from ..version import __version__
 from ..core.errors import ConfigError
 from ..core.types import to_json
 from .results import RESULTS, atomic_write
 
-if TYPE_CHECKING:
-    from ..strategies.base import Strategy
-    from ..tasks.base import Task
-    from .runner import EvalResources, EvalSettings
+from ..strategies.base import Strategy
+from ..tasks.base import Task
+from .settings import EvalResources, EvalSettings
 
 log = logging.getLogger(__name__)
 

@@ -40,7 +40,7 @@ import socket
 import sys
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from ..core.errors import ConfigError, LMError
 from ..core.progress import ProgressHook
@@ -48,8 +48,7 @@ from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
 from .executors import TICK_S, Job, OnRecord, Outcome, with_pooled
 
-if TYPE_CHECKING:
-    from .runner import EvalResources
+from .settings import EvalResources
 
 log = logging.getLogger(__name__)
 

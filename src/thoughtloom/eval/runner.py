@@ -62,18 +62,19 @@ from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
 from ..core.protocols import LM, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
-from ..lm.meter import Budget, Metered, UsageTotals
+from ..lm.meter import Metered, UsageTotals
 from ..strategies.anytime import Anytime, Point
 from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos
-from .breaker import BreakerSettings, CircuitBreaker, ServerFailed, is_server_failure
+from .breaker import CircuitBreaker, ServerFailed, is_server_failure
 from .executors import Executor, LocalExecutor, Outcome
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
 from .results import ResultsFile, describe_error, disk_errors, writable
+from .settings import EvalResources, EvalSettings
 from .summary import SummaryWriter, summarize, task_summary
 
 log = logging.getLogger(__name__)
@@ -84,30 +85,6 @@ FATAL_ERRORS = (LMError, CacheMiss, ConfigError)
 #: reply and a timed-out call (after retries): they cost the example whose
 #: call it was, not the eval.
 PER_EXAMPLE_LM_ERRORS = (ModelCrashed, MalformedReply, CallTimeout)
-
-@dataclass(frozen=True)
-class EvalSettings:
-    concurrency: int = 1
-    # Model calls per example when the caller does not say (``--max-calls``):
-    # the strategies' own default bound, far above what any strategy's
-    # defaults use, low enough that a runaway program ends in seconds.
-    budget: Budget = field(default_factory=lambda: Budget(max_calls=DEFAULT_MAX_CALLS))
-    retry_errors: bool = False
-    seed: int = 0
-    trace_text: bool = True
-    example_timeout_s: float | None = None  # total deadline per example; None: none
-    breaker: BreakerSettings = BreakerSettings()  # when a failing server pauses the eval (.breaker)
-
-
-@dataclass
-class EvalResources:
-    """Shared services handed to every question's context."""
-
-    lm: LM
-    retriever: Retriever | None = None
-    entail: Entailment | None = None
-    prompt_dir: str | Path | None = None
-
 
 def run_notes(dataset: Dataset, settings: EvalSettings, *, offset: int = 0, limit: int | None = None,
               cache_mode: str, index: str | Path | None = None, entail: str | None = None,

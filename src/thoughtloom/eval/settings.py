@@ -1,0 +1,40 @@
+"""What every eval shares: its settings (:class:`EvalSettings`) and its services
+(:class:`EvalResources`).
+
+In a module of their own so that the runner, the executors (local and Ray)
+and the run identity all read them without importing one another.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..core.protocols import LM, Entailment, Retriever
+from ..lm.meter import Budget
+from ..strategies.base import DEFAULT_MAX_CALLS
+from .breaker import BreakerSettings
+
+
+@dataclass(frozen=True)
+class EvalSettings:
+    concurrency: int = 1
+    # Model calls per example when the caller does not say (``--max-calls``):
+    # the strategies' own default bound, far above what any strategy's
+    # defaults use, low enough that a runaway program ends in seconds.
+    budget: Budget = field(default_factory=lambda: Budget(max_calls=DEFAULT_MAX_CALLS))
+    retry_errors: bool = False
+    seed: int = 0
+    trace_text: bool = True
+    example_timeout_s: float | None = None  # total deadline per example; None: none
+    breaker: BreakerSettings = BreakerSettings()  # when a failing server pauses the eval (.breaker)
+
+
+@dataclass
+class EvalResources:
+    """Shared services handed to every question's context."""
+
+    lm: LM
+    retriever: Retriever | None = None
+    entail: Entailment | None = None
+    prompt_dir: str | Path | None = None
