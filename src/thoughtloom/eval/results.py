@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
 from ..core.errors import ConfigError
+from ..core.files import jsonl_lines
 from ..core.text import encodable
 
 log = logging.getLogger(__name__)
@@ -157,23 +158,13 @@ def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]
     dirty = False
     if not path.exists():
         return records, bad, dirty
-    with path.open("rb") as fh:
-        for lineno, raw in enumerate(fh, 1):
-            if not raw.endswith(b"\n"):
-                dirty = True  # a partial write from a killed process
-                break
-            if not raw.strip():
-                dirty = True
-                continue
-            try:
-                obj = json.loads(raw)
-            except ValueError:  # bad JSON or bad UTF-8
-                obj = None
-            if isinstance(obj, dict):
-                records.append(obj)
-            else:
-                bad.append((lineno, raw))
-                dirty = True
+    for line in jsonl_lines(path, "torn"):
+        if line.value is not None:
+            records.append(line.value)
+            continue
+        dirty = True  # a partial write from a killed process, a blank line or a damaged one
+        if line.error is not None:
+            bad.append((line.number, line.raw))
     return records, bad, dirty
 
 

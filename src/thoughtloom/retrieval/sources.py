@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..core.errors import DataError
-from ..core.files import read_utf8, utf8_lines
+from ..core.files import jsonl_lines, read_utf8
 from ..core.types import Passage
 
 
@@ -110,21 +110,13 @@ class CorpusBuilder:
 # -- records with file:line locations ----------------------------------------
 
 def iter_jsonl(path: Path, builder: CorpusBuilder) -> Iterator[tuple[str, Any]]:
-    for lineno, raw in utf8_lines(path):
-        where = f"{path}:{lineno}"
-        try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
+    for line in jsonl_lines(path, "skip"):
+        where = f"{path}:{line.number}"
+        if line.error is not None:
             builder.corpus.read += 1
-            builder.bad(where, f"not valid UTF-8 (byte 0x{raw[exc.start:exc.start + 1].hex()}, column {exc.start + 1})")
-            continue
-        if not line.strip():
-            continue
-        try:
-            yield where, json.loads(line)
-        except json.JSONDecodeError as exc:
-            builder.corpus.read += 1
-            builder.bad(where, f"invalid JSON ({exc.msg})")
+            builder.bad(where, line.error)
+        elif line.value is not None:
+            yield where, line.value
 
 
 def iter_json(path: Path, builder: CorpusBuilder) -> Iterator[tuple[str, Any]]:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, Mapping, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
-from ..core.files import decode_line, read_utf8, require, utf8_lines
+from ..core.files import jsonl_lines, read_utf8, require
 from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
@@ -114,17 +114,9 @@ def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
     """(line number, record) for each non-blank line; bad JSON or UTF-8 names file:line."""
     path = Path(path)
     _must_exist(path)
-    for lineno, raw in utf8_lines(path):
-        line = decode_line(raw, f"{path}:{lineno}")
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
-        if not isinstance(record, dict):
-            raise DataError(f"{path}:{lineno}: expected a JSON object")
-        yield lineno, record
+    for line in jsonl_lines(path, "strict"):
+        if line.value is not None:
+            yield line.number, line.value
 
 
 def read_json(path: str | Path) -> Any:

@@ -20,11 +20,12 @@ from typing import Any, Iterator
 
 from .. import tasks
 from ..core.errors import ConfigError
+from ..core.files import jsonl_lines
+from ..eval.identity import RUN as RUN_JSON
 from ..eval.results import RESULTS, SUMMARY, TRACE, meta
 
 log = logging.getLogger(__name__)
 
-RUN_JSON = "run.json"
 #: A setting the run's files do not record.
 UNKNOWN = "?"
 
@@ -41,21 +42,15 @@ def _json_file(path: Path) -> dict[str, Any]:
 
 
 def _objects(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
-    """Each JSON-object line of ``path``; a line that is not one adds 1 to ``counter[0]``."""
+    """Each JSON-object line of ``path``; a line that is not one (a partial last line of a run
+    still writing, or a damaged one) adds 1 to ``counter[0]``."""
     if not path.exists():
         return
-    with path.open("rb") as fh:
-        for raw in fh:
-            if not raw.strip():
-                continue
-            try:
-                value = json.loads(raw)
-            except ValueError:  # a partial last line (a run still writing) or a damaged one
-                value = None
-            if isinstance(value, dict):
-                yield value
-            else:
-                counter[0] += 1
+    for line in jsonl_lines(path, "skip"):
+        if line.value is not None:
+            yield line.value
+        elif line.error is not None:
+            counter[0] += 1
 
 
 @dataclass
