@@ -61,11 +61,12 @@ def trajectory(*steps, exact="every budget"):
     return {"points": points, "exact": exact}
 
 
-def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12):
+def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12, stopped=()):
     """The card of the toy suite from hand-written cells, without a model: ``cells`` maps
     ``(method, seed)`` to one ``anytime`` entry per example (a list of n, or one for every
     example; ``"drop"`` writes a record without one, as before trajectories). Each record's own
-    accuracy is its trajectory's last point's."""
+    accuracy is its trajectory's last point's; ``stopped``: ``(method, index)`` of the records
+    whose run its budget stopped."""
     import json
     from pathlib import Path
 
@@ -85,7 +86,8 @@ def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12):
                 and entry["points"] and isinstance(entry["points"][-1], dict) else {}
             accuracy = last.get("metrics", {}).get("accuracy", 0.0) if isinstance(last.get("metrics"), dict) else 0.0
             record = {"id": f"q{i}", "prediction": "1", "metrics": {"accuracy": accuracy if accuracy in (0, 1) else 0.0},
-                      "usage": {"calls": 1, "total_tokens": 10}, "stopped": None}
+                      "usage": {"calls": 1, "total_tokens": 10},
+                      "stopped": "budget" if (method, i) in stopped else None}
             if entry != "drop":
                 record["anytime"] = entry
             records.append(record)

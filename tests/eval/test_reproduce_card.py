@@ -13,7 +13,7 @@ import math
 import pytest
 
 from thoughtloom.eval.curves import Difference
-from thoughtloom.eval.reproduce import budgetwise
+from thoughtloom.eval.reproduce import budgetwise, render
 from thoughtloom.eval.reproduce.render import outline, to_markdown, write_card
 from thoughtloom.eval.stats import Estimate
 from thoughtloom.view.card_curves import card_figures
@@ -77,6 +77,27 @@ def test_cells_recorded_before_trajectories_get_no_budget_wise_verdict(tmp_path)
     assert str(card_figures(card)["baskets"]).count("No curves: recorded before anytime trajectories.") == 1
     md = to_markdown(outline(card))
     assert "| inconclusive at this n | no budget-wise verdict: recorded before anytime trajectories |" in md
+
+
+def test_with_a_token_budget_only_the_phrase_ends_where_the_budget_cut_an_example(tmp_path):
+    """No max_calls: the budgets run to the most any example spent (4 calls), but the token budget
+    stopped CoT's first example at 3 calls, so what it would answer at 4 is unknown and the
+    judged budgets end at 3. CoT is right from 2 calls, IO never: inconclusive at 1, holds at 2-3."""
+    tokens_only = SUITE.replace("max_calls = 5", "max_tokens = 100")
+    cot = [trajectory((2, 1), (3, 1))] + [trajectory((2, 1), (4, 1))] * 11
+    card = toy_card(tmp_path, {("cot", 0): cot, ("io", 0): WRONG_AT_1}, suite=tokens_only, stopped={("cot", 0)})
+    assert claims(card)["CoT beats IO"].along == ("holds at budgets ≥ 2 calls, inconclusive below (the curves end "
+                                                 "at 3 calls, where a run's budget cut an example)")
+
+
+def test_cells_cut_at_the_suites_budget_need_no_note(tmp_path):
+    """Searches stopped by the suite's budget are known up to it, which is where the card's curves end
+    anyway: the curves module's "the curve ends there" note is not repeated on the card."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 0), (5, 1)), ("io", 0): WRONG_AT_1},
+                    stopped={("cot", i) for i in range(12)})
+    assert claims(card)["CoT beats IO"].along == "holds at 5 calls, inconclusive below"
+    assert card.cells[0].curves[0].notes and all(n.startswith(render.CUT) for n in card.cells[0].curves[0].notes)
+    assert "CoT on baskets:" not in to_markdown(outline(card))
 
 
 def test_a_claim_not_run_has_no_budget_wise_verdict_either(tmp_path):

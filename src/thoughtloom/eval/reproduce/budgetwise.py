@@ -23,7 +23,10 @@ Where a cell's examples have no trajectory (results recorded before anytime
 trajectories, e.g. replayed old folders) the claim gets no budget-wise
 verdict (:data:`NO_TRAJECTORIES`) rather than an invented one; examples with
 an unreadable trajectory are left out (the phrase then says on how many of
-the claim's examples it rests, and the card's notes say which).
+the claim's examples it rests, and the card's notes say which). Where a
+run's budget cut an example before the suite's ``max_calls`` is reached
+(a suite with a token budget only), the curves, and the phrase, end there
+and the phrase says so.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from ..stats import Verdict
 
 NO_TRAJECTORIES = f"no budget-wise verdict: {NOT_RECORDED}"
 NO_READABLE = "no budget-wise verdict: no readable trajectory"
+NO_SHARED = "no budget-wise verdict: no example both cells scored"
 
 
 @dataclass(frozen=True)
@@ -122,21 +126,22 @@ def along_budget(better: Sequence[RunCurves], worse: Sequence[RunCurves], ids: C
     a, b = SeedMean(tuple(worse), frozenset(ids)), SeedMean(tuple(better), frozenset(ids))
     if not a.recorded or not b.recorded:
         return NO_TRAJECTORIES
+    if not ids:
+        return NO_SHARED
     shared = a.known() & b.known()
     if not shared:
         return NO_READABLE
     runs = list(a.seeds) + list(b.seeds)
-    edge = min(a.horizon("calls"), b.horizon("calls"))
-    spent = max(r.spent("calls") for r in runs)
-    top = min(max_calls if max_calls is not None else spent, edge)
+    edge = min(a.horizon("calls"), b.horizon("calls"))  # past it, some example was cut by its run's budget
+    reach = max_calls if max_calls is not None else max(r.spent("calls") for r in runs)
+    top = int(min(reach, edge))
     if top < 1:
         return NO_READABLE
-    top = int(top)
     budgets = sorted({1} | {g for g in budget_grid(runs, "calls", most=sys.maxsize) if 1 <= g <= top})
     found = differences_at(a, b, "calls", budgets, [metric], replicates=replicates)  # type: ignore[arg-type]
     said = phrase(segments(found, top))
-    if max_calls is not None and top < max_calls:
-        said += f" (the curves end at {calls(top)}: a run's budget cut them)"
+    if top < reach:
+        said += f" (the curves end at {calls(top)}, where a run's budget cut an example)"
     if len(shared) < len(ids):
         said += f" (on the {len(shared)} of {len(ids)} examples with a readable trajectory)"
     return said

@@ -123,6 +123,10 @@ def _claims_table(claims: Sequence[ClaimResult]) -> Block:
                       "along the call budget"], rows)
 
 
+#: How :func:`..curves.run_curves` begins its note on where a cut run's curve ends.
+CUT = "examples cut by the run's budget"
+
+
 def budget_mark(plan: Plan) -> tuple[int, str] | None:
     """The call budget a card's curves mark, and its label: the paper's where the suite declares
     it (``paper_budget``), else the suite's own equal budget; None with neither."""
@@ -137,18 +141,18 @@ def budget_mark(plan: Plan) -> tuple[int, str] | None:
 def _curve_notes(card: CardData) -> list[str]:
     """What the budget-wise verdicts and the curves rest on, per cell where it is not every example
     exactly (the curves module's own notes: left out, batch boundaries, cut by the budget)."""
-    mark = budget_mark(card.plan)
     where = ("the paper's budget as the suite declares it" if card.plan.suite.paper_budget else
-             "the suite's own equal budget (the suite declares no paper budget)") if mark else "no budget"
-    out = ["\"Along the call budget\": the claim judged as above at every call budget from 1 to the suite's "
-           "budget at which some example's answer changes, from each example's anytime trajectory (what its run "
-           "had answered by then, i.e. what a run capped there answers); a verdict holds from its budget to the "
-           "next. The verdict at the full budget is the \"verdict\" column. card.html draws each method's "
-           f"primary metric against calls with its 95% band and marks {where}."]
+             "the suite's own equal budget (the suite declares no paper budget)")
+    out = ["\"Along the call budget\": the claim judged as above at 1 call and at every larger call budget, up "
+           "to the suite's, at which some example's answer changes, each verdict holding until the next; an "
+           "example's score at a budget is what its run had answered by then (its anytime trajectory), i.e. what "
+           "a run capped there answers. The verdict at the full budget is the \"verdict\" column. card.html draws "
+           "each method's primary metric against calls with its 95% band"
+           + (f" and marks {where}." if budget_mark(card.plan) else ".")]
     for c in card.cells:
         seen: list[str] = []
-        for seed in c.curves:
-            seen += [n for n in (seed.notes if seed.recorded else []) if n not in seen]
+        for seed in c.curves:  # a cell cut at the suite's budget is every card's case: the phrase says the rest
+            seen += [n for n in (seed.notes if seed.recorded else []) if n not in seen and not n.startswith(CUT)]
         out += [f"{c.method.label} on {c.dataset.id}: {n}" for n in seen]
     return out
 
