@@ -24,9 +24,9 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..curves import RunCurves, run_curves
+from ..results import SUMMARY, meta, read_records, score, usage
 from ..stats import Estimate, judge, mean_ci, paired_difference
 from .budgetwise import along_budget
-from ..results import SUMMARY, meta, read_records, score, usage
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
