@@ -65,6 +65,10 @@ def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatc
     assert re.search(r"\| CoT beats IO \| cot > io on accuracy \| Table 1 \| GPT-9: 90 vs 40 \| \+66\.7 \[\+\d+\.\d, "
                      r"\+\d+\.\d\] pts \(n=12\) \| holds \|", md)
     assert re.search(r"\| IO beats CoT \| io > cot on accuracy \| nowhere \| GPT-9: 40 vs 90 \| -66\.7 .* \| does not hold \|", md)
+    # CoT and IO answer with their one call, so from 1 call on each example has its final answer:
+    # along the call budget, each claim has its full-budget verdict at every budget
+    assert "| holds | holds at every budget up to 5 calls |" in md
+    assert "| does not hold | does not hold at every budget up to 5 calls |" in md
     assert "budget per example, every method alike: 5 calls" in md and "Model: scripted" in md
     assert "# this card:\nthoughtloom reproduce toy --n 12\n" in md and "A note with <b>markup</b> & | pipes" in md
     page = (toy.out / "card.html").read_text()
@@ -102,6 +106,23 @@ def test_replay_regenerates_the_card_with_zero_model_calls(toy):
         return [line for line in text.splitlines() if line.startswith("| ")]
 
     assert table((toy.out / "card.md").read_text()) == table(card)
+
+
+def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_budget_wise_one(toy):
+    toy()
+    before = [line.rsplit(" | ", 1)[0] for line in (toy.out / "card.md").read_text().splitlines()
+              if line.startswith("| ")]
+    for cell in ("cot", "io"):  # as a folder written before the runner recorded trajectories
+        path = toy.out / "baskets" / cell / "results.jsonl"
+        path.write_text("".join(json.dumps({k: v for k, v in r.items() if k != "anytime"}) + "\n"
+                                for r in _records(path.parent)))
+    toy("--replay")
+    md = (toy.out / "card.md").read_text()
+    rows = [line for line in md.splitlines() if line.startswith("| ")]
+    assert [line.rsplit(" | ", 1)[0] for line in rows] == before  # every column but the last as it was
+    assert md.count("| holds | no budget-wise verdict: recorded before anytime trajectories |") == 1
+    assert md.count("| does not hold | no budget-wise verdict: recorded before anytime trajectories |") == 1
+    assert "No curves: recorded before anytime trajectories." in (toy.out / "card.html").read_text()
 
 
 def test_replay_with_a_cache_miss_is_an_error_and_still_writes_the_card(toy, tmp_path):

@@ -82,6 +82,8 @@ def _bad(tmp_path, text):
     (('name = "toy"', 'name = "other"'), "toy.toml: name:"),
     (('[[claims]]', 'metrics = "em"\n[[claims]]'), "toy.toml: methods[1]: Additional properties are not allowed ('metrics'"),
     (('source = "Table 1"', 'source = "Table 1"\nmetric = "f1"'), "toy.toml: claims[0].metric: 'f1' is not a metric of dataset 'd'"),
+    (('n = 4', 'n = 4\npaper_budget = { max_calls = 10 }'), "toy.toml: paper_budget: 'source' is a required property"),
+    (('n = 4', 'n = 4\npaper_budget = { max_calls = 0, source = "Table 9" }'), "toy.toml: paper_budget.max_calls:"),
 ])
 def test_a_bad_suite_names_its_file_and_key(tmp_path, edit, key):
     old, new = edit
@@ -95,6 +97,9 @@ def test_a_good_suite_file_loads_from_a_path(tmp_path):
     suite = suites.load(path)
     assert [m.id for m in suite.methods] == ["a", "b"] and suite.datasets[0].primary == "accuracy"
     assert suite.method("b").build().config.max_tokens == 32
+    assert suite.paper_budget is None
+    path.write_text(GOOD.replace("n = 4", 'n = 4\npaper_budget = { max_calls = 100, source = "Table 9, k = 100" }'))
+    assert suites.load(path).paper_budget == (100, "Table 9, k = 100")
 
 
 def test_unknown_suite_and_broken_toml(tmp_path):

@@ -78,7 +78,8 @@ document.body.setAttribute('data-curves', JSON.stringify(
     axis: svg.dataset.axis, box: [svg.getBoundingClientRect().width, svg.getBoundingClientRect().height],
     lines: Array.from(svg.querySelectorAll('path.curve-line')).map(p => {
       const b = p.getBBox(); return [Math.round(p.getTotalLength()), Math.round(b.width)]; }),
-    bands: Array.from(svg.querySelectorAll('path.curve-band')).map(p => Math.round(p.getBBox().width))}))));
+    bands: Array.from(svg.querySelectorAll('path.curve-band')).map(p => Math.round(p.getBBox().width)),
+    marks: Array.from(svg.querySelectorAll('g.curve-mark line')).map(l => Math.round(l.getBBox().height))}))));
 </script>"""
 
 
@@ -110,3 +111,18 @@ def test_the_anytime_curves_render_in_the_report_and_the_comparison(tmp_path):
     assert [len(d["lines"]) for d in drawn] == [2, 2]  # one line per run on each axis
     flat, stepped = drawn[0]["lines"]
     assert flat[0] == flat[1] and stepped[0] > stepped[1]  # cot never changes; cot-sc steps
+
+
+def test_a_cards_curves_render_with_the_budget_marked(tmp_path):
+    from thoughtloom.eval.reproduce.render import write_card
+    from thoughtloom.view.card_curves import card_figures
+    from toy_suite import toy_card, trajectory
+
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 1)), ("io", 0): trajectory((1, 0))})
+    _, page = write_card(card, tmp_path / "card", card_figures(card, replicates=200))
+    (drawn,) = _measured(page, tmp_path)
+    assert drawn["axis"] == "calls" and drawn["box"] == [640, 240] and len(drawn["lines"]) == 2
+    (cot_length, cot_width), (io_length, io_width) = drawn["lines"]
+    assert cot_width > 500 and cot_length > cot_width and io_length == io_width  # CoT steps up at 3; IO stays 0
+    assert len(drawn["bands"]) == 2 and drawn["marks"] == [194]  # the rule spans the plot's height (240-10-36)
+

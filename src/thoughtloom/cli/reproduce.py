@@ -39,6 +39,7 @@ from ..eval.reproduce import suites
 from ..eval.reproduce.render import verdict_counts, write_card
 from ..eval.runner import EvalSettings
 from ..lm import Budget
+from ..view.card_curves import card_figures
 from . import estimate as est
 from . import options as o
 from . import scaleout
@@ -109,7 +110,7 @@ def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance:
                 missing: dict[str, str]) -> None:
     provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
     card = cards.collect(card_plan, slices, provenance, missing)
-    md, page = write_card(card, card_plan.out)
+    md, page = write_card(card, card_plan.out, card_figures(card))
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in verdict_counts(card).items()) or "none"
     out.print(f"card: {md} · {page} · claims: {verdicts}", highlight=False)
 

@@ -11,7 +11,8 @@ Modules: ``rundir`` (reading a folder), ``figures`` (a run's numbers),
 ``trees`` / ``hierarchy`` / ``programs`` (structures from trace events),
 ``draw`` (networkx layout to SVG), ``curve_view`` (anytime curves as SVG), ``markup`` (escaped HTML),
 ``run_page`` / ``example_page`` / ``tree_view`` / ``hgot_view`` /
-``program_view`` (the pages), ``report`` (the file), ``compare``.
+``program_view`` (the pages), ``report`` (the file), ``compare``, ``card_curves`` (a reproduction
+card's figures).
 """
 
 from .report import build_report, write_report

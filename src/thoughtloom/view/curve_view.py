@@ -99,16 +99,18 @@ def _ticks(top: float) -> list[int]:
 
 
 def curve_svg(data: dict[str, Any], axis: Axis, metric: str, names: Sequence[str], *,
-              ends: Sequence[int | None] = (), dashed: Sequence[bool] = ()) -> Raw:
+              ends: Sequence[int | None] = (), dashed: Sequence[bool] = (),
+              marks: Sequence[tuple[int, str]] = ()) -> Raw:
     """``metric`` against ``axis``: one step line per run with its 95% band; empty markup with no curve.
 
     ``ends``: where each run's curve ends (None: it holds to the grid's end); ``dashed``: runs exact
-    only at batch boundaries."""
+    only at batch boundaries; ``marks``: (budget, label) drawn as a vertical rule (the budget a
+    paper ran at), the plot reaching them."""
     series = [[p for p in pts if metric in p["metrics"]] for pts in data[axis]["runs"]]
     if not any(series):
         return Raw("")
     grid = data[axis]["grid"]
-    top = max(grid[-1], 1)
+    top = max(grid[-1], 1, *(b for b, _ in marks))  # a run that ended before a mark holds its answer there
     values = [v for pts in series for p in pts for v in (p["metrics"][metric]["ci_low"],
                                                           p["metrics"][metric]["ci_high"])]
     lo, hi = min(0.0, *values), max(1.0, *values)
@@ -131,6 +133,13 @@ def curve_svg(data: dict[str, Any], axis: Axis, metric: str, names: Sequence[str
                                "fill": "#667085"}, f"{v:g}"))
     axes.append(h("text", {"x": (LEFT + W - RIGHT) / 2, "y": H - 4, "text-anchor": "middle", "font-size": 11,
                            "fill": "#667085"}, f"budget: {AXIS_WORDS[axis]}"))
+    for budget, label in marks:
+        at, left = x(budget), x(budget) > (LEFT + W - RIGHT) / 2  # the label on the side with room
+        axes.append(h("g", {"class": "curve-mark", "data-budget": budget},
+                      h("line", {"x1": f"{at:.1f}", "y1": TOP, "x2": f"{at:.1f}", "y2": base, "stroke": "#344054",
+                                 "stroke-dasharray": "2 3"}),
+                      h("text", {"x": f"{at - 4 if left else at + 4:.1f}", "y": TOP + 10, "font-size": 11,
+                                 "text-anchor": "end" if left else "start", "fill": "#344054"}, label)))
     drawn = []
     for i, pts in enumerate(series):
         if not pts:

@@ -9,9 +9,12 @@ has scored, resampling seeds too), the primary metric by length stratum
 where the dataset is stratified, how many examples were scored as no answer
 (:func:`answered`), calls and tokens per example, and tokens
 per solved case (all tokens over the sum of the primary score, which for a
-0/1 metric is the number solved). Per claim "A beats B": the paired
-difference A - B on the examples both scored (each example's score averaged
-over seeds first) and the verdict :func:`..stats.judge` reads from it.
+0/1 metric is the number solved), and each seed's anytime curves
+(:func:`..curves.run_curves`) over those examples. Per claim "A beats B":
+the paired difference A - B on the examples both scored (each example's
+score averaged over seeds first), the verdict :func:`..stats.judge` reads
+from it, and the same claim judged along the call budget from the curves
+(:mod:`.budgetwise`).
 """
 
 from __future__ import annotations
@@ -20,8 +23,10 @@ import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from ..stats import Estimate, judge, mean_ci, paired_difference
+from ..curves import RunCurves, run_curves
 from ..results import SUMMARY, meta, read_records, score, usage
+from ..stats import Estimate, judge, mean_ci, paired_difference
+from .budgetwise import along_budget
 from .run import Cell, Plan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
@@ -48,6 +53,7 @@ class CellResult:
     no_answer: int = 0  # records scored as no answer: errored, truncated, or no answer the task's reader reads
     by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
     stratum_of: Mapping[str, str] = field(default_factory=dict)
+    curves: tuple[RunCurves, ...] = ()  # per seed, over the n examples every seed scored
 
     @property
     def complete(self) -> bool:
@@ -62,6 +68,7 @@ class ClaimResult:
     difference: Estimate | None  # None: a cell has no results
     verdict: str
     paper: tuple[tuple[str, float, float], ...] = ()  # (model, better, worse) where the paper reports both
+    along: str = "–"  # the verdict along the call budget (budgetwise.phrase); "–": a cell has no results
 
 
 def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
@@ -85,6 +92,8 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
             if ids:
                 strata[name] = mean_ci([[score(run[i], dataset.primary) for i in ids] for run in runs])
         strata["overall"] = metrics[dataset.primary]
+    caps = {"max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
+    curves = tuple(run_curves({i: run[i] for i in common}, caps) for run in runs)
     tokens = sum(usage(r, "total_tokens") for r in records)
     solved = sum(score(r, dataset.primary) for r in records)
     return CellResult(
@@ -97,7 +106,7 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
         truncated=sum(1 for r in records if r.get("truncated") is True),
         cut_off=sum(1 for r in records if usage(r, "truncated_calls") > 0),
         no_answer=sum(1 for r in records if not answered(sl, r)),
-        by_example=by_example, stratum_of=stratum_of)
+        by_example=by_example, stratum_of=stratum_of, curves=curves)
 
 
 def answered(sl: Slice, record: Mapping[str, Any]) -> bool:
@@ -118,7 +127,8 @@ def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple
 
 
 def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, str], CellResult],
-                 figures: list[PaperFigure]) -> ClaimResult:
+                 figures: list[PaperFigure], max_calls: int | None = None) -> ClaimResult:
+    """The claim at the suite's budget, and along the call budget up to ``max_calls`` (the suite's)."""
     metric = claim.metric or dataset.primary
     paper = _paper_pairs(figures, claim, metric)
     better, worse = cells.get((dataset.id, claim.better)), cells.get((dataset.id, claim.worse))
@@ -129,10 +139,12 @@ def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, s
         return {i: s for i, s in cell.by_example[metric].items()
                 if claim.stratum is None or cell.stratum_of.get(i) == claim.stratum}
 
-    difference = paired_difference(scores(worse), scores(better))
+    ours, theirs = scores(better), scores(worse)
+    difference = paired_difference(theirs, ours)
     verdict = judge(difference)
+    along = along_budget(better.curves, worse.curves, set(ours) & set(theirs), metric, max_calls)
     return ClaimResult(claim, dataset, metric, difference, INCONCLUSIVE if verdict == "inconclusive" else verdict,
-                       paper)
+                       paper, along)
 
 
 @dataclass(frozen=True)
@@ -169,6 +181,6 @@ def collect(plan: Plan, slices: Mapping[str, Slice], provenance: Mapping[str, An
     claims = []
     for d in datasets:
         figures = [f for f in suite.figures if f.dataset in (None, d.id)]
-        claims += [claim_result(claim, d, cells, figures) for claim in suite.claims_for(d.id)]
+        claims += [claim_result(claim, d, cells, figures, plan.budget.max_calls) for claim in suite.claims_for(d.id)]
     return CardData(plan, slices, tuple(cells.values()), tuple(claims), dict(provenance), _models(plan),
                     dict(missing or {}))

@@ -4,7 +4,10 @@
 paragraphs, lists, code, tables) and each writer renders the same blocks, so
 the two files never say different things. Every text that reaches HTML is
 escaped (suite notes, settings, the command line, paths); Markdown table
-cells have their pipes escaped and their newlines folded.
+cells have their pipes escaped and their newlines folded. The one thing only
+the HTML has is each dataset's figure of anytime curves, which the caller
+draws (``write_card(..., figures=)``; :mod:`thoughtloom.view.card_curves`
+draws them for ``thoughtloom reproduce``): eval renders no SVG of its own.
 """
 
 from __future__ import annotations
@@ -12,13 +15,14 @@ from __future__ import annotations
 import html
 import math
 from pathlib import Path
-from typing import Any, Sequence, Union
+from typing import Any, Mapping, Sequence, Union
 
 from ... import strategies, tasks
 from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
+from .run import Plan
 
 Block = Union[tuple[str, str], tuple[str, list[str]], tuple[str, list[str], list[list[str]]]]
 
@@ -114,8 +118,43 @@ def _claims_table(claims: Sequence[ClaimResult]) -> Block:
         paper = "; ".join(f"{model}: {b:g} vs {w:g}" for model, b, w in r.paper) or "–"
         ours = (f"{pct(r.difference, signed=True)} pts (n={r.difference.n})" if r.difference is not None else "–")
         rows.append([r.claim.statement + where, f"{r.claim.better} > {r.claim.worse} on {r.metric}",
-                     r.claim.source, paper, ours, r.verdict])
-    return ("table", ["claim", "checked as", "source", "paper", "ours: difference [95% CI]", "verdict"], rows)
+                     r.claim.source, paper, ours, r.verdict, r.along])
+    return ("table", ["claim", "checked as", "source", "paper", "ours: difference [95% CI]", "verdict",
+                      "along the call budget"], rows)
+
+
+#: How :func:`..curves.run_curves` begins its note on where a cut run's curve ends.
+CUT = "examples cut by the run's budget"
+
+
+def budget_mark(plan: Plan) -> tuple[int, str] | None:
+    """The call budget a card's curves mark, and its label: the paper's where the suite declares
+    it (``paper_budget``), else the suite's own equal budget; None with neither."""
+    paper = plan.suite.paper_budget
+    if paper is not None:
+        return paper[0], f"paper: {paper[0]:,} calls ({paper[1]})"
+    if plan.budget.max_calls:
+        return plan.budget.max_calls, f"this card's equal budget: {plan.budget.max_calls:,} calls"
+    return None
+
+
+def _curve_notes(card: CardData) -> list[str]:
+    """What the budget-wise verdicts and the curves rest on, per cell where it is not every example
+    exactly (the curves module's own notes: left out, batch boundaries, cut by the budget)."""
+    where = ("the paper's budget as the suite declares it" if card.plan.suite.paper_budget else
+             "the suite's own equal budget (the suite declares no paper budget)")
+    out = ["\"Along the call budget\": the claim judged as above at 1 call and at every larger call budget, up "
+           "to the suite's, at which some example's answer changes, each verdict holding until the next; an "
+           "example's score at a budget is what its run had answered by then (its anytime trajectory), i.e. what "
+           "a run capped there answers. The verdict at the full budget is the \"verdict\" column. card.html draws "
+           "each method's primary metric against calls with its 95% band"
+           + (f" and marks {where}." if budget_mark(card.plan) else ".")]
+    for c in card.cells:
+        seen: list[str] = []
+        for seed in c.curves:  # a cell cut at the suite's budget is every card's case: the phrase says the rest
+            seen += [n for n in (seed.notes if seed.recorded else []) if n not in seen and not n.startswith(CUT)]
+        out += [f"{c.method.label} on {c.dataset.id}: {n}" for n in seen]
+    return out
 
 
 def outline(card: CardData) -> list[Block]:
@@ -159,7 +198,7 @@ def outline(card: CardData) -> list[Block]:
                               f"examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
         if d.note:
             blocks.append(("p", d.note))
-        blocks.append(_results_table(card, cells))
+        blocks += [_results_table(card, cells), ("figure", d.id)]
         settings = _task_settings(cells)
         if settings is not None:
             blocks.append(settings)
@@ -179,6 +218,7 @@ def outline(card: CardData) -> list[Block]:
         "max_tokens, or a prediction in which the task's reader finds no answer (for the math tasks a "
         "chain of thought with no \"answer is\" statement, or a reply with no number; for DecomP also a "
         "program that stopped before [EOQ]).",
+        *_curve_notes(card),
         "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
         "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
         "was, whatever the answer.",
@@ -217,7 +257,8 @@ _STYLE = ("body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem aut
           "text-align:left;vertical-align:top}pre{background:#f6f6f6;padding:.8rem;overflow-x:auto}")
 
 
-def to_html(blocks: list[Block], title: str) -> str:
+def to_html(blocks: list[Block], title: str, figures: Mapping[str, str] | None = None) -> str:
+    """The page; ``figures``: markup (written and escaped by its maker) by dataset id."""
     e = html.escape
     out = [f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{e(title)}</title>"
            f"<style>{_STYLE}</style></head><body>"]
@@ -229,6 +270,8 @@ def to_html(blocks: list[Block], title: str) -> str:
             out.append("<ul>" + "".join(f"<li>{e(str(item))}</li>" for item in block[1]) + "</ul>")
         elif kind == "code":
             out.append(f"<pre><code>{e(str(block[1]))}</code></pre>")
+        elif kind == "figure":
+            out.append(str((figures or {}).get(str(block[1]), "")))
         elif kind == "table":
             headers, rows = block[1], block[2]  # type: ignore[misc]
             head = "".join(f"<th>{e(str(h))}</th>" for h in headers)
@@ -238,13 +281,14 @@ def to_html(blocks: list[Block], title: str) -> str:
     return "\n".join(out)
 
 
-def write_card(card: CardData, out: Path) -> tuple[Path, Path]:
-    """``OUT/card.md`` and ``OUT/card.html``, each replaced atomically."""
+def write_card(card: CardData, out: Path, figures: Mapping[str, str] | None = None) -> tuple[Path, Path]:
+    """``OUT/card.md`` and ``OUT/card.html``, each replaced atomically; ``figures``: the HTML's
+    curves by dataset id (:func:`thoughtloom.view.card_curves.card_figures`)."""
     blocks = outline(card)
     out.mkdir(parents=True, exist_ok=True)
     md, page = out / CARD_MD, out / CARD_HTML
     atomic_write(md, to_markdown(blocks))
-    atomic_write(page, to_html(blocks, f"Reproduction card: {card.plan.suite.name}"))
+    atomic_write(page, to_html(blocks, f"Reproduction card: {card.plan.suite.name}", figures))
     return md, page
 
 

@@ -50,6 +50,8 @@ SCHEMA: dict[str, Any] = {
         "notes": {"type": "array", "items": _TEXT},
         "budget": {"type": "object", "additionalProperties": False, "minProperties": 1,
                    "properties": {"max_calls": _POSITIVE, "max_tokens": _POSITIVE}},
+        "paper_budget": {"type": "object", "additionalProperties": False, "required": ["max_calls", "source"],
+                         "properties": {"max_calls": _POSITIVE, "source": _TEXT}},
         "datasets": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "task", "data"],
             "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
@@ -143,6 +145,7 @@ class Suite:
     claims: tuple[Claim, ...] = ()
     entail: str | None = None
     notes: tuple[str, ...] = ()
+    paper_budget: tuple[int, str] | None = None  # (calls per example, where the paper says so) if it does
     source: str = ""  # the file it was read from
     digest: str = ""  # sha256 of the file's bytes
 
@@ -228,7 +231,9 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                       for f in doc.get("paper_figures", [])),
         claims=tuple(Claim(c["better"], c["worse"], c["statement"], c["source"], c.get("dataset"),
                            c.get("metric"), c.get("stratum")) for c in doc.get("claims", [])),
-        entail=doc.get("entail"), notes=tuple(doc.get("notes", [])), source=source, digest=digest)
+        entail=doc.get("entail"), notes=tuple(doc.get("notes", [])),
+        paper_budget=(doc["paper_budget"]["max_calls"], doc["paper_budget"]["source"]) if "paper_budget" in doc
+        else None, source=source, digest=digest)
 
 
 def _check_meaning(suite: Suite, source: str) -> None:

@@ -1,0 +1,185 @@
+"""A card's claims judged along the call budget, from hand-written trajectories (issue 27).
+
+The toy suite's budget is 5 calls and its claims are "CoT beats IO" and "IO beats CoT" on 12
+examples. Every expected verdict follows from ``eval/stats.judge``'s documented rule on a paired
+bootstrap interval: "holds when the whole interval is above zero, does not hold when the whole
+interval is below zero, inconclusive otherwise" -- and the cells below differ by the same amount
+on every example at each budget, so every bootstrap replicate has that mean and the interval is
+that one value ([0, 0] is inconclusive: it touches zero).
+"""
+
+import math
+
+import pytest
+
+from thoughtloom.eval.curves import Difference
+from thoughtloom.eval.reproduce import budgetwise, render
+from thoughtloom.eval.reproduce.render import outline, to_markdown, write_card
+from thoughtloom.eval.stats import Estimate
+from thoughtloom.view.card_curves import card_figures
+from toy_suite import SUITE, toy_card, trajectory
+
+WRONG_AT_1 = trajectory((1, 0))  # IO: one call, a wrong answer, at every budget
+
+
+def claims(card):
+    return {r.claim.statement: r for r in card.claims}
+
+
+def test_a_claim_that_holds_from_3_calls_on_and_is_inconclusive_below(tmp_path):
+    """CoT is right from 3 calls on, IO wrong at every budget: at 1-2 calls every difference is 0
+    (interval [0, 0], inconclusive), from 3 calls on +1 on every example ([1, 1], holds; for
+    "IO beats CoT" -1, does not hold)."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 1)), ("io", 0): WRONG_AT_1})
+    found = claims(card)
+    assert found["CoT beats IO"].along == "holds at budgets ≥ 3 calls, inconclusive below"
+    assert found["IO beats CoT"].along == "does not hold at budgets ≥ 3 calls, inconclusive below"
+    # the verdict at the suite's budget is the records' own, as before
+    assert found["CoT beats IO"].verdict == "holds" and found["CoT beats IO"].difference.mean == 1.0
+    assert found["IO beats CoT"].verdict == "does not hold"
+
+
+def test_three_runs_of_verdicts_are_named_in_order_of_budget(tmp_path):
+    """IO is right at 1-2 calls and wrong from 3 on; CoT wrong until 4 calls, right from 4: CoT - IO
+    is -1 at 1-2 (does not hold), 0 at 3 (inconclusive), +1 at 4-5 (holds)."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((4, 1)), ("io", 0): trajectory((1, 1), (3, 0))})
+    found = claims(card)
+    assert found["CoT beats IO"].along == "does not hold at ≤ 2 calls, inconclusive at 3 calls, holds at ≥ 4 calls"
+    assert found["IO beats CoT"].along == "holds at ≤ 2 calls, inconclusive at 3 calls, does not hold at ≥ 4 calls"
+
+
+def test_one_verdict_at_every_budget_and_a_single_budget_upper_run(tmp_path):
+    """Both answer at 1 call, CoT right and IO wrong: +1 at every budget (holds throughout). CoT
+    right only from 5 calls (the suite's budget): holds at 5 alone, inconclusive at 1-4."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((1, 1)), ("io", 0): WRONG_AT_1})
+    assert claims(card)["CoT beats IO"].along == "holds at every budget up to 5 calls"
+    card = toy_card(tmp_path / "late", {("cot", 0): trajectory((5, 1)), ("io", 0): WRONG_AT_1})
+    assert claims(card)["CoT beats IO"].along == "holds at 5 calls, inconclusive below"
+
+
+def test_seeds_are_averaged_per_example_before_pairing_as_the_claim_is(tmp_path):
+    """Seed 0: CoT right from 2 calls, IO always wrong. Seed 1: CoT right from 4, IO right at 2-3
+    only. Seed means at 2-3 calls: CoT 0.5, IO 0.5 (difference 0, inconclusive); from 4: CoT 1,
+    IO 0 (holds). Seed 0 alone would hold from 2 calls."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((2, 1)), ("cot", 1): trajectory((4, 1)),
+                               ("io", 0): WRONG_AT_1, ("io", 1): trajectory((2, 1), (4, 0))}, seeds=2)
+    assert claims(card)["CoT beats IO"].along == "holds at budgets ≥ 4 calls, inconclusive below"
+
+
+def test_cells_recorded_before_trajectories_get_no_budget_wise_verdict(tmp_path):
+    card = toy_card(tmp_path, {("cot", 0): "drop", ("io", 0): WRONG_AT_1})
+    for r in card.claims:
+        assert r.along == "no budget-wise verdict: recorded before anytime trajectories"
+    assert claims(card)["CoT beats IO"].verdict == "inconclusive at this n"  # the records score 0 alike
+    figure = str(card_figures(card, replicates=200)["baskets"])
+    assert "<svg" in figure and "No curve (recorded before anytime trajectories): CoT." in figure
+    card = toy_card(tmp_path / "old", {("cot", 0): "drop", ("io", 0): "drop"})
+    assert str(card_figures(card)["baskets"]).count("No curves: recorded before anytime trajectories.") == 1
+    md = to_markdown(outline(card))
+    assert "| inconclusive at this n | no budget-wise verdict: recorded before anytime trajectories |" in md
+
+
+def test_with_a_token_budget_only_the_phrase_ends_where_the_budget_cut_an_example(tmp_path):
+    """No max_calls: the budgets run to the most any example spent (4 calls), but the token budget
+    stopped CoT's first example at 3 calls, so what it would answer at 4 is unknown and the
+    judged budgets end at 3. CoT is right from 2 calls, IO never: inconclusive at 1, holds at 2-3."""
+    tokens_only = SUITE.replace("max_calls = 5", "max_tokens = 100")
+    cot = [trajectory((2, 1), (3, 1))] + [trajectory((2, 1), (4, 1))] * 11
+    card = toy_card(tmp_path, {("cot", 0): cot, ("io", 0): WRONG_AT_1}, suite=tokens_only, stopped={("cot", 0)})
+    assert claims(card)["CoT beats IO"].along == ("holds at budgets ≥ 2 calls, inconclusive below (the curves end "
+                                                 "at 3 calls, where a run's budget cut an example)")
+
+
+def test_cells_cut_at_the_suites_budget_need_no_note(tmp_path):
+    """Searches stopped by the suite's budget are known up to it, which is where the card's curves end
+    anyway: the curves module's "the curve ends there" note is not repeated on the card."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 0), (5, 1)), ("io", 0): WRONG_AT_1},
+                    stopped={("cot", i) for i in range(12)})
+    assert claims(card)["CoT beats IO"].along == "holds at 5 calls, inconclusive below"
+    assert card.cells[0].curves[0].notes and all(n.startswith(render.CUT) for n in card.cells[0].curves[0].notes)
+    assert "CoT on baskets:" not in to_markdown(outline(card))
+
+
+def test_a_claim_not_run_has_no_budget_wise_verdict_either(tmp_path):
+    card = toy_card(tmp_path, {("cot", 0): trajectory((1, 1))})
+    assert [(r.verdict, r.along) for r in card.claims] == [("not run", "–")] * 2
+
+
+HOSTILE = [
+    {"points": [{"calls": math.nan, "tokens": 0, "metrics": {"accuracy": 0.0}}], "exact": "every budget"},
+    {"points": [{"calls": 0, "tokens": 0, "metrics": {"accuracy": math.inf}}]},
+    {"points": [{"tokens": 0, "metrics": {"accuracy": 0.0}}]},  # no calls
+    {"points": [{"calls": 0, "tokens": 0}]},  # no metrics
+    {"points": "all of them"},
+    {"points": []},
+    [1, 2, 3],
+    {"points": [{"calls": 0, "tokens": 0, "metrics": {"accuracy": 0.0}},
+                {"calls": -3, "tokens": 5, "metrics": {"accuracy": 1.0}}]},
+    {"points": [{"calls": 0, "tokens": 9, "metrics": {"accuracy": 0.0}},
+                {"calls": 2, "tokens": 5, "metrics": {"accuracy": 1.0}}]},  # starts past 0, goes backwards
+    {"points": [{"calls": 0, "tokens": 0, "metrics": {"bleu": 1.0}}]},  # lacks the record's metric
+]
+
+
+def test_hostile_trajectories_are_left_out_and_the_card_still_renders(tmp_path):
+    """Ten examples of CoT have unreadable trajectories; the other two are right from 1 call
+    against IO wrong: +1 on both at every budget (holds), on 2 of the 12 examples."""
+    cot = HOSTILE + [trajectory((1, 1))] * 2
+    card = toy_card(tmp_path, {("cot", 0): cot, ("io", 0): WRONG_AT_1})
+    assert claims(card)["CoT beats IO"].along == ("holds at every budget up to 5 calls "
+                                                 "(on the 2 of 12 examples with a readable trajectory)")
+    md, page = write_card(card, tmp_path / "card", card_figures(card, replicates=200))
+    text = md.read_text()
+    assert "CoT on baskets: 10 unreadable trajectories left out of the curves (e.g. q0: point 0 calls is nan" in text
+    assert page.read_text().count('<svg class="curve"') == 1
+    every = toy_card(tmp_path / "all", {("cot", 0): (HOSTILE * 2)[:12], ("io", 0): WRONG_AT_1})
+    assert claims(every)["CoT beats IO"].along == "no budget-wise verdict: no readable trajectory"
+    write_card(every, tmp_path / "all-card", card_figures(every, replicates=200))
+
+
+def test_batch_boundary_trajectories_are_said_in_the_notes_and_dashed(tmp_path):
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 1), exact="batch boundaries"), ("io", 0): WRONG_AT_1})
+    md, page = write_card(card, tmp_path, card_figures(card, replicates=200))
+    assert ("- CoT on baskets: 12 of 12 trajectories are exact only at batch boundaries: between recorded points "
+            "a run capped there could differ") in md.read_text()
+    html = page.read_text()
+    assert html.count('stroke-dasharray="6 3"') == 1 and "<b>CoT</b> (12 examples); exact only at batch" in html
+
+
+def test_the_figure_marks_the_papers_budget_or_says_it_marks_the_suites(tmp_path):
+    card = toy_card(tmp_path, {("cot", 0): trajectory((3, 1)), ("io", 0): WRONG_AT_1})
+    html = str(card_figures(card, replicates=200)["baskets"])
+    assert 'data-budget="5"' in html and "this card&#x27;s equal budget: 5 calls" in html
+    assert "The rule marks this card&#x27;s own equal budget (the suite declares no paper budget)." in html
+    paper = SUITE.replace("[budget]", '[paper_budget]\nmax_calls = 8\nsource = "Table <9>"\n\n[budget]')
+    card = toy_card(tmp_path / "paper", {("cot", 0): trajectory((3, 1)), ("io", 0): WRONG_AT_1}, suite=paper)
+    html = str(card_figures(card, replicates=200)["baskets"])
+    assert 'data-budget="8"' in html and "paper: 8 calls (Table &lt;9&gt;)" in html and "Table <9>" not in html
+    assert "The rule marks the paper&#x27;s budget as the suite declares it." in html
+    md = to_markdown(outline(card))
+    assert "marks the paper's budget as the suite declares it." in md
+
+
+def test_the_claims_table_stays_a_well_formed_markdown_table(tmp_path):
+    card = toy_card(tmp_path, {("cot", 0): trajectory((4, 1)), ("io", 0): trajectory((1, 1), (3, 0))})
+    md = to_markdown(outline(card))
+    table = md[md.index("| claim |"):].split("\n\n")[0].splitlines()
+    assert table[0].endswith("| verdict | along the call budget |") and table[1] == "|" + "---|" * 7
+    assert all(line.count(" | ") == 6 for line in table[2:]) and len(table) == 4
+
+
+@pytest.mark.parametrize("verdicts, expected", [
+    ([(1, "holds")], "holds at every budget up to 50 calls"),
+    ([(1, "inconclusive"), (20, "holds")], "holds at budgets ≥ 20 calls, inconclusive below"),
+    ([(1, "inconclusive"), (50, "holds")], "holds at 50 calls, inconclusive below"),
+    ([(1, "inconclusive"), (5, "does not hold"), (11, "inconclusive"), (40, "holds")],
+     "inconclusive at ≤ 4 calls, does not hold at 5–10 calls, inconclusive at 11–39 calls, holds at ≥ 40 calls"),
+    ([(1, "holds"), (2, "inconclusive"), (3, "inconclusive"), (50, "holds")],
+     "holds at 1 call, inconclusive at 2–49 calls, holds at 50 calls"),
+    ([(1, "holds"), (3, "holds")], "holds at every budget up to 50 calls"),
+])
+def test_the_phrase_rules(verdicts, expected):
+    """The wording of budgetwise's docstring, up to a budget of 50 calls: neighbours with one verdict
+    merge; one run, two runs (the upper first), or every run in order of budget."""
+    found = [Difference(b, "accuracy", Estimate(0, 0, 0, 1), v) for b, v in verdicts]
+    assert budgetwise.phrase(budgetwise.segments(found, 50)) == expected
