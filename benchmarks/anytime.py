@@ -77,7 +77,7 @@ async def bench(strategy: str, lm, budget: int, grid: list[int], n: int, tmp: Pa
             got = capped[rid]
             if (got["prediction"] or "", got["metrics"]) == (want["answer"] or "", want["metrics"]):
                 match += 1
-            elif anytime["exact"] == "batch boundaries" and "sculpt_budget_trim" in trims(tmp / f"{strategy}-{b}", rid):
+            elif anytime["exact"] == "batch boundaries" and "tree_budget_trim" in trims(tmp / f"{strategy}-{b}", rid):
                 between += 1  # the capped run sent part of a batch: documented, not a mismatch
             else:
                 mismatch += 1

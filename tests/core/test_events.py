@@ -14,7 +14,8 @@ from pathlib import Path
 import thoughtloom
 from thoughtloom import strategies, tasks
 from thoughtloom.core import Problem
-from thoughtloom.core.events import COMMON, EVENTS, RAW_CHARS, malformed, problems
+from thoughtloom.core.events import (COMMON, EVENTS, MALFORMED_WHAT, RAW_CHARS, RENAMED, current_names,
+                                     malformed, problems)
 from thoughtloom.core.trace import Trace
 from thoughtloom.eval import EvalResources, EvalSettings, evaluate
 from thoughtloom.lm import Budget
@@ -116,3 +117,26 @@ async def test_what_the_runner_writes_fits_the_schema(tmp_path):
     kinds = {e["type"] for e in events}
     assert {"llm_call", "sample", "vote", "budget_exceeded", "malformed", "retrieval"} <= kinds
     assert [p for e in events for p in problems(e)] == []
+
+
+def test_renamed_names_lead_to_todays_and_old_ones_are_not_reused():
+    """Issue 28: the tree-search kernel's events were sculpt_*, "old names still readable by
+    the view": each old name maps to a type of the schema or a step of MALFORMED_WHAT, and
+    no old name is a name of today."""
+    assert set(RENAMED.values()) <= set(EVENTS) | set(MALFORMED_WHAT)
+    assert not set(RENAMED) & (set(EVENTS) | set(MALFORMED_WHAT))
+    assert RENAMED["sculpt_node"] == "tree_node" and RENAMED["sculpt_evaluation"] == "tree_evaluation"
+
+
+def test_an_old_event_reads_with_todays_names_and_a_new_one_is_left_alone():
+    old = {"type": "sculpt_eval", "t": 0.5, "example": "q1", "node": 2, "score": 0.7, "feedback": "ok",
+           "evaluator": "model", "items": []}
+    assert current_names(old) == {**old, "type": "tree_eval"} and old["type"] == "sculpt_eval"  # a copy
+    bad = {"type": "malformed", "t": 0, "what": "sculpt_child", "reason": "truncated", "raw": "x"}
+    assert current_names(bad) == {**bad, "what": "tree_child"} and problems(current_names(bad)) == []
+    new = {"type": "tree_node", "t": 0, "node": 0}
+    assert current_names(new) is new
+    # only a malformed event's what is a step name; other fields and hostile types stay as they are
+    other = {"type": "hgot_stop", "what": "sculpt_child", "t": 0}
+    weird = {"type": ["sculpt_node"], "t": 0}
+    assert current_names(other) is other and current_names(weird) is weird and current_names({}) == {}

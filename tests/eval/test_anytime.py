@@ -198,7 +198,7 @@ def test_a_maker_that_fails_mid_run_is_a_point_with_no_answer_and_changes_nothin
     anytime = Anytime(trace)
 
     def peek():
-        trace.emit("sculpt_answer", node=1)  # a maker's own events stay out of the trace
+        trace.emit("tree_answer", node=1)  # a maker's own events stay out of the trace
         raise RuntimeError("half-built tree")
 
     anytime.watch(peek)

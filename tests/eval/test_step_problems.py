@@ -23,17 +23,17 @@ def test_every_category_is_counted_and_said():
 
 def test_the_trace_events_fall_into_their_categories():
     trace = Trace()
-    malformed(trace, "sculpt_child", "truncated", "half a")
-    malformed(trace, "sculpt_child", "truncated", "half b")
-    malformed(trace, "sculpt_evaluation", "unparseable", "{oops")
+    malformed(trace, "tree_child", "truncated", "half a")
+    malformed(trace, "tree_child", "truncated", "half b")
+    malformed(trace, "tree_evaluation", "unparseable", "{oops")
     malformed(trace, "hgot_plan", "invalid_plan", "nonsense")
-    trace.emit("sculpt_eval_salvaged", node=3, items=2)
+    trace.emit("tree_eval_salvaged", node=3, items=2)
     trace.emit("budget_exceeded", limit="calls", cap=5, used=5)
     trace.emit("llm_call", request_hash="h")  # not a problem
     assert count_step_problems(trace.events) == {
-        "cut_off": {"sculpt_child": 2},
-        "unparsed": {"sculpt_evaluation": 1, "hgot_plan": 1},
-        "salvaged": {"sculpt_evaluation": 1},
+        "cut_off": {"tree_child": 2},
+        "unparsed": {"tree_evaluation": 1, "hgot_plan": 1},
+        "salvaged": {"tree_evaluation": 1},
         "budget_stopped": {"calls": 1},
     }
     assert count_step_problems([]) == {}
@@ -45,7 +45,7 @@ def test_the_tally_sums_examples_and_says_each_category_in_one_line():
         {"cut_off": {"hgot_thought": 1, "hgot_plan": 1}},
         {},
         None,  # a record written before the counts existed
-        {"unparsed": "garbage", "nonsense": {"x": 1}, "salvaged": {"sculpt_evaluation": "2"}},  # hand-edited
+        {"unparsed": "garbage", "nonsense": {"x": 1}, "salvaged": {"tree_evaluation": "2"}},  # hand-edited
     ]
     tally = tally_step_problems(per_example)
     assert tally == {"cut_off": {"total": 4, "examples": 2, "by": {"hgot_thought": 3, "hgot_plan": 1}},
@@ -55,6 +55,12 @@ def test_the_tally_sums_examples_and_says_each_category_in_one_line():
         "budget-stopped: 1 refused call in 1 of 5 examples (calls 1)",
     ]
     one = tally_step_problems([{"unparsed": {"react_action": 1}}])
+    # records from before the tree-search kernel's rename (sculpt_*) sum with today's
+    mixed = tally_step_problems([{"cut_off": {"sculpt_child": 2}}, {"cut_off": {"tree_child": 1}}])
+    assert mixed == {"cut_off": {"total": 3, "examples": 2, "by": {"tree_child": 3}}}
+    old = [{"type": "malformed", "t": 0, "what": "sculpt_evaluation", "reason": "unparseable", "raw": ""},
+           {"type": "sculpt_eval_salvaged", "t": 0, "node": 1, "items": 1}]
+    assert count_step_problems(old) == {"unparsed": {"tree_evaluation": 1}, "salvaged": {"tree_evaluation": 1}}
     assert step_problem_lines(one) == ["malformed (unparsed): 1 reply (react_action 1)"]
     assert step_problem_lines({}) == []
 

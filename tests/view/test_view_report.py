@@ -8,6 +8,7 @@ import re
 import pytest
 
 from thoughtloom.core.errors import ConfigError
+from thoughtloom.core.events import RENAMED
 from thoughtloom.view import RunFolder, build_report, write_report
 from thoughtloom.view.figures import figures
 from thoughtloom.view.markup import h, Raw
@@ -130,7 +131,23 @@ def test_run_json_names_the_run_where_it_is_recorded(tmp_path):
 def test_what_went_wrong_inside_is_said_on_both_pages(tmp_path):
     folder = view_runs.tree_run(tmp_path / "run", readable=False)
     html = build_report(RunFolder.open(folder), replicates=100)
-    assert re.search(r"<li>malformed \(unparsed\): \d+ replies in 2 of 2 examples \(sculpt_evaluation \d+\)</li>", html)
+    assert re.search(r"<li>malformed \(unparsed\): \d+ replies in 2 of 2 examples \(tree_evaluation \d+\)</li>", html)
     page = pages(html)["game24-a"]
-    assert re.search(r"<li>malformed \(unparsed\): \d+ replies \(sculpt_evaluation \d+\)</li>", page)
+    assert re.search(r"<li>malformed \(unparsed\): \d+ replies \(tree_evaluation \d+\)</li>", page)
     assert "evaluation unreadable" in page and re.search(r'class="gnode chosen[^"]* failed"', page)
+
+
+def test_a_run_traced_before_the_tree_events_were_renamed_reads_as_today(tmp_path):
+    """Issue 28: the kernel's events were sculpt_* ("old names still readable by the view"):
+    the same run with its trace and records written in the old names gives the same report."""
+    folder = view_runs.tree_run(tmp_path / "run", readable=False)
+    today = build_report(RunFolder.open(folder), replicates=100)
+    old_names = {new: old for old, new in RENAMED.items()}
+    for name in ("trace.jsonl", "results.jsonl"):
+        text = (folder / name).read_text(encoding="utf-8")
+        (folder / name).write_text(re.sub(r'"(tree_[a-z_]+)"', lambda m: f'"{old_names.get(m[1], m[1])}"', text),
+                                   encoding="utf-8")
+    trace = (folder / "trace.jsonl").read_text(encoding="utf-8")
+    assert '"type": "sculpt_node"' in trace and '"what": "sculpt_evaluation"' in trace and '"tree_' not in trace
+    assert '"sculpt_evaluation"' in (folder / "results.jsonl").read_text(encoding="utf-8")  # step_problems
+    assert build_report(RunFolder.open(folder), replicates=100) == today

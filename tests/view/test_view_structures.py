@@ -41,7 +41,7 @@ def test_a_tree_search_is_rebuilt_node_for_node(tmp_path, strategy):
         while kept[path[0]]["parent"] is not None:
             path.insert(0, kept[path[0]]["parent"])
         assert tree.path == path and tree.path[0] == tree.root.id
-        rejected = [e for e in traces[example] if e["type"] == "sculpt_rejected"]
+        rejected = [e for e in traces[example] if e["type"] == "tree_rejected"]
         assert len(tree.rejected) == len(rejected)
     if strategy == "sculpt-mcts":  # the scripted replies repeat an expression: one child is a duplicate
         assert any(r.reason == "duplicate" for ex in run.records

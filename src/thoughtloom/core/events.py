@@ -28,8 +28,8 @@ Structure ids, for the run inspector (``thoughtloom view``) to rebuild what
 a strategy built:
 
 - tree searches: ``node`` is the node's index in its tree (the root is 0),
-  ``parent`` its parent's; ``sculpt_answer.path`` is the chosen path, root
-  first. Visits and values are the sum of the ``sculpt_backprop`` events.
+  ``parent`` its parent's; ``tree_answer.path`` is the chosen path, root
+  first. Visits and values are the sum of the ``tree_backprop`` events.
 - HGOT: ``node`` is a question's place in the hierarchy, ``"1"`` the
   question itself and ``"1.2"`` the question that step 2 of its plan became
   (so a node's parent is its id without the last part).
@@ -39,7 +39,8 @@ a strategy built:
   (symbolic, prompt, retrieval or program).
 
 Traces written before a field was added lack it; the inspector shows what
-the older events allow.
+the older events allow. Traces written before an event was renamed read
+with today's names through :func:`current_names` (:data:`RENAMED`).
 """
 
 from __future__ import annotations
@@ -155,37 +156,37 @@ EVENTS: dict[str, EventType] = {
         "`shortened` kept a shorter text and `dropped` (the last ones) were left out",
         ("run", "program", "depth", "step", "handler", "passages", "shortened", "dropped"),
         source="strategies.decomp.controller"),
-    # -- tree searches (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine) ----------------
-    "sculpt_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
-                             ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
-    "sculpt_eval": EventType("a node's verdict: score in [0, 1], feedback, items; evaluator model, "
-                             "symbolic, malformed (no readable reply: malformed_score) or empty",
-                             ("node", "score", "feedback", "evaluator", "items"), source=_TREE),
-    "sculpt_eval_salvaged": EventType("a malformed evaluation read in part: its complete items or leading score",
-                                      ("node", "items"), source=_TREE),
-    "sculpt_rejected": EventType("a readable child dropped: a duplicate, or it revised its parent where "
-                                 "only extension is allowed", ("parent", "reason", "candidate"), source=_TREE),
-    "sculpt_budget_trim": EventType("a batch cut to the calls the budget has left", ("wanted", "sent"),
-                                    source=_TREE),
-    "sculpt_select": EventType("MCTS selected a leaf to grow (parallel: leaves this iteration)",
-                               ("node", "depth", "parallel"), source="strategies.sculpt.mcts"),
-    "sculpt_backprop": EventType("MCTS added one visit with this reward to each node of path: a rollout's "
-                                 "reward backed up to the root, or (evaluation: true) a node's own evaluation, "
-                                 "its first visit", ("node", "reward", "path"), ("evaluation",), source=_TREE),
-    "sculpt_exhausted": EventType("MCTS stopped before its rollouts were spent: no leaf it may grow is left "
-                                  "(every one at max_depth)", ("rollouts", "planned"),
-                                  source="strategies.sculpt.mcts"),
-    "sculpt_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
-    "sculpt_answer": EventType("the node chosen as the answer and its path from the root",
-                               ("node", "answer", "path"), source=_TREE),
+    # -- the tree-search kernel (sculpt-mcts, sculpt-dfs, sculpt-dfs-backtrack, tot-bfs, tot-dfs, self-refine)
+    "tree_node": EventType("a node joined the tree: parent, depth, how it changed its parent (kind), candidate",
+                           ("node", "parent", "depth", "kind", "simulated", "candidate"), source=_TREE),
+    "tree_eval": EventType("a node's verdict: score in [0, 1], feedback, items; evaluator model, "
+                           "symbolic, malformed (no readable reply: malformed_score) or empty",
+                           ("node", "score", "feedback", "evaluator", "items"), source=_TREE),
+    "tree_eval_salvaged": EventType("a malformed evaluation read in part: its complete items or leading score",
+                                    ("node", "items"), source=_TREE),
+    "tree_rejected": EventType("a readable child dropped: a duplicate, or it revised its parent where "
+                               "only extension is allowed", ("parent", "reason", "candidate"), source=_TREE),
+    "tree_budget_trim": EventType("a batch cut to the calls the budget has left", ("wanted", "sent"),
+                                  source=_TREE),
+    "tree_select": EventType("MCTS selected a leaf to grow (parallel: leaves this iteration)",
+                             ("node", "depth", "parallel"), source="strategies.sculpt.mcts"),
+    "tree_backprop": EventType("MCTS added one visit with this reward to each node of path: a rollout's "
+                               "reward backed up to the root, or (evaluation: true) a node's own evaluation, "
+                               "its first visit", ("node", "reward", "path"), ("evaluation",), source=_TREE),
+    "tree_exhausted": EventType("MCTS stopped before its rollouts were spent: no leaf it may grow is left "
+                                "(every one at max_depth)", ("rollouts", "planned"),
+                                source="strategies.sculpt.mcts"),
+    "tree_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
+    "tree_answer": EventType("the node chosen as the answer and its path from the root",
+                             ("node", "answer", "path"), source=_TREE),
 }
 
 #: The steps whose replies a ``malformed`` event may be about (``generate_json``'s
 #: callers name their own).
 MALFORMED_WHAT: dict[str, str] = {
-    "sculpt_root": "a tree search's first answer (kept as the root anyway)",
-    "sculpt_child": "a generated child (dropped)",
-    "sculpt_evaluation": "a node's evaluation (re-asked once, then malformed_score)",
+    "tree_root": "a tree search's first answer (kept as the root anyway)",
+    "tree_child": "a generated child (dropped)",
+    "tree_evaluation": "a node's evaluation (re-asked once, then malformed_score)",
     "hgot_plan": "a plan (re-asked with the reason, then the single-step fallback)",
     "hgot_thought": "a sampled thought (no answer: it does not vote)",
     "hgot_rewrite": "a dependent step's rewrite (the step with its parents' answers instead)",
@@ -197,6 +198,31 @@ MALFORMED_WHAT: dict[str, str] = {
     "entailment": "an LLM judge reply that is neither yes nor no (votes no)",
     "json": "a structured reply generate_json could not parse (re-asked once)",
 }
+
+#: Names changed since traces were first written, old -> new: event types, and the
+#: ``what`` of ``malformed`` events. The tree-search kernel's were ``sculpt_*``
+#: while ``tot-*`` and ``self-refine`` ran on it too. A reader of a trace file
+#: applies :func:`current_names`, so an old trace reads as a new one.
+RENAMED: dict[str, str] = {
+    "sculpt_node": "tree_node", "sculpt_eval": "tree_eval", "sculpt_eval_salvaged": "tree_eval_salvaged",
+    "sculpt_rejected": "tree_rejected", "sculpt_budget_trim": "tree_budget_trim",
+    "sculpt_select": "tree_select", "sculpt_backprop": "tree_backprop", "sculpt_exhausted": "tree_exhausted",
+    "sculpt_prune": "tree_prune", "sculpt_answer": "tree_answer",
+    "sculpt_root": "tree_root", "sculpt_child": "tree_child", "sculpt_evaluation": "tree_evaluation",  # what
+}
+
+
+def current_names(event: dict[str, Any]) -> dict[str, Any]:
+    """``event`` with today's names (:data:`RENAMED`): itself when none of its names
+    changed, else a renamed copy."""
+    kind, what = event.get("type"), event.get("what")
+    renamed = {}
+    if isinstance(kind, str) and kind in RENAMED:
+        renamed["type"] = RENAMED[kind]
+    if kind == "malformed" and isinstance(what, str) and what in RENAMED:
+        renamed["what"] = RENAMED[what]
+    return {**event, **renamed} if renamed else event
+
 
 #: Longest ``raw`` kept in a ``malformed`` event.
 RAW_CHARS = 500
@@ -233,21 +259,21 @@ def problems(event: Mapping[str, Any]) -> list[str]:
 STEP_PROBLEMS: dict[str, str] = {
     "cut_off": "replies cut off at max_tokens (malformed events, reason truncated), by step",
     "unparsed": "replies that ended but could not be read as asked (malformed events, any other reason), by step",
-    "salvaged": "evaluations read only in part from a malformed reply (sculpt_eval_salvaged), by step",
+    "salvaged": "evaluations read only in part from a malformed reply (tree_eval_salvaged), by step",
     "budget_stopped": "calls refused because a budget was spent (budget_exceeded), by limit",
 }
 
 
-def count_step_problems(events: Iterable[Mapping[str, Any]]) -> dict[str, dict[str, int]]:
+def count_step_problems(events: Iterable[dict[str, Any]]) -> dict[str, dict[str, int]]:
     """How many of each :data:`STEP_PROBLEMS` category a trace holds, by step (``what``)
     or, for budget stops, by limit; only the categories that occurred."""
     counts: dict[str, dict[str, int]] = {}
-    for event in events:
+    for event in map(current_names, events):
         kind = event.get("type")
         if kind == "malformed":
             key, by = ("cut_off" if event.get("reason") == "truncated" else "unparsed"), event.get("what")
-        elif kind == "sculpt_eval_salvaged":
-            key, by = "salvaged", "sculpt_evaluation"
+        elif kind == "tree_eval_salvaged":
+            key, by = "salvaged", "tree_evaluation"
         elif kind == "budget_exceeded":
             key, by = "budget_stopped", event.get("limit")
         else:

@@ -41,9 +41,7 @@ from tenacity import wait_exponential_jitter
 from ..core.errors import CallTimeout, LMError, MalformedReply, TransientError
 from ..lm.retry import RetryStats
 from ..tasks.base import Example
-
-#: One example's record and its trace events.
-Outcome = tuple[dict[str, Any], list[dict[str, Any]]]
+from .results import RecordAndTrace
 
 
 @dataclass(frozen=True)
@@ -67,7 +65,7 @@ class ServerFailed(Exception):
     """An example whose call's retries were spent on a server failure; ``outcome`` is its
     error record, ``cause`` the failure. Judged by :class:`CircuitBreaker`."""
 
-    def __init__(self, outcome: Outcome, cause: BaseException) -> None:
+    def __init__(self, outcome: RecordAndTrace, cause: BaseException) -> None:
         super().__init__(outcome, cause)
         self.outcome, self.cause = outcome, cause
 
@@ -87,7 +85,7 @@ class CircuitBreaker:
         self.answered = False  # an example finished without a server failure in this run
         self.last_ok = clock()
         self.in_a_row = 0  # examples failing on the server since the last answered one
-        self.held: list[tuple[Example, Outcome]] = []  # failed while closed: judged by what comes next
+        self.held: list[tuple[Example, RecordAndTrace]] = []  # failed while closed: judged by what comes next
         self.opened_at: float | None = None
         self.probes = 0  # probes sent since the breaker opened
         self.next_probe = 0.0
@@ -120,7 +118,7 @@ class CircuitBreaker:
         """Seconds until the next probe may go (0 when closed)."""
         return max(0.0, self.next_probe - self.clock()) if self.open else 0.0
 
-    def ok(self, on_record: Callable[[Outcome], None]) -> None:
+    def ok(self, on_record: Callable[[RecordAndTrace], None]) -> None:
         """An example finished without a server failure: the server answers."""
         self.answered, self.last_ok, self.in_a_row = True, self.clock(), 0
         if self.opened_at is not None:
@@ -162,7 +160,7 @@ class CircuitBreaker:
             wait = max(wait, min(cause.retry_after, s.max_wait_s))
         self.next_probe = now + wait
 
-    def settle(self, on_record: Callable[[Outcome], None]) -> None:
+    def settle(self, on_record: Callable[[RecordAndTrace], None]) -> None:
         """Nothing left to judge the held examples by (the run's last ones): their records."""
         for _example, outcome in self.held:
             on_record(outcome)

@@ -31,6 +31,7 @@ from ..core.progress import ProgressHook
 from ..lm.retry import retry_stats
 from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
+from .results import RecordAndTrace
 from .services import pooled_retriever
 
 from .settings import EvalResources
@@ -40,8 +41,6 @@ log = logging.getLogger(__name__)
 #: Seconds between looks at a paused run (its progress line, its next probe).
 TICK_S = 1.0
 
-#: One example's record and its trace events, as the results file writes them.
-Outcome = tuple[dict[str, Any], list[dict[str, Any]]]
 OnRecord = Callable[[dict[str, Any], list[dict[str, Any]]], None]
 
 
@@ -50,9 +49,10 @@ class Job(Protocol):
 
     settings: Any  # EvalSettings: ``concurrency`` examples at a time per process
 
-    async def run(self, example: Example, res: EvalResources, progress: ProgressHook | None = None) -> Outcome: ...
+    async def run(self, example: Example, res: EvalResources,
+                  progress: ProgressHook | None = None) -> RecordAndTrace: ...
 
-    def failed(self, example: Example, error: str) -> Outcome: ...
+    def failed(self, example: Example, error: str) -> RecordAndTrace: ...
 
 
 class Executor(Protocol):
@@ -123,12 +123,12 @@ class LocalExecutor:
             breaker.retries = retry_stats(self.res.lm)
         concurrency = max(1, job.settings.concurrency)
         todo: deque[Example] = deque(examples)
-        flying: dict[asyncio.Task[Outcome | ServerFailed], Example] = {}
+        flying: dict[asyncio.Task[RecordAndTrace | ServerFailed], Example] = {}
 
-        def record(outcome: Outcome) -> None:
+        def record(outcome: RecordAndTrace) -> None:
             on_record(*outcome)
 
-        async def attempt(example: Example) -> Outcome | ServerFailed:
+        async def attempt(example: Example) -> RecordAndTrace | ServerFailed:
             try:
                 return await job.run(example, self.res, progress)
             except ServerFailed as failure:  # for the breaker to judge; any other error ends the group

@@ -46,7 +46,8 @@ from ..core.errors import ConfigError, LMError
 from ..core.progress import ProgressHook
 from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
-from .executors import TICK_S, Job, OnRecord, Outcome, with_pooled
+from .executors import TICK_S, Job, OnRecord, with_pooled
+from .results import RecordAndTrace
 
 from .settings import EvalResources
 
@@ -102,7 +103,7 @@ class ExampleWorker:
         assert self.res is not None
         return describe(self.res)
 
-    async def run(self, example: Example) -> Outcome:
+    async def run(self, example: Example) -> RecordAndTrace:
         if self.res is None:  # a replacement actor: its open() was sent first, but be sure
             await self.open()
         assert self.res is not None
@@ -209,7 +210,7 @@ class RayExecutor:
         waiting: deque[tuple[Example, int]] = deque((example, 1) for example in examples)
         running: dict[asyncio.Future, _Sent] = {}
 
-        def record(outcome: Outcome) -> None:
+        def record(outcome: RecordAndTrace) -> None:
             on_record(*outcome)
 
         try:
@@ -245,7 +246,8 @@ class RayExecutor:
                 future.cancel()
                 self._ray.cancel(sent.ref)
 
-    def _outcome(self, future: asyncio.Future, sent: _Sent, waiting: deque[tuple[Example, int]]) -> Outcome | None:
+    def _outcome(self, future: asyncio.Future, sent: _Sent,
+                 waiting: deque[tuple[Example, int]]) -> RecordAndTrace | None:
         """The example's record, or None when it was sent again because its worker died."""
         try:
             return future.result()

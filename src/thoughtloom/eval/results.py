@@ -68,7 +68,11 @@ def describe_error(exc: BaseException) -> str:
     return text if len(text) <= MAX_ERROR_CHARS else text[:MAX_ERROR_CHARS] + " ..."
 
 
-def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+#: One example's record and its trace events, as the results file writes them.
+RecordAndTrace = tuple[dict[str, Any], list[dict[str, Any]]]
+
+
+def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> RecordAndTrace:
     """``record`` and ``events`` as the results file can write them.
 
     An event JSON cannot hold (say an int past Python's 4,300-digit limit)

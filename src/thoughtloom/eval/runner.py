@@ -69,11 +69,11 @@ from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos
 from .breaker import CircuitBreaker, ServerFailed, is_server_failure
-from .executors import Executor, LocalExecutor, Outcome
+from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import ResultsFile, describe_error, disk_errors, writable
+from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
 from .settings import EvalResources, EvalSettings
 from .summary import SummaryWriter, summarize, task_summary
 
@@ -290,10 +290,10 @@ class ExampleJob:
     task: Task
     settings: EvalSettings
 
-    async def run(self, example: Example, res: EvalResources, progress: ProgressHook | None = None) -> Outcome:
+    async def run(self, example: Example, res: EvalResources, progress: ProgressHook | None = None) -> RecordAndTrace:
         return await run_example(self.strategy, self.task, example, res, self.settings, progress=progress)
 
-    def failed(self, example: Example, error: str) -> Outcome:
+    def failed(self, example: Example, error: str) -> RecordAndTrace:
         """The error record of an example that never finished running (say its worker died)."""
         record = {**_unanswered(example), "metrics": fallback_metrics(self.task, example.gold),
                   "usage": UsageTotals().as_dict(), "latency_s": 0.0, "error": error, "step_problems": {},

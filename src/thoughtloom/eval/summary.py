@@ -21,7 +21,7 @@ import math
 import time
 from typing import Any, Callable, Iterable
 
-from ..core.events import STEP_PROBLEMS
+from ..core.events import RENAMED, STEP_PROBLEMS
 from ..core.types import to_json
 from .results import describe_error, score
 
@@ -61,7 +61,7 @@ def tally_step_problems(per_example: Iterable[Any]) -> dict[str, dict[str, Any]]
             cat = tally.setdefault(key, {"total": 0, "examples": 0, "by": {}})
             here = 0
             for what, n in _dict(by).items():
-                n = int(_number(n))
+                what, n = RENAMED.get(what, what), int(_number(n))  # a record from before a rename
                 cat["by"][what] = cat["by"].get(what, 0) + n
                 here += n
             cat["total"] += here

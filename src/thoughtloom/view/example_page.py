@@ -22,7 +22,7 @@ from .trees import search_tree
 #: Events shown as one line each in the trace (their structure is drawn above).
 _LINE_FIELDS = {"retrieval": ("queries",), "sample": ("index", "answer"), "vote": ("winner", "confidence"),
                 "malformed": ("what", "reason"), "budget_exceeded": ("limit", "cap", "used"), "error": ("error",),
-                "sculpt_node": ("node", "parent", "kind"), "sculpt_eval": ("node", "score", "evaluator"),
+                "tree_node": ("node", "parent", "kind"), "tree_eval": ("node", "score", "evaluator"),
                 "hgot_infer": ("node", "answer", "confidence"), "plan": ("node", "steps"),
                 "decomp_step": ("run", "step", "handler", "answer"), "program_end": ("run", "program", "status")}
 

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 
 from .. import tasks
 from ..core.errors import ConfigError
+from ..core.events import current_names
 from ..core.files import jsonl_lines
 from ..eval.identity import RUN as RUN_JSON
 from ..eval.results import RESULTS, SUMMARY, TRACE, meta
@@ -159,7 +160,8 @@ class RunFolder:
         The runner writes an example's events in one block just before its
         record, so a later block of the same id supersedes an earlier one
         (a rerun example); callers keep the last. Events without an
-        ``example`` (a hand-made trace) form blocks of id ``""``.
+        ``example`` (a hand-made trace) form blocks of id ``""``. Events named before a rename
+        (:data:`~thoughtloom.core.events.RENAMED`) come with today's names.
         """
         block: list[dict[str, Any]] = []
         current: str | None = None
@@ -169,6 +171,6 @@ class RunFolder:
                 yield current or "", block
                 block = []
             current = example
-            block.append(event)
+            block.append(current_names(event))  # an old trace with today's names
         if block:
             yield current or "", block

@@ -1,13 +1,13 @@
 """A tree search rebuilt from its trace (sculpt-mcts, sculpt-dfs, tot-bfs, tot-dfs, self-refine).
 
-Every node joins with a ``sculpt_node`` event (id, parent, depth, how it
-changed its parent, the candidate) and gets its verdict from ``sculpt_eval``;
-visits and values are the sum of ``sculpt_backprop`` events (the virtual
+Every node joins with a ``tree_node`` event (id, parent, depth, how it
+changed its parent, the candidate) and gets its verdict from ``tree_eval``;
+visits and values are the sum of ``tree_backprop`` events (the virtual
 losses of leaf-parallel MCTS are taken back before any is traced). Children
 that never joined are kept beside their parent as :class:`Rejected`: a
-duplicate or forbidden revision (``sculpt_rejected``), or a reply that could
-not be read (``malformed`` with ``what: sculpt_child``). The answer is
-``sculpt_answer``; its ``path`` is the chosen path (older traces: the
+duplicate or forbidden revision (``tree_rejected``), or a reply that could
+not be read (``malformed`` with ``what: tree_child``). The answer is
+``tree_answer``; its ``path`` is the chosen path (older traces: the
 parents of the chosen node).
 """
 
@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-TREE_EVENTS = ("sculpt_node", "sculpt_eval", "sculpt_backprop", "sculpt_answer")
+TREE_EVENTS = ("tree_node", "tree_eval", "tree_backprop", "tree_answer")
 
 
 @dataclass
@@ -88,39 +88,39 @@ def search_tree(events: Iterable[dict[str, Any]]) -> SearchTree | None:
     for e in events:
         kind = e.get("type")
         node = tree.nodes.get(_int(e.get("node")))  # type: ignore[arg-type]
-        if kind == "sculpt_node" and _int(e.get("node")) is not None:
+        if kind == "tree_node" and _int(e.get("node")) is not None:
             nid, parent = int(e["node"]), _int(e.get("parent"))
             tree.nodes[nid] = TreeNode(nid, parent, _int(e.get("depth")) or 0, str(e.get("kind", "")),
                                        str(e.get("candidate", "")), bool(e.get("simulated")))
             if parent in tree.nodes:
                 tree.nodes[parent].children.append(nid)
-        elif kind == "sculpt_eval" and node is not None:
+        elif kind == "tree_eval" and node is not None:
             node.score, node.feedback = _float(e.get("score")), str(e.get("feedback") or "")
             node.evaluator = str(e.get("evaluator") or "")
             node.items = e.get("items") if isinstance(e.get("items"), list) else []
-        elif kind == "sculpt_backprop":
+        elif kind == "tree_backprop":
             reward = _float(e.get("reward")) or 0.0
             for nid in e.get("path") or []:
                 if _int(nid) in tree.nodes:
                     tree.nodes[nid].visits += 1
                     tree.nodes[nid].value_sum += reward
-        elif kind == "sculpt_select" and node is not None:
+        elif kind == "tree_select" and node is not None:
             node.selected += 1
-        elif kind == "sculpt_prune" and node is not None:
+        elif kind == "tree_prune" and node is not None:
             node.pruned = True
-        elif kind == "sculpt_rejected":
+        elif kind == "tree_rejected":
             tree.rejected.append(Rejected(_int(e.get("parent")), str(e.get("reason", "")),
                                           str(e.get("candidate", ""))))
-        elif kind == "malformed" and e.get("what") == "sculpt_child":
+        elif kind == "malformed" and e.get("what") == "tree_child":
             tree.rejected.append(Rejected(_int(e.get("parent")), f"unreadable ({e.get('reason', '')})",
                                           str(e.get("raw", ""))))
-        elif kind == "sculpt_answer":
+        elif kind == "tree_answer":
             tree.chosen, tree.answer = _int(e.get("node")), e.get("answer")
             path = e.get("path")
             tree.path = [p for p in path if _int(p) is not None] if isinstance(path, list) else []
     if not tree.nodes:
         return None
-    if tree.chosen in tree.nodes and not tree.path:  # a trace from before sculpt_answer had a path
+    if tree.chosen in tree.nodes and not tree.path:  # a trace from before tree_answer had a path
         tree.path = _ancestry(tree, tree.chosen)
     return tree
 

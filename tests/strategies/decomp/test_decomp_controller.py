@@ -7,7 +7,9 @@ import pytest
 
 from thoughtloom import prompts
 from thoughtloom.core.errors import ConfigError
+from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Completion, Passage, Problem
+from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies import get
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
@@ -99,6 +101,26 @@ async def test_letter_cat_runs_the_hierarchical_program_and_batches_foreach():
     steps = ctx.trace.of_type("decomp_step")
     assert [s["handler"] for s in steps if s["depth"] == 0] == ["split", "str_position", "merge"]
     assert "    QS: (arr_position)" in decomp().report(result)
+
+
+async def test_the_steps_own_counts_add_up_to_what_the_meter_counted():
+    """A step's calls and tokens are its handlers' own counts (a handler batch serves several
+    runs' steps at once, so the meter cannot split them); over a whole question they must add
+    up to the LM's meter: the top run's totals, and its decomposer turns plus its steps."""
+    trace = Trace()
+    lm = Metered(ScriptedLM(letter_lm(bad_first=1)), trace=trace)
+    ctx = ctx_for(lm, trace=trace)
+    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    executed = result.details["executed"]
+    # the top decomposer's 4 turns and 1 re-ask, split and merge; 3 nested runs of 3 turns and 2 handlers
+    assert result.answer == "d y e" and lm.totals.calls == 5 + 2 + 3 * (3 + 2)
+    assert (executed["calls"], executed["tokens"]) == (lm.totals.calls, lm.totals.total_tokens)
+    decomposer = [c for c in trace.of_type("llm_call") if NEXT_STEP in c["messages"][-1][1]
+                  and program_of(c["messages"][-1][1])[0] == LETTER_Q]
+    steps = [s for s in ctx.trace.of_type("decomp_step") if s["depth"] == 0]
+    assert len(decomposer) + sum(s["calls"] for s in steps) == lm.totals.calls
+    assert sum(c["prompt_tokens"] + c["completion_tokens"] for c in decomposer) + sum(
+        s["tokens"] for s in steps) == lm.totals.total_tokens
 
 
 async def test_malformed_decomposer_output_is_traced_and_retried_with_sampling():

@@ -15,13 +15,13 @@ from thoughtloom.entail import LexicalJudge
 from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
+from thoughtloom.strategies.hgot.answers import is_refusal, select_answer
 from thoughtloom.strategies.hgot.infer import infer
 from thoughtloom.strategies.hgot.levels import closely_resembles, resemblance
-from thoughtloom.strategies.hgot.node import Node
+from thoughtloom.strategies.hgot.node import QuestionNode
 from thoughtloom.strategies.hgot.plan import Plan
 from thoughtloom.strategies.hgot.quality import split_statements
 from thoughtloom.strategies.hgot.thought import parse_thought
-from thoughtloom.strategies.hgot.vote import is_refusal, select_answer
 from thoughtloom.tasks.base import Task
 from thoughtloom.tasks.factqa import FEVER
 from thoughtloom.testing import ScriptedLM, StaticRetriever
@@ -49,7 +49,7 @@ def test_every_passage_of_the_pool_is_rescored_so_stale_scores_never_outrank_upd
     lm = ScriptedLM(lambda req: "Passage one says it [1].\nAnswer: fact zero")
     trace = Trace()
     ctx = Context(lm=lm, task=Task(), trace=trace, retriever=None, entail=None)
-    out = asyncio.run(infer(ctx, cfg, Node("What does passage zero say?", 0), _pool(scores), ""))
+    out = asyncio.run(infer(ctx, cfg, QuestionNode("What does passage zero say?", 0), _pool(scores), ""))
     expected = {f"p{i}": 0.2 * s + 0.55 * (1.0 if i == 0 else 0.0) + 0.25 * 1.0 for i, s in enumerate(scores)}
     assert {s.passage.id: s.score for s in out.pool} == pytest.approx(expected)
     assert [s.passage.id for s in out.pool] == [f"p{i}" for i in range(7)]

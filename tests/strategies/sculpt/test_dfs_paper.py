@@ -36,7 +36,7 @@ async def test_the_descent_is_d_expansions_whatever_the_scores():
     ctx = toy["make_ctx"](lm)
     result = await SculptDFS(GreedyDFSConfig(max_depth=4, k=2)).run(toy["problem"], ctx)
     assert len(expanded_in_order(lm)) == 4 and result.details["descent_depth"] == 4
-    assert not ctx.trace.of_type("sculpt_prune")
+    assert not ctx.trace.of_type("tree_prune")
 
 
 async def test_a_descent_with_no_readable_child_stops_and_says_so():

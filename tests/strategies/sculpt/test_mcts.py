@@ -96,7 +96,7 @@ async def test_one_rollout_expands_simulates_and_backpropagates():
     unvisited = [n for n in tree[1:4] if n["id"] != sim["parent"]]
     assert all(n["visits"] == 1 and n["mean_value"] == pytest.approx(n["score"]) for n in unvisited)
     assert tree[sim["parent"]]["visits"] == 2 and sim["visits"] == 1  # the sim's evaluation was its visit
-    rollout_backprops = [e for e in ctx.trace.of_type("sculpt_backprop") if not e.get("evaluation")]
+    rollout_backprops = [e for e in ctx.trace.of_type("tree_backprop") if not e.get("evaluation")]
     assert len(rollout_backprops) == 1 and rollout_backprops[0]["path"] == [0, sim["parent"]]
 
 
@@ -161,8 +161,8 @@ async def test_every_node_is_traced_and_report_shows_the_tree():
     lm = toy["make_lm"]({"ab": 9})
     ctx = toy["make_ctx"](lm)
     result = await SculptMCTS(MCTSConfig(rollouts=2)).run(toy["problem"], ctx)
-    nodes = ctx.trace.of_type("sculpt_node")
-    evals = ctx.trace.of_type("sculpt_eval")
+    nodes = ctx.trace.of_type("tree_node")
+    evals = ctx.trace.of_type("tree_eval")
     assert len(nodes) == len(result.details["tree"]) == len(evals)
     for key in ("candidate", "parent", "kind"):
         assert key in nodes[0]
@@ -177,7 +177,7 @@ async def test_last_batch_is_trimmed_to_the_budget_not_refused():
     result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy["problem"], ctx)
     # root gen + root eval + 3 children = 5 calls; 2 calls left for 3 evaluations
     assert lm.calls == 7 and [len(b) for b in lm.batches] == [1, 1, 3, 2]
-    assert ctx.trace.of_type("sculpt_budget_trim")[0] == {**ctx.trace.of_type("sculpt_budget_trim")[0],
+    assert ctx.trace.of_type("tree_budget_trim")[0] == {**ctx.trace.of_type("tree_budget_trim")[0],
                                                           "wanted": 3, "sent": 2}
     scored = [n for n in result.details["tree"] if n["score"] is not None]
     assert len(scored) == 3 and result.stopped == "budget"
@@ -190,10 +190,10 @@ async def test_leaf_parallel_batches_several_leaves_and_removes_virtual_loss():
     sizes = [len(b) for b in lm.batches]
     # the first iteration has only the root to offer; later ones expand 3 leaves x k=3 in one batch
     assert sizes[:4] == [1, 1, 3, 3] and 9 in sizes
-    selects = ctx.trace.of_type("sculpt_select")
+    selects = ctx.trace.of_type("tree_select")
     assert len(selects) == 7 and len({e["node"] for e in selects}) == 7  # distinct leaves, 7 rollouts
     tree = result.details["tree"]
-    backprops = ctx.trace.of_type("sculpt_backprop")
+    backprops = ctx.trace.of_type("tree_backprop")
     rollout_backprops = [e for e in backprops if not e.get("evaluation")]
     assert len(rollout_backprops) == 7 and tree[0]["visits"] == 1 + 7  # no virtual visit left behind
     for node in tree:  # every visit count is its own evaluation plus real backpropagations through it

@@ -78,8 +78,8 @@ async def test_rollouts_that_cannot_grow_are_not_counted_and_the_search_says_it_
     result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1)).run(toy["problem"], ctx)
     assert lm.calls == 8 and result.details["rollouts_done"] == 1
     assert "max_depth=1" in result.details["stopped_early"]
-    assert ctx.trace.of_type("sculpt_exhausted")[0]["rollouts"] == 1
-    assert len(ctx.trace.of_type("sculpt_select")) == 1
+    assert ctx.trace.of_type("tree_exhausted")[0]["rollouts"] == 1
+    assert len(ctx.trace.of_type("tree_select")) == 1
     assert [e["step"] for e in ctx.trace.of_type("phase") if e["phase"] == "rollout"] == [1]
 
 
@@ -109,8 +109,8 @@ async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
     ctx = toy["make_ctx"](lm)
     result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1, parallel=4, virtual_loss=3)).run(
         toy["problem"], ctx)
-    assert result.details["rollouts_done"] == 1 and ctx.trace.of_type("sculpt_exhausted")
-    backprops = ctx.trace.of_type("sculpt_backprop")
+    assert result.details["rollouts_done"] == 1 and ctx.trace.of_type("tree_exhausted")
+    backprops = ctx.trace.of_type("tree_backprop")
     for node in result.details["tree"]:
         assert node["visits"] == sum(node["id"] in e["path"] for e in backprops)
 

@@ -24,7 +24,7 @@ async def test_dfs_descends_best_first_prunes_and_backtracks():
     result = await SculptDFSBacktrack(DFSConfig(prune_below=0.3)).run(toy["problem"], ctx)
     # "ab" first (best); its children all score 0.1 and are pruned; back to "ac"; "aa" pruned
     assert expanded_in_order(lm) == ["a", "ab", "ac"]
-    pruned = {e["node"] for e in ctx.trace.of_type("sculpt_prune")}
+    pruned = {e["node"] for e in ctx.trace.of_type("tree_prune")}
     tree = result.details["tree"]
     assert {tree[i]["candidate"] for i in pruned} >= {"aa"}
     assert result.answer == "ab"  # best-scored node seen
@@ -62,7 +62,7 @@ async def test_tot_children_may_only_extend():
     ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
     result = await ToTDFS(ToTDFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert all(n["kind"] in ("root", "extended") for n in result.details["tree"])
-    rejected = ctx.trace.of_type("sculpt_rejected")
+    rejected = ctx.trace.of_type("tree_rejected")
     assert rejected and rejected[0]["reason"] == "revises its parent"
     # and the generator was told to extend, not to revise
     gen_prompt = lm.batches[1][0].messages[0].content

@@ -38,8 +38,8 @@ def test_unusable_replies_read_as_none(reply):
 
 def all_replies_unreadable(ctx, tree) -> bool:
     """Every node's evaluation and its re-ask were traced as malformed, and its score as the fallback."""
-    bad = [(e["node"], e["attempt"]) for e in ctx.trace.of_type("malformed") if e["what"] == "sculpt_evaluation"]
-    fallback = [e["node"] for e in ctx.trace.of_type("sculpt_eval") if e["evaluator"] == "malformed"]
+    bad = [(e["node"], e["attempt"]) for e in ctx.trace.of_type("malformed") if e["what"] == "tree_evaluation"]
+    fallback = [e["node"] for e in ctx.trace.of_type("tree_eval") if e["evaluator"] == "malformed"]
     return sorted(bad) == sorted((n["id"], a) for n in tree for a in (1, 2)) and len(fallback) == len(tree)
 
 
@@ -107,7 +107,7 @@ async def test_search_uses_salvaged_items():
     result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
     root = result.details["tree"][0]
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
-    assert ctx.trace.of_type("sculpt_eval_salvaged")
+    assert ctx.trace.of_type("tree_eval_salvaged")
 
 
 def test_truncated_holistic_reply_keeps_its_leading_score():
@@ -153,8 +153,8 @@ async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
     root = result.details["tree"][0]
     assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)
-    assert [(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")] == [("sculpt_evaluation", "truncated")]
-    assert not ctx.trace.of_type("sculpt_eval_salvaged")
+    assert [(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")] == [("tree_evaluation", "truncated")]
+    assert not ctx.trace.of_type("tree_eval_salvaged")
 
 
 async def test_children_cut_off_at_max_tokens_are_dropped():
@@ -169,7 +169,7 @@ async def test_children_cut_off_at_max_tokens_are_dropped():
     ctx = toy["make_ctx"](ScriptedLM(brain))
     result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
     assert len(result.details["tree"]) == 1  # only the root: every child was cut off
-    assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("sculpt_child", "truncated")}
+    assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("tree_child", "truncated")}
 
 
 async def test_a_chosen_score_salvaged_from_a_malformed_reply_says_so_in_the_report():

@@ -39,7 +39,7 @@ async def test_a_control_loop_gets_root_budget_stop_and_result_from_the_base():
     assert result.stopped == "budget" and ctx.trace.of_type("budget_exceeded")
     assert result.details["algorithm"] == "grow-forever"
     # the loop went on from "ac"; the answer is the best-scored node the budget left
-    assert result.answer == "aa" and ctx.trace.of_type("sculpt_answer")[0]["answer"] == "aa"
+    assert result.answer == "aa" and ctx.trace.of_type("tree_answer")[0]["answer"] == "aa"
 
 
 async def test_the_strategy_object_keeps_no_run_state():
@@ -72,7 +72,7 @@ async def test_the_tot_generator_starts_empty_and_drops_revisions():
     children = await s.generator.expand(s.tree.nodes[1], 2)
     assert [len(b) for b in lm.batches] == [1]  # one proposal request lists both thoughts
     assert [c.candidate for c in children] == ["ab"]
-    assert s.ctx.trace.of_type("sculpt_rejected")[0]["reason"] == "revises its parent"
+    assert s.ctx.trace.of_type("tree_rejected")[0]["reason"] == "revises its parent"
     assert not s.ctx.trace.of_type("malformed")  # a prose line in a proposal list is skipped, not an error
 
 

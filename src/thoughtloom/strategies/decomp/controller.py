@@ -279,16 +279,23 @@ class Controller:
         return "\n".join(lines) + "\nQS:"
 
     async def _execute(self, program: Program, todo: list[tuple[Run, Step, list[str]]]) -> None:
-        groups: dict[str, list[tuple[int, int]]] = {}
-        for ti, (r, step, inputs) in enumerate(todo):
-            for ii in range(len(inputs)):
-                groups.setdefault(step.handler, []).append((ti, ii))
-        names = list(groups)
+        """Answer this round's steps: their inputs grouped by handler, each handler called once
+        (concurrently), then each step recorded on its run, in order."""
+        groups = _grouped(todo)
+        outcomes, kinds = await self._dispatch(program, todo, groups)
+        for (r, step, inputs), got in zip(todo, outcomes):
+            self._record(r, step, inputs, got, kinds.get(step.handler, ""))
 
-        kinds: dict[str, str] = {}  # handler name -> its kind (symbolic, prompt, retrieval, program)
+    async def _dispatch(self, program: Program, todo: list[tuple[Run, Step, list[str]]],
+                        groups: dict[str, list[tuple[int, int]]]) -> tuple[list[list[Outcome]], dict[str, str]]:
+        """Each handler called once with its batch, the handlers concurrently: per step the
+        outcomes of its inputs in order, and each handler's kind (symbolic, prompt, retrieval,
+        program)."""
+        names = list(groups)
+        kinds: dict[str, str] = {}
 
         async def call(name: str) -> list[Outcome]:
-            # a nested run's id: its caller's run, step number (the step is appended below) and item
+            # a nested run's id: its caller's run, step number (the step is appended after) and item
             calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence), todo[ti][0].depth,
                           run_id=f"{todo[ti][0].id}.{len(todo[ti][0].steps) + 1}.{ii + 1}")
                      for ti, ii in groups[name]]
@@ -301,48 +308,64 @@ class Controller:
         for name, outcomes in zip(names, results):
             for (ti, ii), o in zip(groups[name], outcomes):
                 per_step[ti][ii] = o
-        for (r, step, inputs), outcomes in zip(todo, per_step):
-            got = [o if o is not None else Outcome("", error="no outcome") for o in outcomes]
-            answer = combine(step, [o.value for o in got])
-            errors = [o.error for o in got if o.error]
-            size = len(render_value(answer))
-            if size > MAX_ANSWER_CHARS:
-                answer = ""
-                errors.insert(0, f"answer too long: {size:,} characters (the limit is {MAX_ANSWER_CHARS:,})")
-            seen = {p.id for p in r.evidence}
-            for p in (p for o in got for p in o.evidence):
-                if p.id not in seen:
-                    seen.add(p.id)
-                    r.evidence.append(p)
-            tokens, calls = sum(o.tokens for o in got), sum(o.calls for o in got)
-            r.tokens += tokens
-            r.calls += calls
-            r.format_errors += sum(c.format_errors for o in got for c in o.children)
-            r.cut_off += sum(c.cut_off for o in got for c in o.children)
-            r.evidence_shortened += sum(c.evidence_shortened for o in got for c in o.children)
-            r.evidence_dropped += sum(c.evidence_dropped for o in got for c in o.children)
-            for o in got:
-                if o.cut_off is not None:
-                    r.cut_off += 1
-                    malformed(self.ctx.trace, "decomp_handler", "truncated", o.cut_off, run=r.id,
-                              program=r.program, depth=r.depth, step=len(r.steps) + 1, question=step.question)
-                if o.fit is not None:  # the prompt's passages did not all fit whole: say what was cut
-                    r.evidence_shortened += o.fit.shortened
-                    r.evidence_dropped += o.fit.dropped
-                    self.ctx.trace.emit("decomp_evidence", run=r.id, program=r.program, depth=r.depth,
-                                        step=len(r.steps) + 1, handler=step.handler, passages=o.fit.passages,
-                                        shortened=o.fit.shortened, dropped=o.fit.dropped)
-            record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
-                                error=errors[0] if errors else None,
-                                children=[c for o in got for c in o.children])
-            r.steps.append(record)
-            r.answers.append(answer)
-            self.ctx.trace.emit("decomp_step", run=r.id, program=r.program, depth=r.depth, step=len(r.steps),
-                                handler=step.handler, kind=kinds.get(step.handler, ""),
-                                operator=step.operator, question=step.question,
-                                inputs=inputs, answer=answer, tokens=tokens, calls=calls,
-                                error=record.error)
-            stopped = next((c for o in got for c in o.children if c.status != "ok"), None)
-            if stopped is not None:  # a nested program that did not finish leaves this one without an answer
-                self._end(r, stopped.status, f"step {len(r.steps)}: {_nested_reason(stopped)}")
+        return [[o if o is not None else Outcome("", error="no outcome") for o in outcomes]
+                for outcomes in per_step], kinds
 
+    def _record(self, r: Run, step: Step, inputs: list[str], got: list[Outcome], kind: str) -> None:
+        """One answered step on its run: the combined answer, new evidence, what it cost, what
+        was cut off or shortened; traced (``decomp_step``), and the run ended if a nested one
+        did not finish.
+
+        A step's calls and tokens are its handler outcomes' own counts: one handler batch
+        answers the inputs of several runs' steps, and the handlers of a round run at once,
+        so the LM's meter (``Metered.totals``) cannot say which step spent what."""
+        answer = combine(step, [o.value for o in got])
+        errors = [o.error for o in got if o.error]
+        size = len(render_value(answer))
+        if size > MAX_ANSWER_CHARS:
+            answer = ""
+            errors.insert(0, f"answer too long: {size:,} characters (the limit is {MAX_ANSWER_CHARS:,})")
+        seen = {p.id for p in r.evidence}
+        for p in (p for o in got for p in o.evidence):
+            if p.id not in seen:
+                seen.add(p.id)
+                r.evidence.append(p)
+        tokens, calls = sum(o.tokens for o in got), sum(o.calls for o in got)
+        r.tokens += tokens
+        r.calls += calls
+        children = [c for o in got for c in o.children]
+        r.format_errors += sum(c.format_errors for c in children)
+        r.cut_off += sum(c.cut_off for c in children)
+        r.evidence_shortened += sum(c.evidence_shortened for c in children)
+        r.evidence_dropped += sum(c.evidence_dropped for c in children)
+        for o in got:
+            if o.cut_off is not None:
+                r.cut_off += 1
+                malformed(self.ctx.trace, "decomp_handler", "truncated", o.cut_off, run=r.id,
+                          program=r.program, depth=r.depth, step=len(r.steps) + 1, question=step.question)
+            if o.fit is not None:  # the prompt's passages did not all fit whole: say what was cut
+                r.evidence_shortened += o.fit.shortened
+                r.evidence_dropped += o.fit.dropped
+                self.ctx.trace.emit("decomp_evidence", run=r.id, program=r.program, depth=r.depth,
+                                    step=len(r.steps) + 1, handler=step.handler, passages=o.fit.passages,
+                                    shortened=o.fit.shortened, dropped=o.fit.dropped)
+        record = StepRecord(step.render(), step.handler, step.operator, inputs, answer, tokens, calls,
+                            error=errors[0] if errors else None, children=children)
+        r.steps.append(record)
+        r.answers.append(answer)
+        self.ctx.trace.emit("decomp_step", run=r.id, program=r.program, depth=r.depth, step=len(r.steps),
+                            handler=step.handler, kind=kind, operator=step.operator, question=step.question,
+                            inputs=inputs, answer=answer, tokens=tokens, calls=calls, error=record.error)
+        stopped = next((c for c in children if c.status != "ok"), None)
+        if stopped is not None:  # a nested program that did not finish leaves this one without an answer
+            self._end(r, stopped.status, f"step {len(r.steps)}: {_nested_reason(stopped)}")
+
+
+def _grouped(todo: list[tuple[Run, Step, list[str]]]) -> dict[str, list[tuple[int, int]]]:
+    """Handler name -> the (step, input) places it answers this round: every input of every
+    step, in order, so one call per handler answers all of them."""
+    groups: dict[str, list[tuple[int, int]]] = {}
+    for ti, (_, step, inputs) in enumerate(todo):
+        for ii in range(len(inputs)):
+            groups.setdefault(step.handler, []).append((ti, ii))
+    return groups

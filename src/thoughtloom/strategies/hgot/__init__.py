@@ -4,8 +4,9 @@
 ``stages`` (asking for a plan: one call, or the paper's three),
 ``thought`` (a cited thought and its reader), ``infer`` (Infer: sample,
 weigh, vote, re-score), ``quality`` (citation recall/precision, passage
-scores), ``vote`` (weighted self-consistency), ``node`` (a question of the
-hierarchy), ``levels`` (the recursion), ``demos``, ``config``."""
+scores), ``answers`` (each thought's answer, refusals, the quality-weighted
+vote), ``node`` (a question of the hierarchy), ``levels`` (the recursion),
+``demos``, ``config``."""
 
 from .config import HGOTConfig
 from .strategy import HGOT

@@ -16,13 +16,13 @@ from ...core.events import malformed
 from ...core.types import Request, ScoredPassage
 from ..base import Context, finished
 from ..passages import numbered, passage_text
+from .answers import Vote, select_answer, thought_answer
 from .config import HGOTConfig
-from .node import Node
+from .node import QuestionNode
 from .probe import ranked
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
                       judge_pairs, passage_quality, thought_quality)
 from .thought import Thought, parse_thought, thought_schema
-from .vote import Vote, select_answer, thought_answer
 
 
 @dataclass(frozen=True)
@@ -34,10 +34,10 @@ class InferOutcome:
     rationale: str = ""
 
 
-async def infer(ctx: Context, cfg: HGOTConfig, node: Node, pool: Sequence[ScoredPassage], demos: str,
+async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequence[ScoredPassage], demos: str,
                 hints: str = "") -> InferOutcome:
     """Sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the node holds
-    their plain vote while they are judged (:meth:`Node.hold`)."""
+    their plain vote while they are judged (:meth:`QuestionNode.hold`)."""
     question, depth = node.question, node.depth
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
     texts = [passage_text(s.passage, cfg.passage_words) for s in top]

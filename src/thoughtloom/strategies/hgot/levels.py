@@ -20,7 +20,7 @@
 A spent budget ends the whole run (siblings still searching are
 cancelled); the strategy answers with the root's answer so far
 (:func:`budget_stop`). Each Infer holds its thoughts' plain vote on the
-node before the judge weighs them (:meth:`Node.hold`), so a budget that
+node before the judge weighs them (:meth:`QuestionNode.hold`), so a budget that
 runs out while the root's thoughts are being judged still answers with them.
 
 Trace events (``hgot_infer``, ``passage_scores``, ``plan``,
@@ -46,12 +46,12 @@ from . import plan as planmod
 from .config import HGOTConfig
 from .demos import Demos
 from .infer import infer
-from .node import Node
+from .node import QuestionNode
 from .probe import merge_pools, probe
 from .stages import ask_plan, plan_notes
 
 
-async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> planmod.Plan:
+async def usable_plan(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: str) -> planmod.Plan:
     """Plan with at most ``plan_retries`` re-asks; then the single-step fallback."""
     question, depth = node.question, node.depth
     texts = [passage_text(s.passage, cfg.passage_words) for s in node.pool[: cfg.plan_context]]
@@ -76,13 +76,15 @@ async def make_plan(ctx: Context, cfg: HGOTConfig, node: Node, demos: str) -> pl
     return planmod.single_step(question)
 
 
-async def solve(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> Node:
+async def solve(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: list[ScoredPassage],
+                demos: Demos) -> QuestionNode:
     """``node``'s first answer over its pool, then the search below it."""
     await first_answer(ctx, cfg, node, pool, demos)
     return await refine(ctx, cfg, node, demos)
 
 
-async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[ScoredPassage], demos: Demos) -> None:
+async def first_answer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: list[ScoredPassage],
+                       demos: Demos) -> None:
     """Step 1: Infer over the node's probed passages."""
     phase(ctx.trace, "first answer", depth=node.depth)
     first = await infer(ctx, cfg, node, pool, demos.infer)
@@ -90,13 +92,13 @@ async def first_answer(ctx: Context, cfg: HGOTConfig, node: Node, pool: list[Sco
     node.pool = first.pool
 
 
-async def refine(ctx: Context, cfg: HGOTConfig, node: Node, demos: Demos) -> Node:
+async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos) -> QuestionNode:
     """Steps 2-5 for a node with its first answer: stop, or plan, search the steps and Infer again."""
     depth, question = node.depth, node.question
     if depth + 1 >= cfg.max_depth:
         return stop(ctx, node, "depth limit")
     phase(ctx.trace, "planning", depth=depth)
-    node.plan = await make_plan(ctx, cfg, node, demos.plan)
+    node.plan = await usable_plan(ctx, cfg, node, demos.plan)
     if closely_resembles(question, node.plan, cfg.stop_similarity):
         return stop(ctx, node, "single step resembles question")
     node.children = await search_steps(ctx, cfg, node, demos)
@@ -137,24 +139,24 @@ def closely_resembles(question: str, plan: planmod.Plan, threshold: float) -> bo
     return len(plan.steps) == 1 and resemblance(question, plan.steps[0]) >= threshold
 
 
-def budget_stop(ctx: Context, node: Node) -> Node:
+def budget_stop(ctx: Context, node: QuestionNode) -> QuestionNode:
     """``node`` as a spent budget leaves it: its answer so far, said to be a plain vote when
     its thoughts were not weighed yet."""
     return stop(ctx, node, "budget exceeded" + (" (plain vote: its thoughts were not weighed yet)"
                                                 if node.unweighted else ""))
 
 
-def stop(ctx: Context, node: Node, reason: str) -> Node:
+def stop(ctx: Context, node: QuestionNode, reason: str) -> QuestionNode:
     node.stop = reason
     ctx.trace.emit("hgot_stop", node=node.id, depth=node.depth, question=node.question, reason=reason)
     return node
 
 
-async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos) -> list[Node]:
+async def search_steps(ctx: Context, cfg: HGOTConfig, parent: QuestionNode, demos: Demos) -> list[QuestionNode]:
     """Visit the DAG of ``parent``'s plan generation by generation; one batch per kind of call."""
     plan, depth = parent.plan, parent.depth
     assert plan is not None
-    solved: dict[int, Node] = {}
+    solved: dict[int, QuestionNode] = {}
     levels = plan.levels()
     for number, level in enumerate(levels, 1):
         phase(ctx.trace, "plan level", number, len(levels), depth=depth)
@@ -192,16 +194,16 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: Node, demos: Demos
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
         children = await _all([
-            solve(ctx, cfg, Node(questions[s], depth + 1,
-                                 original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None,
-                                 id=parent.step(s)),
+            solve(ctx, cfg, QuestionNode(questions[s], depth + 1,
+                                         original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None,
+                                         id=parent.step(s)),
                   pool, demos)
             for s, pool in zip(level, pools)])
         solved.update(zip(level, children))
     return [solved[i] for i in range(1, len(plan.steps) + 1)]
 
 
-async def _all(solving: Sequence[Awaitable[Node]]) -> list[Node]:
+async def _all(solving: Sequence[Awaitable[QuestionNode]]) -> list[QuestionNode]:
     """The sibling searches of one level, concurrently; the first to fail (a spent
     budget) cancels the others, so none runs on after the run has stopped."""
     try:

@@ -7,18 +7,18 @@ from typing import Any
 
 from ...core.types import ScoredPassage
 from . import plan as planmod
-from .vote import Vote
+from ..vote import Vote
 
 
 @dataclass
-class Node:
+class QuestionNode:
     question: str
     depth: int
     answer: str = ""
     confidence: float = 0.0
     pool: list[ScoredPassage] = field(default_factory=list)
     plan: planmod.Plan | None = None
-    children: list["Node"] = field(default_factory=list)
+    children: list["QuestionNode"] = field(default_factory=list)
     stop: str = ""
     original: str | None = None  # the step text before it was rewritten
     rationale: str = ""  # a rationale behind the selected answer

@@ -27,7 +27,7 @@ from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig
 from .probe import probe
-from .node import Node
+from .node import QuestionNode
 
 
 @lru_cache(maxsize=1)
@@ -63,7 +63,7 @@ class HGOT(Strategy):
         question = problem.question
         demos = self.demo_selector.select(question, ctx.seed)
         (pool,) = await probe(ctx, [question], cfg.k)
-        root = Node(question, 0)
+        root = QuestionNode(question, 0)
         # a budget stop answers with the root's answer so far (the tree's root, stopped)
         ctx.best_so_far(lambda: _stopped(ctx, root))
         await levels.first_answer(ctx, cfg, root, pool, demos)
@@ -85,7 +85,7 @@ class HGOT(Strategy):
         return "\n".join(lines)
 
 
-def _stopped(ctx: Context, root: Node) -> Result:
+def _stopped(ctx: Context, root: QuestionNode) -> Result:
     """A budget stop's result: the root's answer so far, stopped; the live tree is left as it
     was (an anytime look goes on with it)."""
     stop = root.stop
@@ -95,7 +95,7 @@ def _stopped(ctx: Context, root: Node) -> Result:
         root.stop = stop
 
 
-def _result(root: Node) -> Result:
+def _result(root: QuestionNode) -> Result:
     tree = root.to_dict()
     gathered = _gathered(tree)
     return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,

@@ -15,7 +15,7 @@ parent); **simulate** from one child drawn uniformly, generating one node
 per step for up to ``simulation_depth`` steps; **backpropagate** the last
 simulated node's score to the root (that node's own evaluation was its
 visit). If no leaf can grow, the search stops before its ``rollouts`` are
-spent and says so (``sculpt_exhausted``; ``details["rollouts_done"]``).
+spent and says so (``tree_exhausted``; ``details["rollouts_done"]``).
 
 **The answer** is chosen among every evaluated node: the highest v(x)
 (Algorithm 1, line 14: "Choose the best node x* with the highest reward
@@ -141,7 +141,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
         return []
     phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)
     for leaf in leaves:
-        s.ctx.trace.emit("sculpt_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
+        s.ctx.trace.emit("tree_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
     last = {leaf.id: leaf for leaf in leaves}
     s.held = (leaves, cfg.virtual_loss)
     try:
@@ -185,7 +185,7 @@ class SculptMCTS(TreeSearch):
         while done < cfg.rollouts:
             lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done), done)
             if not lasts:  # every leaf is at max_depth: a rollout would add nothing
-                s.ctx.trace.emit("sculpt_exhausted", rollouts=done, planned=cfg.rollouts)
+                s.ctx.trace.emit("tree_exhausted", rollouts=done, planned=cfg.rollouts)
                 s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow"
                 break
             done += len(lasts)

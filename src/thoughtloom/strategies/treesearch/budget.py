@@ -12,6 +12,6 @@ def affordable(ctx: Context, requests: list[Request]) -> list[Request]:
     still adds to the tree instead of being refused whole."""
     remaining = ctx.remaining_calls()
     if remaining is not None and 0 < remaining < len(requests):
-        ctx.trace.emit("sculpt_budget_trim", wanted=len(requests), sent=remaining)
+        ctx.trace.emit("tree_budget_trim", wanted=len(requests), sent=remaining)
         return requests[:remaining]
     return requests

@@ -48,7 +48,7 @@ class DepthFirst(TreeSearch):
                 if cfg.stop_at_goal and s.solved(child):
                     return True
                 if (child.score or 0.0) < cfg.prune_below:
-                    s.ctx.trace.emit("sculpt_prune", node=child.id, score=child.score)
+                    s.ctx.trace.emit("tree_prune", node=child.id, score=child.score)
                     continue
                 if await visit(child):
                     return True

@@ -8,10 +8,10 @@ re-asks each unreadable one once, quoting it, as one more batch; a node
 whose reply still cannot be read gets ``malformed_score`` and the run goes
 on. A reply cut off at ``max_tokens`` is unreadable: a verdict that did not
 finish is not read, not even in part. Each reply that cannot be read is a
-``malformed`` trace event (``what: sculpt_evaluation``, ``reason``
+``malformed`` trace event (``what: tree_evaluation``, ``reason``
 truncated, unparseable or no_score); a salvaged one is
-``sculpt_eval_salvaged``; a node left without a reading is scored with
-``evaluator: malformed`` (its ``sculpt_eval`` event says so).
+``tree_eval_salvaged``; a node left without a reading is scored with
+``evaluator: malformed`` (its ``tree_eval`` event says so).
 :class:`SymbolicEvaluator` is the same, except that the task's exact
 checker (the 24 checker, concept coverage) sets the score wherever it has
 one. A strategy run picks one of the two once, from ``evaluator=``.
@@ -95,7 +95,7 @@ class ModelEvaluator:
     def _read(self, node: Node, reply: Completion, item_labels: list[str], attempt: int) -> Reading | None:
         """Parse (parse_json), else salvage the complete items of a malformed reply; None if
         the reply was cut off at max_tokens or cannot be read."""
-        if not finished(self.ctx, reply, "sculpt_evaluation", node=node.id, attempt=attempt):
+        if not finished(self.ctx, reply, "tree_evaluation", node=node.id, attempt=attempt):
             return None
         text = reply.text
         reason, error = "no_score", "no usable score"
@@ -111,9 +111,9 @@ class ModelEvaluator:
                 reading = salvage_holistic(text)
             if reading is not None:
                 reading.salvaged = True
-                self.ctx.trace.emit("sculpt_eval_salvaged", node=node.id, items=len(reading.items))
+                self.ctx.trace.emit("tree_eval_salvaged", node=node.id, items=len(reading.items))
             else:
-                malformed(self.ctx.trace, "sculpt_evaluation", reason, text, error=error, node=node.id,
+                malformed(self.ctx.trace, "tree_evaluation", reason, text, error=error, node=node.id,
                           attempt=attempt)
         return reading
 

@@ -5,10 +5,10 @@ nodes; the children of any number of nodes go out as ONE ``lm.generate``
 batch. Each generated request has its own ``sample_index``, so N samples
 are N distinct, replayable cache entries. Unreadable and truncated (cut off
 at ``max_tokens``) children are dropped as ``malformed`` events (``what:
-sculpt_child``), duplicate and (for the ToT generator) revising ones
-as ``sculpt_rejected``. A truncated or unreadable root is kept (a search
+tree_child``), duplicate and (for the ToT generator) revising ones
+as ``tree_rejected``. A truncated or unreadable root is kept (a search
 needs a root, and revising it is the point) but traced (``what:
-sculpt_root``).
+tree_root``).
 
 :class:`ThoughtGenerator` lets a child revise any part of its parent,
 guided by the evaluator's feedback, and starts from the model's first answer
@@ -76,12 +76,12 @@ class ThoughtGenerator:
         prompt = self.ctx.prompt("sculpt_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
         reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
-        whole = finished(self.ctx, reply, "sculpt_root")
+        whole = finished(self.ctx, reply, "tree_root")
         text = reply.text
         candidate = w.view.parse_candidate(w.problem, text, None)
         if candidate is None:
             if whole:  # a cut-off reply is traced once, as truncated
-                malformed(self.ctx.trace, "sculpt_root", "unparseable", text)
+                malformed(self.ctx.trace, "tree_root", "unparseable", text)
             candidate = text.strip()
         return self.tree.add(candidate)
 
@@ -145,7 +145,7 @@ class ThoughtGenerator:
         seen |= {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
         children = []
         for reply in replies:
-            if not finished(self.ctx, reply, "sculpt_child", parent=node.id):
+            if not finished(self.ctx, reply, "tree_child", parent=node.id):
                 if not lines:
                     continue
                 texts = clip(reply.text).splitlines()[:-1][:MAX_PROPOSAL_LINES]
@@ -154,17 +154,17 @@ class ThoughtGenerator:
             parsed = [(t, w.view.parse_candidate(w.problem, t, node.candidate)) for t in texts if t.strip()]
             if not any(c is not None for _, c in parsed):
                 if not reply.truncated:
-                    malformed(self.ctx.trace, "sculpt_child", "unparseable", reply.text, parent=node.id)
+                    malformed(self.ctx.trace, "tree_child", "unparseable", reply.text, parent=node.id)
                 continue
             for _, candidate in parsed:
                 if candidate is None:
                     continue  # a proposal list's prose line
                 kind = w.view.change_kind(node.candidate, candidate)
                 if candidate in seen:
-                    self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="duplicate", candidate=candidate)
+                    self.ctx.trace.emit("tree_rejected", parent=node.id, reason="duplicate", candidate=candidate)
                     continue
                 if not self.admits(kind):
-                    self.ctx.trace.emit("sculpt_rejected", parent=node.id, reason="revises its parent",
+                    self.ctx.trace.emit("tree_rejected", parent=node.id, reason="revises its parent",
                                         candidate=candidate)
                     continue
                 seen.add(candidate)

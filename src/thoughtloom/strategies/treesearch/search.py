@@ -15,10 +15,10 @@ A :class:`SearchRun` is created inside ``run`` and dropped with it; it holds
 the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
-Trace events (``sculpt_node``, ``sculpt_eval``, ``sculpt_eval_salvaged``,
-``sculpt_rejected``, ``sculpt_select``, ``sculpt_backprop``,
-``sculpt_prune``, ``sculpt_budget_trim``, ``sculpt_answer``, ``malformed``
-with ``what`` sculpt_root / sculpt_child / sculpt_evaluation) and their
+Trace events (``tree_node``, ``tree_eval``, ``tree_eval_salvaged``,
+``tree_rejected``, ``tree_select``, ``tree_backprop``,
+``tree_prune``, ``tree_budget_trim``, ``tree_answer``, ``malformed``
+with ``what`` tree_root / tree_child / tree_evaluation) and their
 fields: :mod:`thoughtloom.core.events`. Each loop names its steps with
 ``phase`` events ("first answer", then "rollout 3/8", "expansion 2/8",
 "depth 2/3", "round 1/3") for live progress.
@@ -97,7 +97,7 @@ class SearchRun:
         }
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()
-        self.ctx.trace.emit("sculpt_answer", node=best.id, answer=answer, path=[n.id for n in self.tree.path(best)])
+        self.ctx.trace.emit("tree_answer", node=best.id, answer=answer, path=[n.id for n in self.tree.path(best)])
         return Result(answer=answer, text=best.candidate, confidence=best.score, details=details)
 
 

@@ -72,13 +72,13 @@ class Tree:
         if parent is not None:
             parent.children.append(node.id)
         if self._trace is not None:
-            self._trace.emit("sculpt_node", node=node.id, parent=node.parent, depth=node.depth,
+            self._trace.emit("tree_node", node=node.id, parent=node.parent, depth=node.depth,
                              kind=kind, simulated=simulated, candidate=candidate)
         return node
 
     def scored(self, node: Node) -> None:
         if self._trace is not None:
-            self._trace.emit("sculpt_eval", node=node.id, score=node.score, feedback=node.feedback,
+            self._trace.emit("tree_eval", node=node.id, score=node.score, feedback=node.feedback,
                              evaluator=node.evaluator, items=node.items)
 
     def children(self, node: Node) -> list[Node]:
@@ -107,7 +107,7 @@ class Tree:
             n.visits += 1
             n.value_sum += reward
         if self._trace is not None:
-            self._trace.emit("sculpt_backprop", node=node.id, reward=reward, path=[n.id for n in path], **flags)
+            self._trace.emit("tree_backprop", node=node.id, reward=reward, path=[n.id for n in path], **flags)
 
     def best_by_score(self) -> Node:
         """Highest evaluator score; ties go to the deeper (more worked) node, then the earlier."""

@@ -1,5 +1,5 @@
+from thoughtloom.strategies.hgot.answers import select_answer
 from thoughtloom.strategies.hgot.thought import parse_thought
-from thoughtloom.strategies.hgot.vote import select_answer
 from thoughtloom.strategies.vote import weighted_vote
 from thoughtloom.tasks.base import Task
 
