@@ -4,7 +4,7 @@
     PYTHONPATH=src python benchmarks/fuzz.py --corpora --runs 1000   # hostile corpora, retrieval strategies
 
 Offline (ScriptedLM), no model. The harness, the reply classes and what
-counts as a crash are described in ``tests/fuzz_harness.py``; the short,
+counts as a crash are described in ``tests/support/fuzz_harness.py``; the short,
 seeded version of the same harness is ``tests/test_fuzz.py``. Data comes
 from ``$THOUGHTLOOM_DATA`` (default ``../shared/data``); tasks whose files
 are absent are left out (the outline task's seeds are built in).
@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "tests"))
 
-from fuzz_harness import fuzz  # noqa: E402
+from support.fuzz_harness import fuzz  # noqa: E402
 
 
 def main() -> int:

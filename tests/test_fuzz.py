@@ -1,7 +1,7 @@
 """Fuzz every registered strategy with hostile model replies (issue 11 §6); offline, seeded, seconds.
 
 The harness (reply classes, the run path, what counts as a crash or a hang)
-is described in ``tests/fuzz_harness.py``; ``benchmarks/fuzz.py`` runs the
+is described in ``tests/support/fuzz_harness.py``; ``benchmarks/fuzz.py`` runs the
 same harness longer and prints figures. Tasks whose benchmark files are
 absent (``THOUGHTLOOM_DATA``) are left out; the outline task's seeds are
 built in, so every strategy family runs regardless.
@@ -12,7 +12,7 @@ import sys
 
 import pytest
 from conftest import data_dir
-from fuzz_harness import CLASSES, CORPUS_CLASSES, RETRIEVAL_STRATEGIES, fuzz, plan, plan_corpora, strategy_tasks
+from support.fuzz_harness import CLASSES, CORPUS_CLASSES, RETRIEVAL_STRATEGIES, fuzz, plan, plan_corpora, strategy_tasks
 
 from thoughtloom import strategies
 

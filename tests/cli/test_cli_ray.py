@@ -12,7 +12,7 @@ import time
 import pytest
 
 from thoughtloom.testing.fake_server import FakeOpenAIServer
-from toy_suite import SUITE
+from support.toy_suite import SUITE
 
 N = 16
 #: Questions from here on wait for the gate: the driver is killed while they are in flight.

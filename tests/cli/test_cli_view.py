@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from thoughtloom.cli.main import app
 
-import view_runs
+from support import view_runs
 
 runner = CliRunner()
 

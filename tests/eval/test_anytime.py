@@ -18,7 +18,7 @@ import re
 
 import pytest
 
-from fuzz_harness import PASSAGES, strategy_tasks
+from support.fuzz_harness import PASSAGES, strategy_tasks
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Request

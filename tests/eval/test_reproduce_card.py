@@ -17,7 +17,7 @@ from thoughtloom.eval.reproduce import budgetwise, render
 from thoughtloom.eval.reproduce.render import outline, to_markdown, write_card
 from thoughtloom.eval.stats import Estimate
 from thoughtloom.view.card_curves import card_figures
-from toy_suite import SUITE, toy_card, trajectory
+from support.toy_suite import SUITE, toy_card, trajectory
 
 WRONG_AT_1 = trajectory((1, 0))  # IO: one call, a wrong answer, at every budget
 

@@ -10,7 +10,7 @@ from thoughtloom.cli import options
 from thoughtloom.cli.main import app
 from thoughtloom.lm import Cached, CompletionStore
 from thoughtloom.testing import ScriptedLM
-from toy_suite import SUITE
+from support.toy_suite import SUITE
 
 
 

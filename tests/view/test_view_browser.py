@@ -17,7 +17,7 @@ from thoughtloom.view import write_report
 from thoughtloom.view.rundir import RunFolder
 from thoughtloom.view.trees import search_tree
 
-import view_runs
+from support import view_runs
 
 BROWSER = next((shutil.which(b) for b in ("chromium", "chromium-browser", "google-chrome") if shutil.which(b)), None)
 pytestmark = pytest.mark.skipif(BROWSER is None, reason="headless Chromium is not installed "
@@ -116,7 +116,7 @@ def test_the_anytime_curves_render_in_the_report_and_the_comparison(tmp_path):
 def test_a_cards_curves_render_with_the_budget_marked(tmp_path):
     from thoughtloom.eval.reproduce.render import write_card
     from thoughtloom.view.card_curves import card_figures
-    from toy_suite import toy_card, trajectory
+    from support.toy_suite import toy_card, trajectory
 
     card = toy_card(tmp_path, {("cot", 0): trajectory((3, 1)), ("io", 0): trajectory((1, 0))})
     _, page = write_card(card, tmp_path / "card", card_figures(card, replicates=200))

@@ -7,7 +7,7 @@ import pytest
 from thoughtloom.eval.stats import paired_difference
 from thoughtloom.view.compare import compare_runs, comparison_page
 
-import view_runs
+from support import view_runs
 
 
 @pytest.fixture(scope="module")

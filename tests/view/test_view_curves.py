@@ -12,7 +12,7 @@ from thoughtloom.view import build_report
 from thoughtloom.view.compare import compare_runs, comparison_page
 from thoughtloom.view.rundir import RunFolder
 
-import view_runs
+from support import view_runs
 
 
 @pytest.fixture(scope="module")

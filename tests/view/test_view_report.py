@@ -13,7 +13,7 @@ from thoughtloom.view import RunFolder, build_report, write_report
 from thoughtloom.view.figures import figures
 from thoughtloom.view.markup import h, Raw
 
-import view_runs
+from support import view_runs
 
 PAGE = re.compile(r'<script type="application/x-thoughtloom-page" data-example="([^"]*)">([^<]*)</script>')
 

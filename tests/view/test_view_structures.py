@@ -15,7 +15,7 @@ from thoughtloom.view.programs import programs
 from thoughtloom.view.rundir import RunFolder
 from thoughtloom.view.trees import search_tree
 
-import view_runs
+from support import view_runs
 
 
 def blocks(folder):

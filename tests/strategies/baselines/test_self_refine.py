@@ -1,6 +1,6 @@
 """self-refine: one chain of feedback and rewrite on the tree-search kernel."""
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineConfig
 
 
@@ -9,8 +9,8 @@ async def test_self_refine_is_one_chain_and_returns_the_last_version():
     processes" and §4.1 speaks of "Self-refine's limited search space": one chain of
     feedback and rewrite, one child per round (batches of one), whose answer is its last
     version, even where an earlier one scored higher."""
-    lm = toy["make_lm"]({"a": 3, "ab": 9}, default=2)
-    result = await SelfRefine(SelfRefineConfig(iterations=3)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"a": 3, "ab": 9}, default=2)
+    result = await SelfRefine(SelfRefineConfig(iterations=3)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert all(len(b) == 1 for b in lm.batches)
     tree = result.details["tree"]
     assert [n["depth"] for n in tree] == [0, 1, 2, 3]
@@ -18,6 +18,6 @@ async def test_self_refine_is_one_chain_and_returns_the_last_version():
 
 
 async def test_self_refine_stops_when_the_evaluator_is_satisfied():
-    lm = toy["make_lm"]({"a": 10})
-    result = await SelfRefine().run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"a": 10})
+    result = await SelfRefine().run(toy.PROBLEM, toy.make_ctx(lm))
     assert len(result.details["tree"]) == 1 and lm.calls == 2

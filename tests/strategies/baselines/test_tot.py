@@ -8,8 +8,8 @@ released code (README and ``scripts/game24/bfs.sh`` of princeton-nlp/tree-of-tho
 import json
 import re
 
-from search_toy import TOY as toy
-from search_toy import current
+from support import search_toy as toy
+from support.search_toy import current
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies.baselines.tot import BFSConfig, ToTBFS
 from thoughtloom.strategies.sculpt.dfs import SculptDFS
@@ -28,13 +28,13 @@ async def test_tot_generates_without_the_evaluators_feedback_and_sculpt_with_it(
     2023a)'s except that we use the evaluation feedback to generate new candidates
     instead of pruning branches." So ToT's generation prompts carry none of the
     evaluator's feedback (it only selects), while ThoughtSculpt's carry it."""
-    lm = toy["make_lm"]({"ab": 9}, default=4)
-    await ToTBFS(BFSConfig(beam=2, k=3, max_depth=2)).run(toy["problem"], toy["make_ctx"](lm, task=toy["Task"](root="a")))
+    lm = toy.make_lm({"ab": 9}, default=4)
+    await ToTBFS(BFSConfig(beam=2, k=3, max_depth=2)).run(toy.PROBLEM, toy.make_ctx(lm, task=toy.ToyTask(root="a")))
     tot = generation_prompts(lm)
     assert tot and not any("feedback on" in p or "Feedback" in p for p in tot)
 
-    lm = toy["make_lm"]({"ab": 9}, default=4)
-    await SculptDFS(DFSConfig(max_steps=1)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"ab": 9}, default=4)
+    await SculptDFS(DFSConfig(max_steps=1)).run(toy.PROBLEM, toy.make_ctx(lm))
     sculpt = [p for p in generation_prompts(lm) if "Current solution" in p]
     assert sculpt and all("feedback on a" in p for p in sculpt)  # the root's feedback guides its children
 
@@ -66,7 +66,7 @@ async def test_tot_bfs_with_b_5_holds_5_thoughts_at_level_1_on_game24():
     expands all 5: one proposal request each, 5 in one batch."""
     values = {"13 - 9": 8, "10 - 4": 7, "13 - 10": 5, "9 + 13": 3, "10 * 4": 2, "4 + 9": 1}
     lm = _game24_lm(values)
-    ctx = toy["make_ctx"](lm, task=get("game24"))
+    ctx = toy.make_ctx(lm, task=get("game24"))
     result = await ToTBFS(BFSConfig(beam=5, k=3, max_depth=2, value_samples=1)).run(Problem("p", "4 9 10 13"), ctx)
     level1 = [n for n in result.details["tree"] if n["depth"] == 1]
     assert len(level1) == 5
@@ -89,7 +89,7 @@ async def test_the_value_prompt_is_sampled_3_times_per_thought_and_the_mean_rank
         return "CAND: a\nCAND: b\nCAND: c"
 
     lm = ScriptedLM(brain)
-    result = await ToTBFS(BFSConfig(beam=1, k=3, max_depth=1)).run(toy["problem"], toy["make_ctx"](lm))
+    result = await ToTBFS(BFSConfig(beam=1, k=3, max_depth=1)).run(toy.PROBLEM, toy.make_ctx(lm))
     values = lm.batches[1]
     assert len(values) == 9 and len({(r.messages, r.sample_index) for r in values}) == 9
     assert {r.temperature for r in values} == {0.7}
@@ -102,8 +102,8 @@ async def test_tot_bfs_answers_with_the_best_thought_of_its_last_level():
     """Yao et al.'s BFS returns the states kept at the last step (README: ``ys, infos =
     solve(...)``; ``print(ys[0])``): the answer is the best of the final level, not a
     higher-valued thought from an earlier level."""
-    lm = toy["make_lm"]({"b": 9, "ba": 4, "bb": 6}, default=1)
-    result = await ToTBFS(BFSConfig(beam=1, k=2, max_depth=2, value_samples=1)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"b": 9, "ba": 4, "bb": 6}, default=1)
+    result = await ToTBFS(BFSConfig(beam=1, k=2, max_depth=2, value_samples=1)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.answer == "bb"
 
 
@@ -130,7 +130,7 @@ async def test_tot_on_outlines_writes_whole_new_outlines():
 
     lm = ScriptedLM(brain)
     task = get("outline")
-    result = await ToTBFS(BFSConfig(beam=1, k=3, max_depth=1, value_samples=1)).run(Problem("o", OUTLINE), toy["make_ctx"](lm, task=task))
+    result = await ToTBFS(BFSConfig(beam=1, k=3, max_depth=1, value_samples=1)).run(Problem("o", OUTLINE), toy.make_ctx(lm, task=task))
     assert [len(b) for b in lm.batches] == [1, 3, 3]  # root evaluation, 3 samples, 3 evaluations
     assert all(n["kind"] == "revised" for n in result.details["tree"][1:])
     assert result.answer != "\n".join(outline_items(OUTLINE)) and "clock stopped" in result.answer
@@ -142,10 +142,10 @@ async def test_a_hostile_proposal_reply_costs_at_most_its_bounded_lines():
     import time
 
     for reply in ("CAND: x\n" * 1_000_000, "CAND: " + "y" * 5_000_000, "\n" * 2_000_000, "CAND: \ud800z\n" * 10):
-        lm = toy["make_lm"]({}, propose=lambda cand, n, r=reply: r)
+        lm = toy.make_lm({}, propose=lambda cand, n, r=reply: r)
         t0 = time.perf_counter()
         result = await ToTBFS(BFSConfig(beam=2, k=3, max_depth=1, value_samples=1)).run(
-            toy["problem"], toy["make_ctx"](lm))
+            toy.PROBLEM, toy.make_ctx(lm))
         assert time.perf_counter() - t0 < 10
         assert len(result.details["tree"]) <= 1 + 3
 
@@ -154,10 +154,10 @@ async def test_a_thought_proposed_twice_in_one_level_is_valued_once():
     """Yao et al.'s ``get_values`` gives a candidate already valued in the same step the
     value 0 ("avoid duplicate candidates"), so it is never kept twice: two beam nodes
     proposing the same thought make one child, valued once."""
-    lm = toy["make_lm"]({"a": 9, "b": 8}, default=1, propose=lambda cand, n: "CAND: ab\nCAND: ba" if cand else "CAND: a\nCAND: b")
-    task = toy["Task"]()
+    lm = toy.make_lm({"a": 9, "b": 8}, default=1, propose=lambda cand, n: "CAND: ab\nCAND: ba" if cand else "CAND: a\nCAND: b")
+    task = toy.ToyTask()
     task.change_kind = lambda parent, child: "extended"  # both parents may lead to either thought
-    result = await ToTBFS(BFSConfig(beam=2, k=2, max_depth=2, value_samples=1)).run(toy["problem"], toy["make_ctx"](lm, task=task))
+    result = await ToTBFS(BFSConfig(beam=2, k=2, max_depth=2, value_samples=1)).run(toy.PROBLEM, toy.make_ctx(lm, task=task))
     level2 = [n["candidate"] for n in result.details["tree"] if n["depth"] == 2]
     assert sorted(level2) == ["ab", "ba"]
     assert len(lm.batches[-1]) == 2  # two values, not four

@@ -12,7 +12,7 @@ import json
 import re
 
 from conftest import data_file
-from decomp_prompt_files import qa_pairs, symbolic_answer, worked_examples
+from support.decomp_prompt_files import qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies import get

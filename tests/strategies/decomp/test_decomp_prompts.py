@@ -18,10 +18,10 @@ import re
 
 import pytest
 
-from commaqa_kb import answer as kb_answer
-from commaqa_kb import read_kb
+from support.commaqa_kb import answer as kb_answer
+from support.commaqa_kb import read_kb
 from conftest import data_file
-from decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
+from support.decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
 from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
@@ -227,7 +227,7 @@ def test_fine_handlers_have_more_examples_of_each_question_type_than_the_coarse_
 
 
 def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
-    from commaqa_kb import solve
+    from support.commaqa_kb import solve
 
     pairs = qa_pairs("commaqa_cot")
     assert len(pairs) == 3
@@ -241,7 +241,7 @@ def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
 def test_the_chains_answer_every_commaqa_question_from_its_facts():
     """The sub-question templates our prompts teach answer every question of both test splits
     from its facts: the decomposition the prompts show is the data's own."""
-    from commaqa_kb import solve
+    from support.commaqa_kb import solve
 
     for name in ("iid_test_eg100.json", "compgen_test_eg300.json"):
         path = data_file("commaqa_e", name)

@@ -1,6 +1,6 @@
 """ThoughtSculpt-DFS as the paper's Algorithm 2, checked on the toy task."""
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies.sculpt.dfs import GreedyDFSConfig, SculptDFS
 
 
@@ -18,8 +18,8 @@ async def test_algorithm_2_expands_takes_the_best_child_and_recurses_d_times():
     ab: the algorithm does not look back); abb's children all score 1 (the default), the first one
     proposed wins the tie. With d = 3 that depth-3 node is the answer, not ab, the best node seen.
     Calls: root + its evaluation + d x (k children + k evaluations) = 2 + 3 x 6 = 20."""
-    lm = toy["make_lm"]({"a": 4, "aa": 2, "ab": 9, "ac": 6, "aba": 1, "abb": 3, "abc": 2}, default=1)
-    result = await SculptDFS(GreedyDFSConfig(max_depth=3, k=3)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"a": 4, "aa": 2, "ab": 9, "ac": 6, "aba": 1, "abb": 3, "abc": 2}, default=1)
+    result = await SculptDFS(GreedyDFSConfig(max_depth=3, k=3)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert expanded_in_order(lm) == ["a", "ab", "abb"]
     tree = result.details["tree"]
     assert result.answer.startswith("abb") and len(result.answer) == 4
@@ -32,28 +32,28 @@ async def test_algorithm_2_expands_takes_the_best_child_and_recurses_d_times():
 async def test_the_descent_is_d_expansions_whatever_the_scores():
     """Algorithm 2 has no backtracking and no pruning: d expansions, each of the node the last one
     chose, even when every child scores 0."""
-    lm = toy["make_lm"]({}, default=0)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptDFS(GreedyDFSConfig(max_depth=4, k=2)).run(toy["problem"], ctx)
+    lm = toy.make_lm({}, default=0)
+    ctx = toy.make_ctx(lm)
+    result = await SculptDFS(GreedyDFSConfig(max_depth=4, k=2)).run(toy.PROBLEM, ctx)
     assert len(expanded_in_order(lm)) == 4 and result.details["descent_depth"] == 4
     assert not ctx.trace.of_type("tree_prune")
 
 
 async def test_a_descent_with_no_readable_child_stops_and_says_so():
-    lm = toy["make_lm"]({}, default=5, child=lambda cand, i: "I cannot improve this.")
-    result = await SculptDFS(GreedyDFSConfig(max_depth=3)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({}, default=5, child=lambda cand, i: "I cannot improve this.")
+    result = await SculptDFS(GreedyDFSConfig(max_depth=3)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.answer == "a" and "no readable child of node #0" in result.details["stopped_early"]
     assert len(expanded_in_order(lm)) == 1
 
 
 async def test_stop_at_goal_ends_the_descent_on_a_solved_node():
-    lm = toy["make_lm"]({"ab": 10}, default=5)
-    result = await SculptDFS(GreedyDFSConfig(max_depth=5, stop_at_goal=True)).run(toy["problem"],
-                                                                                toy["make_ctx"](lm))
+    lm = toy.make_lm({"ab": 10}, default=5)
+    result = await SculptDFS(GreedyDFSConfig(max_depth=5, stop_at_goal=True)).run(toy.PROBLEM,
+                                                                                toy.make_ctx(lm))
     assert result.answer == "ab" and len(expanded_in_order(lm)) == 1
 
 
 async def test_a_budget_stop_answers_with_the_node_the_descent_reached():
-    lm = toy["make_lm"]({"ab": 9}, default=3)
-    result = await SculptDFS(GreedyDFSConfig(max_depth=10)).run(toy["problem"], toy["make_ctx"](lm, max_calls=10))
+    lm = toy.make_lm({"ab": 9}, default=3)
+    result = await SculptDFS(GreedyDFSConfig(max_depth=10)).run(toy.PROBLEM, toy.make_ctx(lm, max_calls=10))
     assert result.stopped == "budget" and result.answer.startswith("ab")

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
 from thoughtloom.strategies.treesearch.search import report
 from thoughtloom.strategies.treesearch.tree import Tree
@@ -81,9 +81,9 @@ def test_ties_in_score_go_to_the_highest_average_reward():
 
 
 async def test_one_rollout_expands_simulates_and_backpropagates():
-    lm = toy["make_lm"]({"a": 2, "aa": 3, "ab": 4, "ac": 5}, default=7)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=1, k=3, simulation_depth=1)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"a": 2, "aa": 3, "ab": 4, "ac": 5}, default=7)
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, k=3, simulation_depth=1)).run(toy.PROBLEM, ctx)
     # root generation, root evaluation, 3 children (one batch), their evaluations
     # (one batch), one simulated child, its evaluation
     assert [len(b) for b in lm.batches] == [1, 1, 3, 3, 1, 1]
@@ -101,15 +101,15 @@ async def test_one_rollout_expands_simulates_and_backpropagates():
 
 
 async def test_simulation_depth_limits_the_chain():
-    lm = toy["make_lm"]({})
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=2, max_depth=5)).run(toy["problem"], ctx)
+    lm = toy.make_lm({})
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=2, max_depth=5)).run(toy.PROBLEM, ctx)
     sims = [n for n in result.details["tree"] if n["simulated"]]
     assert len(sims) == 2 and sims[1]["parent"] == sims[0]["id"] and sims[1]["depth"] == 3
     # and the max depth caps it
-    lm = toy["make_lm"]({})
+    lm = toy.make_lm({})
     result = await SculptMCTS(MCTSConfig(rollouts=1, simulation_depth=3, max_depth=2)).run(
-        toy["problem"], toy["make_ctx"](lm))
+        toy.PROBLEM, toy.make_ctx(lm))
     assert max(n["depth"] for n in result.details["tree"]) == 2
 
 
@@ -121,8 +121,8 @@ async def test_search_finds_the_high_reward_branch():
     for n in range(0, 4):
         for tail in itertools.product("abc", repeat=n):
             scores["ab" + "".join(tail)] = 9
-    lm = toy["make_lm"](scores, default=1)
-    result = await SculptMCTS(MCTSConfig(rollouts=6, c=0.5)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm(scores, default=1)
+    result = await SculptMCTS(MCTSConfig(rollouts=6, c=0.5)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.answer.startswith("ab")
     assert result.details["chosen_mean"] == pytest.approx(0.9)
     root_children = [n for n in result.details["tree"] if n["parent"] == 0]
@@ -131,9 +131,9 @@ async def test_search_finds_the_high_reward_branch():
 
 
 async def test_budget_exhaustion_returns_best_so_far():
-    lm = toy["make_lm"]({"ab": 9}, default=2)
-    ctx = toy["make_ctx"](lm, max_calls=8)
-    result = await SculptMCTS(MCTSConfig(rollouts=50)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"ab": 9}, default=2)
+    ctx = toy.make_ctx(lm, max_calls=8)
+    result = await SculptMCTS(MCTSConfig(rollouts=50)).run(toy.PROBLEM, ctx)
     assert result.stopped == "budget"
     assert lm.calls <= 8
     assert result.answer  # something from the tree, not an empty failure
@@ -141,26 +141,26 @@ async def test_budget_exhaustion_returns_best_so_far():
 
 
 async def test_budget_too_small_for_anything():
-    lm = toy["make_lm"]({})
-    result = await SculptMCTS().run(toy["problem"], toy["make_ctx"](lm, max_calls=0))
+    lm = toy.make_lm({})
+    result = await SculptMCTS().run(toy.PROBLEM, toy.make_ctx(lm, max_calls=0))
     assert result.answer == "" and result.stopped == "budget" and result.details == {"nodes": 0}
 
 
 async def test_two_searches_run_concurrently_without_sharing_state():
     strat = SculptMCTS(MCTSConfig(rollouts=3))
-    lm1 = toy["make_lm"]({"ab": 9}, default=1)
-    lm2 = toy["make_lm"]({"ac": 9}, default=1)
-    r1, r2 = await asyncio.gather(strat.run(toy["problem"], toy["make_ctx"](lm1)),
-                                  strat.run(toy["problem"], toy["make_ctx"](lm2)))
+    lm1 = toy.make_lm({"ab": 9}, default=1)
+    lm2 = toy.make_lm({"ac": 9}, default=1)
+    r1, r2 = await asyncio.gather(strat.run(toy.PROBLEM, toy.make_ctx(lm1)),
+                                  strat.run(toy.PROBLEM, toy.make_ctx(lm2)))
     assert r1.answer.startswith("ab") and r2.answer.startswith("ac")
     ids1 = [n["id"] for n in r1.details["tree"]]
     assert ids1 == list(range(len(ids1)))
 
 
 async def test_every_node_is_traced_and_report_shows_the_tree():
-    lm = toy["make_lm"]({"ab": 9})
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=2)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"ab": 9})
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=2)).run(toy.PROBLEM, ctx)
     nodes = ctx.trace.of_type("tree_node")
     evals = ctx.trace.of_type("tree_eval")
     assert len(nodes) == len(result.details["tree"]) == len(evals)
@@ -172,9 +172,9 @@ async def test_every_node_is_traced_and_report_shows_the_tree():
 
 
 async def test_last_batch_is_trimmed_to_the_budget_not_refused():
-    lm = toy["make_lm"]({}, default=6)
-    ctx = toy["make_ctx"](lm, max_calls=7)
-    result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy["problem"], ctx)
+    lm = toy.make_lm({}, default=6)
+    ctx = toy.make_ctx(lm, max_calls=7)
+    result = await SculptMCTS(MCTSConfig(rollouts=3)).run(toy.PROBLEM, ctx)
     # root gen + root eval + 3 children = 5 calls; 2 calls left for 3 evaluations
     assert lm.calls == 7 and [len(b) for b in lm.batches] == [1, 1, 3, 2]
     assert ctx.trace.of_type("tree_budget_trim")[0] == {**ctx.trace.of_type("tree_budget_trim")[0],
@@ -184,9 +184,9 @@ async def test_last_batch_is_trimmed_to_the_budget_not_refused():
 
 
 async def test_leaf_parallel_batches_several_leaves_and_removes_virtual_loss():
-    lm = toy["make_lm"]({"a": 2, "aa": 3, "ab": 8, "ac": 5}, default=4)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=7, k=3, parallel=3, max_depth=4)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"a": 2, "aa": 3, "ab": 8, "ac": 5}, default=4)
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=7, k=3, parallel=3, max_depth=4)).run(toy.PROBLEM, ctx)
     sizes = [len(b) for b in lm.batches]
     # the first iteration has only the root to offer; later ones expand 3 leaves x k=3 in one batch
     assert sizes[:4] == [1, 1, 3, 3] and 9 in sizes

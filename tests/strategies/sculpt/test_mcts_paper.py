@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
 from thoughtloom.strategies.treesearch.tree import Tree
 
@@ -30,9 +30,9 @@ async def test_each_evaluation_is_a_first_visit_and_each_rollout_one_more():
     """§3.3: "we update the reward of the last node generated in the simulation back to the root node";
     with a node's own evaluation as its first visit, after r rollouts the root has 1 + r visits and its
     average is (v(root) + the r rewards) / (1 + r)."""
-    lm = toy["make_lm"]({"a": 4}, default=8)  # root "a" scores 4/10, every other node 8/10
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=3, k=2, max_depth=10)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"a": 4}, default=8)  # root "a" scores 4/10, every other node 8/10
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=3, k=2, max_depth=10)).run(toy.PROBLEM, ctx)
     root = result.details["tree"][0]
     assert root["visits"] == 1 + 3 and root["mean_value"] == pytest.approx((0.4 + 3 * 0.8) / 4)
     assert result.details["rollouts_done"] == 3
@@ -48,9 +48,9 @@ async def test_a_ten_out_of_ten_child_whose_revisions_score_zero_is_the_answer(s
     for n in range(1, 5):
         for tail in itertools.product("abc", repeat=n):
             scores["ab" + "".join(tail)] = 0
-    lm = toy["make_lm"](scores, default=6)
-    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5)).run(toy["problem"],
-                                                                          toy["make_ctx"](lm, seed=seed))
+    lm = toy.make_lm(scores, default=6)
+    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5)).run(toy.PROBLEM,
+                                                                          toy.make_ctx(lm, seed=seed))
     assert result.answer == "ab" and result.confidence == 1.0
 
 
@@ -60,9 +60,9 @@ async def test_mcts_never_answers_with_a_node_worse_than_one_it_evaluated(seed, 
     sequential and leaf-parallel, the answer's score is the maximum score in the tree."""
     rng = random.Random(seed)
     scores = {"".join(t): rng.randint(0, 10) for n in range(1, 7) for t in itertools.product("abc", repeat=n)}
-    lm = toy["make_lm"](scores)
+    lm = toy.make_lm(scores)
     result = await SculptMCTS(MCTSConfig(rollouts=9, k=3, max_depth=5, parallel=parallel, c=rng.choice([0.1, 1, 3]))
-                              ).run(toy["problem"], toy["make_ctx"](lm, seed=seed))
+                              ).run(toy.PROBLEM, toy.make_ctx(lm, seed=seed))
     evaluated = [n["score"] for n in result.details["tree"] if n["score"] is not None]
     assert result.details["chosen_score"] == max(evaluated)
 
@@ -73,9 +73,9 @@ async def test_rollouts_that_cannot_grow_are_not_counted_and_the_search_says_it_
     children, so after the first rollout no rollout can expand anything: the search stops after 1 of
     its 10 rollouts, having made root + its evaluation + 3 children + 3 evaluations = 8 calls (before:
     10 "rollouts", 9 of which backed the same leaves up again for free)."""
-    lm = toy["make_lm"]({}, default=5)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1)).run(toy["problem"], ctx)
+    lm = toy.make_lm({}, default=5)
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1)).run(toy.PROBLEM, ctx)
     assert lm.calls == 8 and result.details["rollouts_done"] == 1
     assert "max_depth=1" in result.details["stopped_early"]
     assert ctx.trace.of_type("tree_exhausted")[0]["rollouts"] == 1
@@ -105,10 +105,10 @@ async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
     """Leaf-parallel rollouts select only leaves that can grow too: with max_depth 1 the first iteration
     can take only the root (the tree has no other leaf), the second finds none and the search stops;
     afterwards every visit is an evaluation or a backed-up reward (virtual losses are gone)."""
-    lm = toy["make_lm"]({}, default=5)
-    ctx = toy["make_ctx"](lm)
+    lm = toy.make_lm({}, default=5)
+    ctx = toy.make_ctx(lm)
     result = await SculptMCTS(MCTSConfig(rollouts=10, k=3, max_depth=1, parallel=4, virtual_loss=3)).run(
-        toy["problem"], ctx)
+        toy.PROBLEM, ctx)
     assert result.details["rollouts_done"] == 1 and ctx.trace.of_type("tree_exhausted")
     backprops = ctx.trace.of_type("tree_backprop")
     for node in result.details["tree"]:
@@ -118,9 +118,9 @@ async def test_leaf_parallel_stops_the_same_way_and_leaves_no_virtual_visit():
 async def test_stop_at_goal_is_off_by_default_and_ends_the_search_when_on():
     """Algorithm 1 runs "for j <- 1 to d_rollout" with no early exit, so by default a 10/10 node does
     not end the search; stop_at_goal (ours) ends it at the first rollout that reaches goal_score."""
-    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
-    result = await SculptMCTS(MCTSConfig(rollouts=4)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.details["rollouts_done"] == 4
-    lm = toy["make_lm"]({"ab": 10, "ac": 10, "aa": 10}, default=5)
-    result = await SculptMCTS(MCTSConfig(rollouts=4, stop_at_goal=True)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"ab": 10, "ac": 10, "aa": 10}, default=5)
+    result = await SculptMCTS(MCTSConfig(rollouts=4, stop_at_goal=True)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.details["rollouts_done"] < 4 and result.confidence == 1.0

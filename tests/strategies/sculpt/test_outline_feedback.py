@@ -2,7 +2,7 @@
 
 import json
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies.sculpt.dfs import GreedyDFSConfig, SculptDFS
 from thoughtloom.strategies.baselines.self_refine import SelfRefine, SelfRefineConfig
@@ -37,7 +37,7 @@ async def test_each_child_is_proposed_from_one_item_of_feedback():
     modify the current outline." With k = 3 the three children are tied one-to-one to
     three items of feedback: the least interesting first, [2] (2/10), [4] (4/10), [1] (6/10)."""
     lm = _lm()
-    await SculptDFS(GreedyDFSConfig(k=3, max_depth=1)).run(Problem("o", OUTLINE), toy["make_ctx"](lm, task=get("outline")))
+    await SculptDFS(GreedyDFSConfig(k=3, max_depth=1)).run(Problem("o", OUTLINE), toy.make_ctx(lm, task=get("outline")))
     assert _feedback_of_children(lm) == ["[2]: the walk is flat", "[4]: the box needs a twist",
                                          "[1]: give the map a stake"]
 
@@ -46,6 +46,6 @@ async def test_a_single_rewrite_still_reads_the_whole_feedback():
     """Self-Refine (Madaan et al.) rewrites once per round from all of its feedback; one
     child has no items to share out, so it gets every item's feedback."""
     lm = _lm()
-    await SelfRefine(SelfRefineConfig(iterations=1)).run(Problem("o", OUTLINE), toy["make_ctx"](lm, task=get("outline")))
+    await SelfRefine(SelfRefineConfig(iterations=1)).run(Problem("o", OUTLINE), toy.make_ctx(lm, task=get("outline")))
     (feedback,) = _feedback_of_children(lm)
     assert all(f in feedback for _, _, f in ITEMS)

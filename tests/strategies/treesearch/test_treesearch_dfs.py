@@ -1,6 +1,6 @@
 """The kernel's depth-first loop (sculpt-dfs, tot-dfs) and its two generators."""
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies.baselines.tot import ToTDFS, ToTDFSConfig
 from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.treesearch.dfs import DFSConfig
@@ -19,9 +19,9 @@ def expanded_in_order(lm):
 # Root "a"; its children (sample indices 2, 3, 4) are "ac", "aa", "ab".
 
 async def test_dfs_descends_best_first_prunes_and_backtracks():
-    lm = toy["make_lm"]({"ab": 9, "ac": 6, "aa": 2}, default=1)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptDFSBacktrack(DFSConfig(prune_below=0.3)).run(toy["problem"], ctx)
+    lm = toy.make_lm({"ab": 9, "ac": 6, "aa": 2}, default=1)
+    ctx = toy.make_ctx(lm)
+    result = await SculptDFSBacktrack(DFSConfig(prune_below=0.3)).run(toy.PROBLEM, ctx)
     # "ab" first (best); its children all score 0.1 and are pruned; back to "ac"; "aa" pruned
     assert expanded_in_order(lm) == ["a", "ab", "ac"]
     pruned = {e["node"] for e in ctx.trace.of_type("tree_prune")}
@@ -31,15 +31,15 @@ async def test_dfs_descends_best_first_prunes_and_backtracks():
 
 
 async def test_dfs_stops_at_goal():
-    lm = toy["make_lm"]({"ab": 9, "ac": 6, "abc": 10}, default=1)
-    result = await SculptDFSBacktrack().run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({"ab": 9, "ac": 6, "abc": 10}, default=1)
+    result = await SculptDFSBacktrack().run(toy.PROBLEM, toy.make_ctx(lm))
     assert expanded_in_order(lm) == ["a", "ab"]
     assert result.answer == "abc"
 
 
 async def test_dfs_respects_max_steps():
-    lm = toy["make_lm"]({}, default=8)
-    await SculptDFSBacktrack(DFSConfig(max_steps=2)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({}, default=8)
+    await SculptDFSBacktrack(DFSConfig(max_steps=2)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert len(expanded_in_order(lm)) == 2
 
 
@@ -49,18 +49,18 @@ def _revising_child(cand, index):
 
 
 async def test_sculpt_children_may_revise():
-    lm = toy["make_lm"]({}, default=5, child=_revising_child)
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy["problem"], toy["make_ctx"](lm))
+    lm = toy.make_lm({}, default=5, child=_revising_child)
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy.PROBLEM, toy.make_ctx(lm))
     kinds = {n["candidate"]: n["kind"] for n in result.details["tree"]}
     assert "revised" in kinds.values() and "extended" in kinds.values()
     assert kinds["zq"] == "revised"
 
 
 async def test_tot_children_may_only_extend():
-    lm = toy["make_lm"]({}, default=5,
+    lm = toy.make_lm({}, default=5,
                         propose=lambda cand, n: "\n".join(_revising_child(cand, i) for i in range(n)))
-    ctx = toy["make_ctx"](lm, task=toy["Task"](root="a"))
-    result = await ToTDFS(ToTDFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(lm, task=toy.ToyTask(root="a"))
+    result = await ToTDFS(ToTDFSConfig(max_steps=1)).run(toy.PROBLEM, ctx)
     assert all(n["kind"] in ("root", "extended") for n in result.details["tree"])
     rejected = ctx.trace.of_type("tree_rejected")
     assert rejected and rejected[0]["reason"] == "revises its parent"

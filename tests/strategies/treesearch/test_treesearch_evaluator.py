@@ -1,6 +1,6 @@
 import pytest
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.core import Completion
 from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
@@ -53,8 +53,8 @@ async def test_malformed_evaluator_reply_is_traced_not_fatal():
         return "CAND: a"
 
     lm = ScriptedLM(brain)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25)).run(toy.PROBLEM, ctx)
     tree = result.details["tree"]
     assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
     assert all_replies_unreadable(ctx, tree)
@@ -63,10 +63,10 @@ async def test_malformed_evaluator_reply_is_traced_not_fatal():
 
 
 async def test_symbolic_evaluator_overrides_the_model_score():
-    task = toy["Task"](symbolic={"ab": 1.0, "a": 0.0})
-    lm = toy["make_lm"]({"ab": 2, "ac": 9}, default=5)
-    ctx = toy["make_ctx"](lm, task=task)
-    result = await SculptDFSBacktrack(DFSConfig(evaluator="symbolic")).run(toy["problem"], ctx)
+    task = toy.ToyTask(symbolic={"ab": 1.0, "a": 0.0})
+    lm = toy.make_lm({"ab": 2, "ac": 9}, default=5)
+    ctx = toy.make_ctx(lm, task=task)
+    result = await SculptDFSBacktrack(DFSConfig(evaluator="symbolic")).run(toy.PROBLEM, ctx)
     nodes = {n["candidate"]: n for n in result.details["tree"]}
     assert nodes["ab"]["evaluator"] == "symbolic" and nodes["ab"]["score"] == 1.0
     assert nodes["ac"]["evaluator"] == "model"  # no exact score for it
@@ -74,10 +74,10 @@ async def test_symbolic_evaluator_overrides_the_model_score():
 
 
 async def test_itemized_prompt_lists_items():
-    task = toy["Task"](root="r")
+    task = toy.ToyTask(root="r")
     task.evaluation_items = lambda problem, cand: [f"[1] first of {cand}", f"[2] second of {cand}"]
-    lm = toy["make_lm"]({}, default=5)
-    await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], toy["make_ctx"](lm, task=task))
+    lm = toy.make_lm({}, default=5)
+    await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, toy.make_ctx(lm, task=task))
     prompt = lm.requests[0].messages[0].content
     assert "[1] first of r" in prompt and '"items"' in prompt
 
@@ -101,10 +101,10 @@ async def test_search_uses_salvaged_items():
             return cut
         return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
 
-    task = toy["Task"]()
+    task = toy.ToyTask()
     task.evaluation_items = lambda problem, cand: ["[1] one", "[2] two"]
-    ctx = toy["make_ctx"](ScriptedLM(brain), task=task)
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(ScriptedLM(brain), task=task)
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, ctx)
     root = result.details["tree"][0]
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
     assert ctx.trace.of_type("tree_eval_salvaged")
@@ -129,8 +129,8 @@ async def test_non_finite_scores_are_malformed_not_perfect(score):
         return "CAND: a"
 
     lm = ScriptedLM(brain)
-    ctx = toy["make_ctx"](lm)
-    result = await SculptMCTS(MCTSConfig(rollouts=2, malformed_score=0.25)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(lm)
+    result = await SculptMCTS(MCTSConfig(rollouts=2, malformed_score=0.25)).run(toy.PROBLEM, ctx)
     tree = result.details["tree"]
     assert all(n["evaluator"] == "malformed" and n["score"] == 0.25 for n in tree)
     assert all_replies_unreadable(ctx, tree)
@@ -148,8 +148,8 @@ async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
             return cut if len(req.messages) == 1 else '{"score": 3, "feedback": "misses b"}'
         return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
 
-    ctx = toy["make_ctx"](ScriptedLM(brain))
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(ScriptedLM(brain))
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, ctx)
     root = result.details["tree"][0]
     assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)
@@ -166,8 +166,8 @@ async def test_children_cut_off_at_max_tokens_are_dropped():
             return Completion("CAND: ab", finish_reason="length")
         return "CAND: a"
 
-    ctx = toy["make_ctx"](ScriptedLM(brain))
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy["problem"], ctx)
+    ctx = toy.make_ctx(ScriptedLM(brain))
+    result = await SculptDFSBacktrack(DFSConfig(max_steps=1)).run(toy.PROBLEM, ctx)
     assert len(result.details["tree"]) == 1  # only the root: every child was cut off
     assert {(e["what"], e["reason"]) for e in ctx.trace.of_type("malformed")} == {("tree_child", "truncated")}
 
@@ -181,9 +181,9 @@ async def test_a_chosen_score_salvaged_from_a_malformed_reply_says_so_in_the_rep
             return '{"score": 10, "feedback": "perfect, except that the reply never clo'
         return "no candidate here" if "Feedback on the current solution" in text else "CAND: a"
 
-    ctx = toy["make_ctx"](ScriptedLM(brain))
+    ctx = toy.make_ctx(ScriptedLM(brain))
     strategy = SculptMCTS(MCTSConfig(rollouts=2))
-    result = await strategy.run(toy["problem"], ctx)
+    result = await strategy.run(toy.PROBLEM, ctx)
     assert result.details["nodes"] == 1 and result.details["chosen"] == 0  # every child was dropped
     assert result.details["chosen_salvaged"] is True and result.details["tree"][0]["salvaged"] is True
     head = strategy.report(result).splitlines()[0]
@@ -198,7 +198,7 @@ async def test_a_chosen_node_without_a_readable_evaluation_says_so_and_a_clean_o
         return "no candidate here" if "Feedback on the current solution" in text else "CAND: a"
 
     strategy = SculptMCTS(MCTSConfig(rollouts=1, malformed_score=0.25))
-    result = await strategy.run(toy["problem"], toy["make_ctx"](ScriptedLM(brain)))
+    result = await strategy.run(toy.PROBLEM, toy.make_ctx(ScriptedLM(brain)))
     assert "score=0.25 (no readable evaluation: malformed_score) evaluator=" in strategy.report(result)
 
     def clean(req):
@@ -206,6 +206,6 @@ async def test_a_chosen_node_without_a_readable_evaluation_says_so_and_a_clean_o
             return '{"score": 6, "feedback": "fine"}'
         return "CAND: ab" if "Feedback on the current solution" in req.messages[0].content else "CAND: a"
 
-    result = await strategy.run(toy["problem"], toy["make_ctx"](ScriptedLM(clean)))
+    result = await strategy.run(toy.PROBLEM, toy.make_ctx(ScriptedLM(clean)))
     assert result.details["chosen_salvaged"] is False and result.details["chosen_evaluator"] == "model"
     assert "score=0.6 evaluator=" in strategy.report(result).splitlines()[0]

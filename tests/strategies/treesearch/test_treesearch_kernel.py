@@ -5,7 +5,7 @@ objects, and the symbolic evaluator as a swap."""
 import asyncio
 import json
 
-from search_toy import TOY as toy
+from support import search_toy as toy
 from thoughtloom.strategies import available
 from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
 from thoughtloom.strategies.treesearch.generator import ThoughtGenerator, ToTGenerator
@@ -31,9 +31,9 @@ def test_all_strategy_names_are_registered():
 
 
 async def test_a_control_loop_gets_root_budget_stop_and_result_from_the_base():
-    lm = toy["make_lm"]({"aa": 9}, default=3)
-    ctx = toy["make_ctx"](lm, max_calls=8)
-    result = await GrowForever(SearchConfig()).run(toy["problem"], ctx)
+    lm = toy.make_lm({"aa": 9}, default=3)
+    ctx = toy.make_ctx(lm, max_calls=8)
+    result = await GrowForever(SearchConfig()).run(toy.PROBLEM, ctx)
     # root answer + its evaluation, then (2 children + 2 evaluations) per step until the budget is spent
     assert [len(b) for b in lm.batches] == [1, 1, 2, 2, 2]
     assert result.stopped == "budget" and ctx.trace.of_type("budget_exceeded")
@@ -45,16 +45,16 @@ async def test_a_control_loop_gets_root_budget_stop_and_result_from_the_base():
 async def test_the_strategy_object_keeps_no_run_state():
     strategy = GrowForever(SearchConfig(max_calls=6))
     before = dict(vars(strategy))
-    runs = [(toy["make_lm"]({"ab": 9}), toy["make_lm"]({"ab": 9})) for _ in range(2)]
-    together = await asyncio.gather(*(strategy.run(toy["problem"], toy["make_ctx"](lm)) for lm, _ in runs))
-    alone = [await strategy.run(toy["problem"], toy["make_ctx"](lm)) for _, lm in runs]
+    runs = [(toy.make_lm({"ab": 9}), toy.make_lm({"ab": 9})) for _ in range(2)]
+    together = await asyncio.gather(*(strategy.run(toy.PROBLEM, toy.make_ctx(lm)) for lm, _ in runs))
+    alone = [await strategy.run(toy.PROBLEM, toy.make_ctx(lm)) for _, lm in runs]
     assert [r.details for r in together] == [r.details for r in alone]
     assert vars(strategy) == before
 
 
 async def test_the_generator_sends_every_nodes_children_in_one_batch():
-    lm = toy["make_lm"]({})
-    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ThoughtGenerator)
+    lm = toy.make_lm({})
+    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ThoughtGenerator)
     root = await s.generator.root()
     a, b = s.tree.add("x", root, "revised"), s.tree.add("y", root, "revised")
     groups = await s.generator.expand_many([a, b], 3)
@@ -64,8 +64,8 @@ async def test_the_generator_sends_every_nodes_children_in_one_batch():
 
 
 async def test_the_tot_generator_starts_empty_and_drops_revisions():
-    lm = toy["make_lm"]({}, propose=lambda cand, n: f"CAND: {cand}b\nsome prose\nCAND: zz")
-    s = SearchRun(toy["problem"], toy["make_ctx"](lm), SearchConfig(), ToTGenerator)
+    lm = toy.make_lm({}, propose=lambda cand, n: f"CAND: {cand}b\nsome prose\nCAND: zz")
+    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ToTGenerator)
     root = await s.generator.root()
     assert root.candidate == "" and root.evaluator == "empty" and not lm.batches
     s.tree.add("a", root, "extended")
@@ -77,10 +77,10 @@ async def test_the_tot_generator_starts_empty_and_drops_revisions():
 
 
 async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
-    task = toy["Task"](symbolic={"ab": 1.0})
-    lm = toy["make_lm"]({"ab": 2, "ac": 7})
-    model = SearchRun(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(), ThoughtGenerator)
-    symbolic = SearchRun(toy["problem"], toy["make_ctx"](lm, task=task), SearchConfig(evaluator="symbolic"),
+    task = toy.ToyTask(symbolic={"ab": 1.0})
+    lm = toy.make_lm({"ab": 2, "ac": 7})
+    model = SearchRun(toy.PROBLEM, toy.make_ctx(lm, task=task), SearchConfig(), ThoughtGenerator)
+    symbolic = SearchRun(toy.PROBLEM, toy.make_ctx(lm, task=task), SearchConfig(evaluator="symbolic"),
                       ThoughtGenerator)
     assert type(model.evaluator) is ModelEvaluator and type(symbolic.evaluator) is SymbolicEvaluator
     for s in (model, symbolic):

@@ -113,4 +113,3 @@ def make_ctx(lm, task=None, max_calls=None, seed=0):
 PROBLEM = Problem(id="toy-1", question="q")
 
 
-TOY = {"Task": ToyTask, "make_lm": make_lm, "make_ctx": make_ctx, "problem": PROBLEM}
