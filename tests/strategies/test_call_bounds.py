@@ -8,8 +8,8 @@ from pathlib import Path
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem, Request
-from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import CallCap, Context, Result, Strategy
+from thoughtloom.lm.meter import Budget, CallCap, Metered
+from thoughtloom.strategies.base import Context, Result, Strategy
 from thoughtloom.testing import ScriptedLM
 
 

@@ -73,7 +73,7 @@ EVENTS: dict[str, EventType] = {
     "budget_exceeded": EventType(
         "a call was refused: the question's budget (limit calls or tokens) or the strategy's "
         "max_calls (strategy_calls) is spent; the run then stops with its best result so far",
-        ("limit", "cap", "used"), source="lm.meter, strategies.base"),
+        ("limit", "cap", "used"), source="lm.meter"),
     "malformed": EventType(
         "a model reply that could not be read as what was asked; what: the step (MALFORMED_WHAT), "
         "reason: why (truncated, unparseable, no_answer...), raw: the reply, clipped; the other "

@@ -48,6 +48,7 @@ from ..core.protocols import LM, Entailment, Retriever, SearchTask, TaskView
 from ..core.trace import Trace
 from ..core.types import Completion, Demo, Message, Problem, Request, ScoredPassage, user
 from .. import prompts
+from ..lm.meter import CallCap, remaining_calls
 from .anytime import Anytime
 from .passages import bounded
 from .vote import Vote, weighted_vote
@@ -92,9 +93,9 @@ class Context:
             self.anytime.within_batch([c.usage.total_tokens for c in completions], results)
 
     def remaining_calls(self) -> int | None:
-        """Calls left in this question's budget, if the LM is metered."""
-        remaining = getattr(self.lm, "remaining_calls", None)
-        return remaining() if callable(remaining) else None
+        """Calls left in this question's budget (the runner's and the strategy's own,
+        whichever is tighter), or None where no call cap applies."""
+        return remaining_calls(self.lm)
 
     async def search(self, queries: typing.Sequence[str], k: int, *,
                      required: bool = False) -> list[list[ScoredPassage]]:
@@ -131,38 +132,6 @@ class Context:
 
 #: A strategy's default bound on model calls per question (``max_calls``).
 DEFAULT_MAX_CALLS = 1000
-
-
-@dataclass
-class CallCap:
-    """``ctx.lm`` limited to a strategy's own ``max_calls`` (on top of any runner budget)."""
-
-    inner: LM
-    max_calls: int
-    trace: Trace
-    used: int = 0
-
-    @property
-    def model_id(self) -> str:
-        return self.inner.model_id
-
-    def remaining_calls(self) -> int:
-        own = max(0, self.max_calls - self.used)
-        remaining = getattr(self.inner, "remaining_calls", None)
-        other = remaining() if callable(remaining) else None
-        return own if other is None else min(own, other)
-
-    async def generate(self, requests: typing.Sequence[Request]) -> list[Completion]:
-        requests = list(requests)
-        if self.used + len(requests) > self.max_calls:
-            self.trace.emit("budget_exceeded", limit="strategy_calls", cap=self.max_calls, used=self.used)
-            raise BudgetExceeded(f"the strategy's bound of {self.max_calls} calls per question is spent "
-                                 f"({self.used} used)", hint="raise it with --set max_calls=N")
-        self.used += len(requests)
-        return await self.inner.generate(requests)
-
-    async def aclose(self) -> None:  # the inner LM is closed by its owner
-        return None
 
 
 @dataclass
