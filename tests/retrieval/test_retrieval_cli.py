@@ -14,7 +14,8 @@ from thoughtloom.core.types import Problem
 from thoughtloom.entail import CachedJudge, LexicalJudge
 from thoughtloom.eval.runner import EvalResources, evaluate
 from thoughtloom.retrieval import CachedRetriever, build_index, open_index, read_corpus
-from thoughtloom.strategies.base import Result, Strategy
+from thoughtloom.strategies.base import Strategy
+from thoughtloom.strategies.result import Result
 from thoughtloom.tasks.base import Example, Task
 from thoughtloom.testing import ScriptedLM
 

@@ -9,7 +9,9 @@ from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem, Request
 from thoughtloom.lm.meter import Budget, CallCap, Metered
-from thoughtloom.strategies.base import Context, Result, Strategy
+from thoughtloom.strategies.base import Strategy
+from thoughtloom.strategies.context import Context
+from thoughtloom.strategies.result import Result
 from thoughtloom.testing import ScriptedLM
 
 

@@ -91,12 +91,12 @@ EVENTS: dict[str, EventType] = {
     "retrieval": EventType(
         "one search: queries, k, and per query the passages found (id, title, score, rank); "
         "note: no retriever (closed book, no results)",
-        ("queries", "k", "results"), ("seconds", "note"), "strategies.base.Context.search"),
+        ("queries", "k", "results"), ("seconds", "note"), "strategies.context.Context.search"),
     # -- sampling and voting (cot-sc, retrieve-then-read, dsp) --------------------------------
     "sample": EventType("one sampled answer (None: no answer, or the reply was cut off)",
-                        ("index", "answer", "truncated"), source="strategies.base.vote_samples"),
+                        ("index", "answer", "truncated"), source="strategies.vote.vote_samples"),
     "vote": EventType("the vote over the samples: weight per normalized answer, winner, its share",
-                      ("tally", "winner", "confidence"), source="strategies.base.vote_samples"),
+                      ("tally", "winner", "confidence"), source="strategies.vote.vote_samples"),
     # -- entailment judges ---------------------------------------------------------------------
     "entail": EventType("one batch of the LLM judge: probability and how it was read, per pair",
                         ("judge", "n", "probs", "sources"), source="entail.llm"),

@@ -12,8 +12,10 @@ from typing import Any, Mapping
 from ..core.errors import ConfigError
 from ..core.options import check_options
 from ..core.protocols import TaskView
-from .base import Context, Result, Strategy, available, get, register
+from .base import Strategy, available, get, register
 from .config import make_config, option_sources
+from .context import Context
+from .result import Result
 
 _BUILTIN_MODULES = (
     "thoughtloom.strategies.baselines.direct",

@@ -28,8 +28,11 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import (DEFAULT_MAX_CALLS, Context, LayoutChecked, Result, Strategy, few_shot, register,
-                    vote_samples)
+from ..base import DEFAULT_MAX_CALLS, Strategy, register
+from ..context import Context
+from ..prompting import LayoutChecked, few_shot
+from ..result import Result
+from ..vote import vote_samples
 
 
 def _question(problem: Problem) -> str:

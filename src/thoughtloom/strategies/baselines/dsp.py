@@ -37,7 +37,9 @@ from typing import Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import Demo, Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
+from ..base import DEFAULT_MAX_CALLS, Strategy, register
+from ..context import Context
+from ..result import Result
 from ..passages import dedupe, format_passages
 from .retrieval import read_and_vote
 

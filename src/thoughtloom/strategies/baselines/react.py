@@ -25,7 +25,9 @@ from typing import Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
+from ..base import DEFAULT_MAX_CALLS, Strategy, register
+from ..context import Context
+from ..result import Result
 from ..passages import dedupe
 
 # no two optional runs of the same characters side by side: they backtrack quadratically

@@ -24,7 +24,11 @@ from typing import Sequence
 
 from ...core.events import RAW_CHARS, malformed, phase
 from ...core.types import Demo, Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, vote_samples
+from ..base import DEFAULT_MAX_CALLS, Strategy, register
+from ..context import Context
+from ..prompting import render_demos
+from ..result import Result
+from ..vote import vote_samples
 from ..passages import dedupe, format_passages
 
 

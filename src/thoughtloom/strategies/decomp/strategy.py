@@ -25,7 +25,9 @@ from __future__ import annotations
 from ...core.errors import ConfigError
 from ...core.protocols import TaskView
 from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
+from ..base import Strategy, register
+from ..context import Context
+from ..result import Result
 from .catalogue import DEFAULTS, default_program, get_program
 from .config import DecompConfig
 from .controller import Controller

@@ -22,7 +22,9 @@ from functools import lru_cache
 from typing import Any
 
 from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
+from ..base import Strategy, register
+from ..context import Context
+from ..result import Result
 from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig

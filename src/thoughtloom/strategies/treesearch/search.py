@@ -34,7 +34,9 @@ from typing import Any, ClassVar
 
 from ...core.events import phase
 from ...core.types import Problem
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy
+from ..base import DEFAULT_MAX_CALLS, Strategy
+from ..context import Context
+from ..result import Result
 from .evaluator import ModelEvaluator, SymbolicEvaluator
 from .generator import ThoughtGenerator
 from .tree import Node, Tree, render_tree
