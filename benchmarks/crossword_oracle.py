@@ -20,7 +20,7 @@ from dataclasses import fields
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.tasks.crosswords import SLOTS, word_at
 from thoughtloom.tasks.datasets import load_examples
 from thoughtloom.testing import ScriptedLM

@@ -23,7 +23,7 @@ from pathlib import Path
 from thoughtloom import tasks
 from thoughtloom.cli.options import build_lm
 from thoughtloom.eval.services import pooled_retriever
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import plan as planmod
 from thoughtloom.strategies.hgot.stages import ask_plan
 from thoughtloom.strategies.hgot.config import HGOTConfig

@@ -23,7 +23,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem, Request
 from thoughtloom.eval.reproduce import suites
 from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM
 

@@ -53,7 +53,8 @@ from .eval.identity import DataSource
 from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_notes, run_problem
 from .eval.services import open_entail, open_retriever
 from .lm import Budget, CacheMode, UsageTotals, open_lm, requests_at_once
-from .strategies.base import DEFAULT_MAX_CALLS, Result
+from .strategies.interface import DEFAULT_MAX_CALLS
+from .strategies.result import Result
 from .tasks import QA, Example, Task
 from .tasks.datasets import Dataset, load_examples
 

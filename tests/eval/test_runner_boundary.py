@@ -34,7 +34,7 @@ class Echo(Strategy):
 
     name = "echo"
 
-    async def run(self, problem, ctx):
+    async def solve(self, problem, ctx):
         from thoughtloom.core import Request
 
         [c] = await ctx.lm.generate([Request.of(problem.question)])
@@ -78,7 +78,7 @@ async def test_an_unwritable_result_becomes_an_error_record(tmp_path):
     class Huge(Strategy):
         name = "huge"
 
-        async def run(self, problem, ctx):
+        async def solve(self, problem, ctx):
             return Result(answer="1", details={"n": 10 ** 5000})  # past int->str's 4,300 digits
 
     await evaluate(Huge(), GSM, examples(2), EvalResources(ScriptedLM([])), tmp_path)
@@ -121,7 +121,7 @@ async def test_runaway_strategy_stops_at_the_default_call_cap(tmp_path):
     class Runaway(Strategy):
         name = "runaway"
 
-        async def run(self, problem, ctx):
+        async def solve(self, problem, ctx):
             from thoughtloom.core import Request
 
             while True:  # a decomposer that keeps calling its own program

@@ -11,7 +11,9 @@ from thoughtloom.core.types import Request
 from thoughtloom.eval import EvalResources, EvalSettings, evaluate
 from thoughtloom.eval.summary import STEP_PROBLEM_WORDS, step_problem_lines, tally_step_problems
 from thoughtloom.lm import Budget
-from thoughtloom.strategies.base import Result, Strategy, finished
+from thoughtloom.strategies.interface import Strategy
+from thoughtloom.strategies.prompting import finished
+from thoughtloom.strategies.result import Result
 from thoughtloom.tasks import Example
 from thoughtloom.testing import ScriptedLM
 from thoughtloom.core.types import Completion
@@ -70,7 +72,7 @@ class _Sloppy(Strategy):
 
     name = "sloppy"
 
-    async def run(self, problem, ctx):
+    async def solve(self, problem, ctx):
         reply = (await ctx.lm.generate([Request.of(problem.question)]))[0]
         if finished(ctx, reply, "json"):
             if reply.text == "bad":

@@ -4,7 +4,9 @@ import time
 import pytest
 
 from thoughtloom.core import BudgetExceeded, LMError, RateLimitError, Request, Trace, TransientError
+from thoughtloom.core.protocols import Budgeted
 from thoughtloom.lm import Budget, Limited, Metered, Retrying
+from thoughtloom.lm.meter import CallCap, remaining_calls
 from thoughtloom.testing import ScriptedLM
 
 
@@ -97,6 +99,20 @@ async def test_metered_budget_calls():
     assert trace.of_type("budget_exceeded")[0]["limit"] == "calls"
     await lm.generate([Request.of("e")])
     assert lm.remaining_calls() == 0
+
+
+async def test_remaining_calls_is_read_from_the_budgeted_wrappers_only():
+    """``remaining_calls`` is the optional ``Budgeted`` part of the LM protocol: the
+    per-question wrappers have it, a backend does not (no known bound)."""
+    backend = ScriptedLM(lambda r: "x")
+    metered = Metered(backend, budget=Budget(max_calls=5))
+    capped = CallCap(metered, max_calls=3, trace=Trace())
+    assert [isinstance(lm, Budgeted) for lm in (backend, metered, capped)] == [False, True, True]
+    assert remaining_calls(backend) is None and remaining_calls(Metered(backend)) is None
+    await capped.generate([Request.of("a")])
+    assert (remaining_calls(capped), remaining_calls(metered)) == (2, 4)
+    await metered.generate([Request.of("b")] * 3)  # the runner's budget is now the tighter one
+    assert remaining_calls(capped) == 1
 
 
 async def test_metered_tells_in_flight_of_each_batch_sent_and_back():

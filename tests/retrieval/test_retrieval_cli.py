@@ -14,7 +14,8 @@ from thoughtloom.core.types import Problem
 from thoughtloom.entail import CachedJudge, LexicalJudge
 from thoughtloom.eval.runner import EvalResources, evaluate
 from thoughtloom.retrieval import CachedRetriever, build_index, open_index, read_corpus
-from thoughtloom.strategies.base import Result, Strategy
+from thoughtloom.strategies.interface import Strategy
+from thoughtloom.strategies.result import Result
 from thoughtloom.tasks.base import Example, Task
 from thoughtloom.testing import ScriptedLM
 
@@ -84,7 +85,7 @@ class RetrieveAndJudge(Strategy):
 
     name = "test-retrieve-judge"
 
-    async def run(self, problem: Problem, ctx) -> Result:
+    async def solve(self, problem: Problem, ctx) -> Result:
         (hits,) = await ctx.search([problem.question], 2)
         (prob,) = await ctx.entail.judge([(hits[0].passage.text, problem.question)])
         return Result(answer=hits[0].passage.title, confidence=prob)

@@ -17,7 +17,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Passage, Problem
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 

@@ -1,15 +1,19 @@
-"""Every strategy has a finite default bound on model calls (issue 11 §2), enforced by the base class,
+"""Every strategy has a finite default bound on model calls (issue 11 §2), enforced by ``Strategy.run``,
 which is also the one place a spent budget is caught (the run's best result so far, ``stopped="budget"``)."""
 
 import ast
 import dataclasses
 from pathlib import Path
 
+import pytest
+
 from thoughtloom import strategies, tasks
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem, Request
-from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import CallCap, Context, Result, Strategy
+from thoughtloom.lm.meter import Budget, CallCap, Metered
+from thoughtloom.strategies.context import Context
+from thoughtloom.strategies.interface import Strategy
+from thoughtloom.strategies.result import Result
 from thoughtloom.testing import ScriptedLM
 
 
@@ -57,7 +61,7 @@ class _Counting(Strategy):
 
     name = "counting"
 
-    async def run(self, problem, ctx):
+    async def solve(self, problem, ctx):
         replies: list[str] = []
         ctx.best_so_far(lambda: Result(answer=replies[-1] if replies else "", details={"asked": len(replies)}))
         while True:
@@ -78,7 +82,7 @@ async def test_a_budget_stop_returns_the_best_so_far_the_strategy_reported():
 
 async def test_without_a_best_so_far_a_budget_stop_is_no_answer():
     class Silent(Strategy):
-        async def run(self, problem, ctx):
+        async def solve(self, problem, ctx):
             while True:
                 await ctx.lm.generate([Request.of(problem.question)])
 
@@ -96,7 +100,7 @@ async def test_a_finished_run_is_not_stopped():
 
 async def test_the_stop_is_caught_once_by_the_outermost_run():
     class Outer(Strategy):
-        async def run(self, problem, ctx):
+        async def solve(self, problem, ctx):
             ctx.best_so_far(lambda: Result(answer="outer's"))
             inner = await _Counting().run(problem, ctx)  # the inner run does not catch the stop
             return Result(answer=f"after {inner.answer}")
@@ -119,7 +123,38 @@ def _catches_budget_stop(path: Path) -> bool:
 def test_no_strategy_catches_budget_exceeded_itself():
     root = Path(strategies.__file__).parent
     catching = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
-                      # base.py catches the stop; anytime.py's catch is of a maker failing on a look
-                      # between batches (it makes no calls, so it never sees a budget stop)
-                      if p.name not in ("base.py", "anytime.py") and _catches_budget_stop(p))
-    assert catching == [], "a strategy reports its best so far (ctx.best_so_far); base.py catches the stop"
+                      # Strategy.run (interface.py) catches the stop; anytime.py's catch is of a maker
+                      # failing on a look between batches (it makes no calls, so it never sees a budget stop)
+                      if p.name not in ("interface.py", "anytime.py") and _catches_budget_stop(p))
+    assert catching == [], "a strategy reports its best so far (ctx.best_so_far); Strategy.run catches the stop"
+
+
+def test_a_strategy_writes_solve_and_cannot_replace_the_run_around_it():
+    """Strategy.run is the one wrapper (call cap, budget stop): a subclass that defines run
+    would bypass it, so defining one is refused when the class is made, naming solve."""
+    with pytest.raises(TypeError, match=r"defines run\(\); a strategy writes solve"):
+        class Bypass(Strategy):
+            async def run(self, problem, ctx):
+                return Result(answer="uncapped")
+    with pytest.raises(TypeError, match="abstract"):
+        Strategy()  # solve is what a strategy must write
+
+
+async def test_a_solve_calling_super_solve_runs_inside_one_cap():
+    """super().solve is inside the same run: the subclass's cap (its config's max_calls)
+    applies to the parent's calls, and the stop is caught once, with the latest best so far."""
+    @dataclasses.dataclass(frozen=True)
+    class Two:
+        max_calls: int = 2
+
+    class Child(_Counting):
+        Config = Two
+
+        async def solve(self, problem, ctx):
+            ctx.best_so_far(lambda: Result(answer="child's"))
+            return await super().solve(problem, ctx)
+
+    trace = Trace()
+    result = await Child().run(Problem("q", "?"), Context(lm=_numbered_lm(), task=tasks.get("gsm8k"), trace=trace))
+    assert (result.answer, result.stopped) == ("2", "budget")
+    assert [e["limit"] for e in trace.of_type("budget_exceeded")] == ["strategy_calls"]

@@ -4,7 +4,7 @@ import pytest
 
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.core.types import Passage
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 

@@ -36,7 +36,7 @@ def test_a_passage_is_bounded_where_it_enters_and_an_ordinary_one_is_untouched()
 async def test_ctx_search_hands_strategies_bounded_passages():
     from thoughtloom.core.trace import Trace
     from thoughtloom.core.types import Passage
-    from thoughtloom.strategies.base import Context
+    from thoughtloom.strategies.context import Context
     from thoughtloom.tasks.base import Task
     from thoughtloom.testing import ScriptedLM, StaticRetriever
 

@@ -7,8 +7,8 @@ from thoughtloom.core.progress import phase_label
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Metered
-from thoughtloom.strategies.base import Context
 from thoughtloom.strategies.config import make_config
+from thoughtloom.strategies.context import Context
 from thoughtloom.testing import ScriptedLM
 
 JAWS = "In what year was the director of Jaws born?"

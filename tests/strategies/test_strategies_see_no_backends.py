@@ -7,8 +7,8 @@ import thoughtloom.strategies
 
 #: packages whose backends strategies must not import; their own package API (factories) is fine
 BACKEND_PACKAGES = ("lm", "retrieval", "entail")
-#: helpers in those packages that are not backends
-ALLOWED = {"thoughtloom.lm.structured"}
+#: helpers in those packages that are not backends (meter: budgets and the strategy's own CallCap)
+ALLOWED = {"thoughtloom.lm.structured", "thoughtloom.lm.meter"}
 
 
 def imported_modules(path: Path, package: str) -> set[str]:

@@ -1,7 +1,7 @@
 """Which paper each strategy comes from and which tasks it is built for (``thoughtloom strategies``)."""
 
 from thoughtloom import strategies, tasks
-from thoughtloom.strategies.base import NEEDS
+from thoughtloom.strategies.interface import NEEDS
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS
 
 

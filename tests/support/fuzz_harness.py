@@ -67,7 +67,7 @@ from thoughtloom.core.types import Passage, Request, to_json
 from thoughtloom.entail import LexicalJudge, LLMJudge
 from thoughtloom.eval.runner import FATAL_ERRORS, PER_EXAMPLE_LM_ERRORS, question_services
 from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS as DECOMP_DEFAULTS
 from thoughtloom.strategies.decomp.catalogue import PROGRAMS
 from thoughtloom.strategies.passages import MAX_PASSAGE_CHARS

@@ -18,7 +18,7 @@ from typing import Callable
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.treesearch.world import prefix_change_kind
 from thoughtloom.testing import ScriptedLM
 

@@ -73,7 +73,7 @@ def test_model_judge_reads_a_reply_cut_off_after_the_score():
 
 async def test_cot_on_outlines_ends_with_the_outline_and_only_that_is_read():
     from thoughtloom.core.trace import Trace
-    from thoughtloom.strategies.base import Context
+    from thoughtloom.strategies.context import Context
     from thoughtloom.strategies.baselines.direct import ChainOfThought
     from thoughtloom.testing import ScriptedLM
 

@@ -28,7 +28,7 @@ from ..core.types import Problem
 from ..eval.results import dump_line
 from ..eval.runner import EvalResources, EvalSettings, ProblemRun, run_problem
 from ..eval.summary import tally_step_problems
-from ..strategies.base import Result
+from ..strategies.result import Result
 from ..tasks.checks import Check, against_gold, check_answer, gold_applies
 from . import options as o
 from . import usercode

@@ -27,8 +27,8 @@ from rich.table import Table
 
 from .. import strategies, tasks
 from ..core.errors import ThoughtloomError
-from ..strategies.base import DEFAULT_MAX_CALLS
 from ..strategies.config import FROM_STRATEGY, option_sources, task_settings
+from ..strategies.interface import DEFAULT_MAX_CALLS
 from .options import complete_strategy, complete_task
 from .render import out
 

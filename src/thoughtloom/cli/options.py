@@ -26,7 +26,7 @@ from ..core.protocols import LM
 from ..eval.runner import EvalResources
 from ..eval.services import open_entail, open_retriever
 from ..lm import Budget, open_lm, requests_at_once
-from ..strategies.base import DEFAULT_MAX_CALLS
+from ..strategies.interface import DEFAULT_MAX_CALLS
 from .index import EntailSpec, IndexDir
 
 DEFAULT_CACHE = Path("~/.cache/thoughtloom/cache.sqlite")

@@ -73,7 +73,7 @@ EVENTS: dict[str, EventType] = {
     "budget_exceeded": EventType(
         "a call was refused: the question's budget (limit calls or tokens) or the strategy's "
         "max_calls (strategy_calls) is spent; the run then stops with its best result so far",
-        ("limit", "cap", "used"), source="lm.meter, strategies.base"),
+        ("limit", "cap", "used"), source="lm.meter"),
     "malformed": EventType(
         "a model reply that could not be read as what was asked; what: the step (MALFORMED_WHAT), "
         "reason: why (truncated, unparseable, no_answer...), raw: the reply, clipped; the other "
@@ -91,12 +91,12 @@ EVENTS: dict[str, EventType] = {
     "retrieval": EventType(
         "one search: queries, k, and per query the passages found (id, title, score, rank); "
         "note: no retriever (closed book, no results)",
-        ("queries", "k", "results"), ("seconds", "note"), "strategies.base.Context.search"),
+        ("queries", "k", "results"), ("seconds", "note"), "strategies.context.Context.search"),
     # -- sampling and voting (cot-sc, retrieve-then-read, dsp) --------------------------------
     "sample": EventType("one sampled answer (None: no answer, or the reply was cut off)",
-                        ("index", "answer", "truncated"), source="strategies.base.vote_samples"),
+                        ("index", "answer", "truncated"), source="strategies.vote.vote_samples"),
     "vote": EventType("the vote over the samples: weight per normalized answer, winner, its share",
-                      ("tally", "winner", "confidence"), source="strategies.base.vote_samples"),
+                      ("tally", "winner", "confidence"), source="strategies.vote.vote_samples"),
     # -- entailment judges ---------------------------------------------------------------------
     "entail": EventType("one batch of the LLM judge: probability and how it was read, per pair",
                         ("judge", "n", "probs", "sources"), source="entail.llm"),

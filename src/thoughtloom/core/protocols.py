@@ -25,6 +25,20 @@ class LM(Protocol):
 
 
 @runtime_checkable
+class Budgeted(Protocol):
+    """Optional beside :class:`LM`: an LM that knows how many calls its budget has left.
+
+    ``remaining_calls()`` is ``None`` where no call cap applies. The per-question
+    wrappers implement it (``lm.meter.Metered``, the runner's budget;
+    ``lm.meter.CallCap``, a strategy's own ``max_calls``); an LM without it has no
+    known bound. Read it with ``lm.meter.remaining_calls(lm)``, which a strategy
+    reaches as ``Context.remaining_calls()`` to size a batch to the budget left.
+    """
+
+    def remaining_calls(self) -> int | None: ...
+
+
+@runtime_checkable
 class Retriever(Protocol):
     """Batched passage search: one ranked list per query."""
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from ..core.errors import ConfigError
-from ..strategies.base import Strategy
+from ..strategies.interface import Strategy
 from ..strategies.hgot import demos as demolib
 from ..tasks.base import Example, Task
 from ..tasks.datasets import sample_path

@@ -49,7 +49,7 @@ from ..core.errors import ConfigError
 from ..core.types import to_json
 from .results import RESULTS, atomic_write
 
-from ..strategies.base import Strategy
+from ..strategies.interface import Strategy
 from ..tasks.base import Task
 from .settings import EvalResources, EvalSettings
 

@@ -64,7 +64,9 @@ from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Metered, UsageTotals
 from ..strategies.anytime import Anytime, Point
-from ..strategies.base import DEFAULT_MAX_CALLS, Context, Result, Strategy
+from ..strategies.context import Context
+from ..strategies.interface import DEFAULT_MAX_CALLS, Strategy
+from ..strategies.result import Result
 from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..core.protocols import LM, Entailment, Retriever
 from ..lm.meter import Budget
-from ..strategies.base import DEFAULT_MAX_CALLS
+from ..strategies.interface import DEFAULT_MAX_CALLS
 from .breaker import BreakerSettings
 
 

@@ -2,7 +2,11 @@
 
 The eval runner wraps the shared LM in a fresh :class:`Metered` for every
 question, so budgets and totals never leak between questions (and two
-questions can run concurrently in one process).
+questions can run concurrently in one process). ``Strategy.run`` puts
+``ctx.lm`` behind a :class:`CallCap`, the strategy's own ``max_calls`` on
+top of that budget. Both say how many calls are left
+(:class:`~thoughtloom.core.protocols.Budgeted`), read with
+:func:`remaining_calls`.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Sequence
 
 from ..core.errors import BudgetExceeded
-from ..core.protocols import LM
+from ..core.protocols import Budgeted, LM
 from ..core.trace import Trace
 from ..core.types import Completion, Request, request_hash
 
@@ -175,4 +179,42 @@ class Metered:
         )
 
     async def aclose(self) -> None:  # the shared inner LM is closed by its owner
+        return None
+
+
+def remaining_calls(lm: LM) -> int | None:
+    """Calls left in ``lm``'s budget: its :meth:`~thoughtloom.core.protocols.Budgeted.remaining_calls`
+    where it is :class:`~thoughtloom.core.protocols.Budgeted`, else ``None`` (no known bound)."""
+    return lm.remaining_calls() if isinstance(lm, Budgeted) else None
+
+
+@dataclass
+class CallCap:
+    """``lm`` limited to a strategy's own ``max_calls`` per question (on top of any runner
+    budget, which ``inner`` may carry as a :class:`Metered`); made by ``Strategy.run``."""
+
+    inner: LM
+    max_calls: int
+    trace: Trace
+    used: int = 0
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def remaining_calls(self) -> int:
+        own = max(0, self.max_calls - self.used)
+        other = remaining_calls(self.inner)
+        return own if other is None else min(own, other)
+
+    async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        requests = list(requests)
+        if self.used + len(requests) > self.max_calls:
+            self.trace.emit("budget_exceeded", limit="strategy_calls", cap=self.max_calls, used=self.used)
+            raise BudgetExceeded(f"the strategy's bound of {self.max_calls} calls per question is spent "
+                                 f"({self.used} used)", hint="raise it with --set max_calls=N")
+        self.used += len(requests)
+        return await self.inner.generate(requests)
+
+    async def aclose(self) -> None:  # the inner LM is closed by its owner
         return None

@@ -1,37 +1,26 @@
 """Reasoning strategies, addressed by name through a registry.
 
-Built-in strategies register on first use of :func:`get` / :func:`available`,
-so importing this package stays cheap.
+The names a strategy's author needs: :class:`Strategy` (write ``solve``;
+callers call ``run``, see :mod:`.interface`), :class:`Result`, the
+per-question :class:`Context` (:mod:`.context`) and :func:`register`
+(:mod:`.registry`). Built-in strategies register on first use of
+:func:`get` / :func:`available`, so importing this package stays cheap.
+Prompt layouts and few-shot are in :mod:`.prompting`, voting over samples in
+:mod:`.vote`, options in :mod:`.config`.
 """
 
 from __future__ import annotations
 
-import importlib
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..core.options import check_options
 from ..core.protocols import TaskView
-from .base import Context, Result, Strategy, available, get, register
 from .config import make_config, option_sources
-
-_BUILTIN_MODULES = (
-    "thoughtloom.strategies.baselines.direct",
-    "thoughtloom.strategies.sculpt.mcts",
-    "thoughtloom.strategies.sculpt.dfs",
-    "thoughtloom.strategies.baselines.tot",
-    "thoughtloom.strategies.baselines.self_refine",
-    "thoughtloom.strategies.decomp.strategy",
-    "thoughtloom.strategies.hgot.strategy",
-    "thoughtloom.strategies.baselines.retrieval",
-    "thoughtloom.strategies.baselines.dsp",
-    "thoughtloom.strategies.baselines.react",
-)
-
-
-def _load_builtins() -> None:
-    for module in _BUILTIN_MODULES:
-        importlib.import_module(module)
+from .context import Context
+from .interface import Strategy
+from .registry import available, get, register
+from .result import Result
 
 
 def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | None = None) -> Strategy:

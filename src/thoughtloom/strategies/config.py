@@ -20,7 +20,7 @@ from ..core.names import choices_hint
 from ..core.protocols import TaskView
 
 if TYPE_CHECKING:
-    from .base import Strategy
+    from .interface import Strategy
 
 
 def _coerce(value: Any, annotation: Any, key: str) -> Any:

@@ -8,7 +8,7 @@ keep the paper's own ``Wikipedia Title:`` layout.)
 
 A retrieved passage is untrusted text (a corpus may hold anything). Every
 passage a strategy retrieves is bounded once, where it enters
-(:meth:`~thoughtloom.strategies.base.Context.search` calls :func:`bounded`):
+(:meth:`~thoughtloom.strategies.context.Context.search` calls :func:`bounded`):
 its text is cut at :data:`MAX_PASSAGE_CHARS` and its title at
 :data:`MAX_TITLE_CHARS` (marked " ..."), control characters other than tab
 and line breaks (NUL, escape sequences) are dropped, and lone surrogates

@@ -1,9 +1,14 @@
-"""Voting over sampled answers."""
+"""Voting over sampled answers: :func:`weighted_vote` tallies them, :func:`vote_samples`
+reads, traces and votes a batch of sampled replies (self-consistency)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Callable, Sequence
+
+from ..core.types import Completion
+from .context import Context
+from .result import Result
 
 
 @dataclass(frozen=True)
@@ -44,3 +49,21 @@ def weighted_vote(
         return Vote(None, None, 0.0, {})
     key = max(tally, key=lambda k: tally[k])  # max keeps the first of equal weights
     return Vote(first[key], key, tally[key] / total if total > 0 else 0.0, tally)
+
+
+def vote_samples(ctx: Context, replies: Sequence[Completion]) -> tuple[Result, Vote]:
+    """Self-consistency over sampled replies: each one's answer (traced as a
+    ``sample`` event; a sample cut off at ``max_tokens`` has none, so it does not
+    vote), the majority vote (traced as ``vote``), and the result: the winner,
+    the reply that gave it, its vote share, ``truncated`` when every sample was,
+    ``details["samples"]``. Callers add their own details."""
+    answers = [None if c.truncated else ctx.task.extract_answer(c.text) for c in replies]
+    for i, (answer, reply) in enumerate(zip(answers, replies)):
+        ctx.trace.emit("sample", index=i, answer=answer, truncated=reply.truncated)
+    vote = weighted_vote(answers, ctx.task.normalize)
+    ctx.trace.emit("vote", tally=vote.tally, winner=vote.key, confidence=vote.confidence)
+    best = next((c.text for c, a in zip(replies, answers)
+                 if a is not None and ctx.task.normalize(a) == vote.key), "")
+    result = Result(answer=vote.winner or "", text=best, confidence=vote.confidence,
+                    truncated=all(c.truncated for c in replies), details={"samples": answers})
+    return result, vote

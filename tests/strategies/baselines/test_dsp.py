@@ -6,7 +6,7 @@ import math
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Demo, Passage, Problem
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.baselines.dsp import fuse, parse_query
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import ScriptedLM, StaticRetriever

@@ -3,7 +3,7 @@ import asyncio
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.baselines.react import parse_step
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import ScriptedLM, StaticRetriever

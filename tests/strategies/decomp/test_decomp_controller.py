@@ -11,7 +11,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp import Program, register_program, symbolic
 from thoughtloom.strategies.decomp.handlers import HandlerEnv
 from thoughtloom.strategies.decomp.catalogue import DEFAULTS, PROGRAMS

@@ -11,7 +11,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm import Metered, open_lm
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.tasks import get as get_task
 
 

@@ -16,7 +16,7 @@ from support.decomp_prompt_files import qa_pairs, symbolic_answer, worked_exampl
 from thoughtloom import prompts
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.strategies.decomp.functions import items
 from thoughtloom.strategies.decomp.handlers import split_header

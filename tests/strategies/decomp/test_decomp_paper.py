@@ -5,7 +5,7 @@ Quotes are from the summary of the paper we hold (in Korean), with an English re
 
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp import Program, register_program
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.strategies.decomp.language import PROJECT, PROJECT_FLAT, SELECT, Step, combine, expand, parse_step

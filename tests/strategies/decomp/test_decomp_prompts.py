@@ -23,7 +23,7 @@ from support.commaqa_kb import read_kb
 from conftest import data_file
 from support.decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
 from thoughtloom.strategies.decomp.config import DecompConfig
 from thoughtloom.strategies.decomp.controller import NEXT_STEP, Controller

@@ -12,7 +12,7 @@ import pytest
 
 from thoughtloom.core.types import Passage, Problem
 from thoughtloom.strategies import get
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.decomp.controller import NEXT_STEP
 from thoughtloom.strategies.decomp.functions import merge, position, separator, str_position
 from thoughtloom.strategies.decomp.handlers import (EVIDENCE_TOKENS, MIN_PASSAGE_CHARS, PASSAGE_CHARS,

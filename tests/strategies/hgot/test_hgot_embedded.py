@@ -7,7 +7,7 @@ import pytest
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Passage, Problem
 from thoughtloom.lm import Metered, open_lm
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import StaticRetriever

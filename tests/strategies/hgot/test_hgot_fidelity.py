@@ -13,7 +13,7 @@ from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Passage, Problem, ScoredPassage
 from thoughtloom.entail import LexicalJudge
 from thoughtloom.lm.meter import Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
 from thoughtloom.strategies.hgot.answers import is_refusal, select_answer
 from thoughtloom.strategies.hgot.infer import infer

@@ -9,7 +9,7 @@ import pytest
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Completion, Passage, Problem
 from thoughtloom.lm.meter import Budget, Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
 from thoughtloom.tasks.base import Task
 from thoughtloom.testing import ScriptedLM, StaticRetriever

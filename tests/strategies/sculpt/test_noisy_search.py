@@ -20,7 +20,7 @@ import pytest
 from thoughtloom.core.trace import Trace
 from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Metered
-from thoughtloom.strategies.base import Context
+from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.sculpt.dfs import SculptDFSBacktrack
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS
 from thoughtloom.strategies.treesearch.dfs import DFSConfig

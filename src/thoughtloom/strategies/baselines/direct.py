@@ -28,8 +28,12 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
-from ..base import (DEFAULT_MAX_CALLS, Context, LayoutChecked, Result, Strategy, few_shot, register,
-                    vote_samples)
+from ..context import Context
+from ..interface import DEFAULT_MAX_CALLS, Strategy
+from ..prompting import LayoutChecked, few_shot
+from ..registry import register
+from ..result import Result
+from ..vote import vote_samples
 
 
 def _question(problem: Problem) -> str:
@@ -52,7 +56,7 @@ class Direct(Strategy):
 
     Config = IOConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         messages = few_shot(ctx, "io", list(ctx.task.demos())[: cfg.shots], with_rationale=False,
                             layout=cfg.layout, instruction=ctx.task.instruction, question=_question(problem))
@@ -86,7 +90,7 @@ class ChainOfThought(Strategy):
 
     Config = CoTConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         req = cot_request(problem, ctx, shots=cfg.shots, max_tokens=cfg.max_tokens, layout=cfg.layout)
         reply = (await ctx.lm.generate([req]))[0]
@@ -110,7 +114,7 @@ class SelfConsistency(Strategy):
 
     Config = SelfConsistencyConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         n = cfg.n
         remaining = ctx.remaining_calls()

@@ -37,7 +37,10 @@ from typing import Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import Demo, Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
+from ..context import Context
+from ..interface import DEFAULT_MAX_CALLS, Strategy
+from ..registry import register
+from ..result import Result
 from ..passages import dedupe, format_passages
 from .retrieval import read_and_vote
 
@@ -168,7 +171,7 @@ class DSP(Strategy):
         done = await asyncio.gather(*(self._attempt(ctx, d) for d in train))
         return [a for a in done if a is not None][: self.config.max_demos]
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         question = problem.question
         context: list[Passage] = []

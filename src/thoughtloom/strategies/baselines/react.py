@@ -25,7 +25,10 @@ from typing import Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register
+from ..context import Context
+from ..interface import DEFAULT_MAX_CALLS, Strategy
+from ..registry import register
+from ..result import Result
 from ..passages import dedupe
 
 # no two optional runs of the same characters side by side: they backtrack quadratically
@@ -59,7 +62,7 @@ class ReAct(Strategy):
     needs = "open_domain"
     Config = ReActConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         scratch = ""
         answer: str | None = None

@@ -24,7 +24,12 @@ from typing import Sequence
 
 from ...core.events import RAW_CHARS, malformed, phase
 from ...core.types import Demo, Passage, Problem, Request
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy, register, render_demos, vote_samples
+from ..context import Context
+from ..interface import DEFAULT_MAX_CALLS, Strategy
+from ..prompting import render_demos
+from ..registry import register
+from ..result import Result
+from ..vote import vote_samples
 from ..passages import dedupe, format_passages
 
 
@@ -64,7 +69,7 @@ class RetrieveThenRead(Strategy):
     needs = "open_domain"
     Config = RetrieveReadConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         passages = [h.passage for h in (await ctx.search([problem.question], c.k))[0]]
         return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
@@ -92,7 +97,7 @@ class SelfAsk(Strategy):
     needs = "open_domain"
     Config = SelfAskConfig
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         c = self.config
         scratch, cut = "", False
         gathered: list[Passage] = []

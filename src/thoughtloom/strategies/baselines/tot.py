@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 
 from ...core.errors import ConfigError
 from ...core.events import phase
-from ..base import register
+from ..registry import register
 from ..treesearch.dfs import DepthFirst, DFSConfig
 from ..treesearch.generator import GENERATE_MODES, ToTGenerator
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch

@@ -48,7 +48,7 @@ from ...core.errors import ConfigError, ParseError
 from ...core.events import malformed, phase
 from ...core.types import Passage, Request
 from ...lm.structured import parse_json
-from ..base import Context
+from ..context import Context
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
 from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, resolve, split_header

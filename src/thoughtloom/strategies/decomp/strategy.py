@@ -25,7 +25,10 @@ from __future__ import annotations
 from ...core.errors import ConfigError
 from ...core.protocols import TaskView
 from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
+from ..context import Context
+from ..interface import Strategy
+from ..registry import register
+from ..result import Result
 from .catalogue import DEFAULTS, default_program, get_program
 from .config import DecompConfig
 from .controller import Controller
@@ -43,7 +46,7 @@ class _DecompBase(Strategy):
         """The tasks this strategy has a default program for (``--set program=`` runs others)."""
         return task.name in DEFAULTS.get(cls.name, {})
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         if cfg.decomposer not in ("lm", "reference") or cfg.handlers not in ("lm", "symbolic"):
             raise ConfigError("decomposer must be lm|reference and handlers lm|symbolic")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.errors import ConfigError
-from ..base import DEFAULT_MAX_CALLS
+from ..interface import DEFAULT_MAX_CALLS
 from .stages import PLAN_STAGES
 from .thought import THOUGHT_FORMATS
 

@@ -14,7 +14,8 @@ from typing import Any, Sequence
 
 from ...core.events import malformed
 from ...core.types import Request, ScoredPassage
-from ..base import Context, finished
+from ..context import Context
+from ..prompting import finished
 from ..passages import numbered, passage_text
 from .answers import Vote, select_answer, thought_answer
 from .config import HGOTConfig

@@ -40,7 +40,8 @@ from typing import Awaitable, Sequence
 from ...core.events import malformed, phase
 from ...core.types import ScoredPassage
 from ...entail import content_words
-from ..base import Context, finished
+from ..context import Context
+from ..prompting import finished
 from ..passages import passage_text
 from . import plan as planmod
 from .config import HGOTConfig

@@ -39,7 +39,7 @@ import networkx as nx
 from ...core.bounded import clip
 from ...core.errors import ParseError
 from ...core.types import Request
-from ..base import Context
+from ..context import Context
 from ..passages import numbered
 from . import deps
 

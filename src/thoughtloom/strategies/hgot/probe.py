@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Iterable, Sequence
 
 from ...core.types import Passage, ScoredPassage
-from ..base import Context
+from ..context import Context
 from .quality import normalize_retriever_scores
 
 

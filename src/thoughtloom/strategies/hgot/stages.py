@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from ...core.events import RAW_CHARS
 from ...core.types import Completion, Request
-from ..base import Context, finished
+from ..context import Context
+from ..prompting import finished
 from . import deps
 from .plan import Plan, PlanError, parse_plan, plan_request
 

@@ -22,7 +22,10 @@ from functools import lru_cache
 from typing import Any
 
 from ...core.types import Problem
-from ..base import Context, Result, Strategy, register
+from ..context import Context
+from ..interface import Strategy
+from ..registry import register
+from ..result import Result
 from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig
@@ -58,7 +61,7 @@ class HGOT(Strategy):
         # vectors of demo questions already encoded, and nothing outlives the strategy
         self.demo_selector = demolib.DemoSelector(self.config, encode=_minilm_encode)
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
         question = problem.question
         demos = self.demo_selector.select(question, ctx.seed)

@@ -24,7 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.events import phase
-from ..base import register
+from ..registry import register
 from ..treesearch.dfs import DepthFirst
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node

@@ -51,7 +51,7 @@ from typing import Sequence
 
 from ...core.errors import ConfigError
 from ...core.events import phase
-from ..base import register
+from ..registry import register
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 

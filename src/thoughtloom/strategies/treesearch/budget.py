@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ...core.types import Request
-from ..base import Context
+from ..context import Context
 
 
 def affordable(ctx: Context, requests: list[Request]) -> list[Request]:

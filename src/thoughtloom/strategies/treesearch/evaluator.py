@@ -26,7 +26,8 @@ from ...core.errors import ParseError
 from ...core.events import malformed
 from ...core.types import Completion, Request, assistant, user
 from ...lm.structured import parse_json
-from ..base import Context, finished
+from ..context import Context
+from ..prompting import finished
 from .budget import affordable
 from .reading import Reading, read_evaluation, salvage_holistic, salvage_items
 from .tree import Node, Tree

@@ -30,7 +30,8 @@ from typing import Any, Sequence
 from ...core.bounded import clip
 from ...core.events import malformed
 from ...core.types import Completion, Request
-from ..base import Context, finished
+from ..context import Context
+from ..prompting import finished
 from .budget import affordable
 from .tree import Node, Tree
 from .world import World

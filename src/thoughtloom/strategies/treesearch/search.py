@@ -3,7 +3,7 @@ sculpt-dfs-backtrack, tot-bfs, tot-dfs, self-refine): one run's
 :class:`SearchRun` state and the :class:`TreeSearch` scaffold around a
 strategy's control loop.
 
-``TreeSearch.run`` makes the run's state, the root and its evaluation,
+``TreeSearch.solve`` makes the run's state, the root and its evaluation,
 runs the subclass's :meth:`~TreeSearch.search` loop until it ends or the
 per-question budget runs out (the tree so far is the run's best result so
 far, :meth:`Context.best_so_far`: a budget stop answers from it), and
@@ -11,7 +11,7 @@ builds the :class:`Result`. A
 subclass names its ``algorithm``, picks its ``generator`` class, writes
 ``search`` and, if its answer is not the best-scored node, ``choose``.
 
-A :class:`SearchRun` is created inside ``run`` and dropped with it; it holds
+A :class:`SearchRun` is created inside ``solve`` and dropped with it; it holds
 the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
@@ -34,7 +34,9 @@ from typing import Any, ClassVar
 
 from ...core.events import phase
 from ...core.types import Problem
-from ..base import DEFAULT_MAX_CALLS, Context, Result, Strategy
+from ..context import Context
+from ..interface import DEFAULT_MAX_CALLS, Strategy
+from ..result import Result
 from .evaluator import ModelEvaluator, SymbolicEvaluator
 from .generator import ThoughtGenerator
 from .tree import Node, Tree, render_tree
@@ -111,7 +113,7 @@ class TreeSearch(Strategy):
     # a capped run trims its last batch to the budget left (budget.affordable)
     anytime_exact = "batch boundaries"
 
-    async def run(self, problem: Problem, ctx: Context) -> Result:
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
         s = SearchRun(problem, ctx, self.config, self.generator)
         ctx.best_so_far(lambda: self._answer(s))  # a budget stop answers from the tree so far
         phase(ctx.trace, "first answer")

@@ -1,6 +1,6 @@
 """The search tree: thought nodes holding candidate solutions.
 
-A tree lives inside one run (a local variable of ``Strategy.run``), never on
+A tree lives inside one run (a local variable of ``Strategy.solve``), never on
 the strategy object, so any number of searches can run at once.
 """
 

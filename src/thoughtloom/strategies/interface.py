@@ -1,0 +1,130 @@
+"""What every strategy is: a frozen config plus ``solve(problem, ctx) -> Result``.
+
+Strategies are stateless: all per-run state lives in local variables and in
+the :class:`~.context.Context` the caller builds for each question, so one
+strategy object serves any number of concurrent questions.
+
+A strategy writes :meth:`Strategy.solve`; callers call :meth:`Strategy.run`,
+which is final (a subclass that defines ``run`` is a TypeError) and is the
+one wrapper around every ``solve``:
+
+- it puts ``ctx.lm`` behind a :class:`~thoughtloom.lm.meter.CallCap` of the
+  config's ``max_calls``. Every strategy has a finite default bound on its
+  model calls (:data:`DEFAULT_MAX_CALLS` unless it says otherwise, shown by
+  ``thoughtloom strategies``), so a run that would pass it gets
+  :class:`BudgetExceeded` however its replies steer it, e.g. a decomposer
+  that keeps calling its own program;
+- it is the one place a budget stop is caught. A spent budget (the
+  strategy's ``max_calls``, the runner's call or token budget) ends the run
+  with the strategy's best result so far, marked ``Result.stopped =
+  "budget"``; a strategy says what that result is as it goes with
+  :meth:`Context.best_so_far` (no answer if it never does), and never
+  catches :class:`BudgetExceeded` itself;
+- it shows the eval runner's anytime recorder (``ctx.anytime``) the same
+  best result so far (:mod:`.anytime`).
+
+It does this once per question: a ``solve`` that calls ``super().solve``
+runs inside the same wrapper, and a strategy that runs another one
+(``await other.run(problem, ctx)``) gets its ``solve`` without a second cap
+or catch (the outer run's ``ctx.so_far`` is set), so the stop reaches the
+outermost run, whose answer is the latest best so far either reported.
+
+A strategy registers itself by name so the CLI and the eval runner can
+address it (:mod:`.registry`)::
+
+    @register("cot")
+    class ChainOfThought(Strategy):
+        Config = CoTConfig
+        async def solve(self, problem, ctx): ...
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any, ClassVar, Mapping, final
+
+from ..core.errors import BudgetExceeded
+from ..core.protocols import SearchTask, TaskView
+from ..core.types import Problem
+from ..lm.meter import CallCap
+from .context import Context
+from .result import Result, SoFar
+
+#: A strategy's default bound on model calls per question (``max_calls``).
+DEFAULT_MAX_CALLS = 1000
+
+
+@dataclass(frozen=True)
+class NoConfig:
+    pass
+
+
+#: What a strategy may need of a task (``Strategy.needs``): nothing, open-domain
+#: questions (answered from retrieved passages), or a SearchTask view (candidates to
+#: generate, evaluate and revise; other tasks are searched with generic prompts).
+NEEDS = ("", "open_domain", "search")
+
+
+class Strategy(ABC):
+    name: ClassVar[str] = ""
+    Config: ClassVar[type] = NoConfig
+    #: the paper it comes from ("DecomP", "HGOT", "ThoughtSculpt"), or "baselines"
+    paper: ClassVar[str] = "baselines"
+    #: what a task must offer for this strategy to be built for it (one of NEEDS)
+    needs: ClassVar[str] = ""
+    #: named sets of option values (``--set preset=NAME``, a suite's ``preset = "NAME"``); options
+    #: given beside the preset override its values (:func:`~thoughtloom.strategies.config.resolve_options`)
+    presets: ClassVar[Mapping[str, Mapping[str, Any]]] = {}
+    #: where the anytime trajectory's point at budget b equals a run capped at b (one of
+    #: :data:`.anytime.EXACT`; a strategy that reads the budget left says where it does not)
+    anytime_exact: ClassVar[str] = "every budget"
+
+    @classmethod
+    def supports(cls, task: TaskView) -> bool:
+        """Whether the strategy is built for ``task`` (``thoughtloom strategies`` lists these)."""
+        if cls.needs == "open_domain":
+            return bool(getattr(task, "open_domain", False))
+        if cls.needs == "search":
+            return isinstance(task, SearchTask)
+        return True
+
+    def __init__(self, config: Any = None) -> None:
+        self.config = config if config is not None else self.Config()
+        #: where each option's value came from (set by ``strategies.build``; empty for a config given directly)
+        self.sources: dict[str, str] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "run" in cls.__dict__:
+            raise TypeError(f"{cls.__qualname__} defines run(); a strategy writes solve(problem, ctx) "
+                            "and Strategy.run wraps it with the call cap and the budget stop")
+
+    @final
+    async def run(self, problem: Problem, ctx: Context) -> Result:
+        """The strategy's answer to ``problem``: :meth:`solve` within ``ctx.lm`` capped at the
+        config's ``max_calls``, or its best result so far when a budget stops it (see the module)."""
+        if ctx.so_far is not None:  # an outer run (a calling strategy) caps and catches
+            return await self.solve(problem, ctx)
+        max_calls = getattr(self.config, "max_calls", None)
+        lm = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else ctx.lm
+        so_far = SoFar()
+        if ctx.anytime is not None:  # the anytime recorder looks at the same best result so far
+            ctx.anytime.watch(so_far.peek)
+        try:
+            return await self.solve(problem, dataclasses.replace(ctx, lm=lm, so_far=so_far))
+        except BudgetExceeded:  # the question's budget is spent: the best result so far
+            return so_far.stopped("budget")
+
+    @abstractmethod
+    async def solve(self, problem: Problem, ctx: Context) -> Result:
+        """The strategy itself; called through :meth:`run` (never directly), it may call
+        ``super().solve``, reports its best result so far with ``ctx.best_so_far`` and
+        lets :class:`BudgetExceeded` pass."""
+
+    def report(self, result: Result) -> str:
+        """A human-readable account of how the answer was reached (the executed
+        program, the question hierarchy, the search tree...), printed by
+        ``thoughtloom run``. Empty by default."""
+        return ""
