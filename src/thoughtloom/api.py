@@ -36,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -245,9 +244,7 @@ def _strategy(name: str, options: dict[str, Any], max_calls: int | None,
               task: tasks.Task | None = None) -> strategies.Strategy:
     """The strategy with its options (and ``task``'s search settings for the tree strategies); ``max_calls``
     is also its own call cap where it has one."""
-    if max_calls is not None and any(f.name == "max_calls" for f in dataclasses.fields(strategies.get(name).Config)):
-        options = {"max_calls": max_calls, **options}
-    return strategies.build(name, options, task)
+    return strategies.build(name, options, task, max_calls=max_calls)
 
 
 def _budget(max_calls: int | None, token_budget: int | None) -> Budget:

@@ -158,3 +158,19 @@ async def test_a_solve_calling_super_solve_runs_inside_one_cap():
     result = await Child().run(Problem("q", "?"), Context(lm=_numbered_lm(), task=tasks.get("gsm8k"), trace=trace))
     assert (result.answer, result.stopped) == ("2", "budget")
     assert [e["limit"] for e in trace.of_type("budget_exceeded")] == ["strategy_calls"]
+
+
+def test_max_calls_is_one_number_from_the_cli_and_the_api():
+    """Issue 28: "one meaning of max_calls (the budget and the strategy's own cap, as the API
+    does)". --max-calls N sets both; --set max_calls wins for the strategy; without either the
+    strategy keeps its own default (decomp: 300)."""
+    from thoughtloom import api
+    from thoughtloom.cli.options import RunOptions
+
+    assert RunOptions(max_calls=2000).strategy("decomp").config.max_calls == 2000
+    assert RunOptions(max_calls=2000).budget().max_calls == 2000
+    assert RunOptions(max_calls=2000, sets=["max_calls=50"]).strategy("decomp").config.max_calls == 50
+    assert RunOptions().strategy("decomp").config.max_calls == 300
+    assert RunOptions().budget().max_calls == 1000  # the runner's default (DEFAULT_MAX_CALLS)
+    assert api._strategy("decomp", {}, 2000).config.max_calls == 2000
+    assert api._strategy("decomp", {}, None).config.max_calls == 300

@@ -200,8 +200,7 @@ def _print_answer(strat: strategies.Strategy, result: Result, verdict: Check | N
     cut = (" [yellow](a reply was cut off at max_tokens: not a finished answer; raise the cap: the strategy's "
            "max_tokens with --set, or for decomp the handler prompt's #: max_tokens line, see --prompts)[/]"
            if result.truncated else "")
-    stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N "
-               "--set max_calls=N)[/]" if result.stopped == "budget" else "")
+    stopped = (" [yellow](the budget ran out first: the best answer so far; raise it with --max-calls N)[/]" if result.stopped == "budget" else "")
     out.print(f"[bold]answer:[/] {shown(result.answer or '(none)')}{cut}{stopped}")
     if verdict is not None:
         colour = {True: "green", False: "red", None: "yellow"}[verdict.ok]

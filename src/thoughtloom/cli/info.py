@@ -165,9 +165,8 @@ def list_strategies(
         out.print(table)
     out.print(f"[bold]tasks:[/] {', '.join(tasks.available())}")
     out.print("[dim]`thoughtloom strategies NAME` shows a strategy's options with defaults and help; set them "
-              f"with --set KEY=VALUE. Every question is capped at {DEFAULT_MAX_CALLS} model calls by default: the "
-              "runner's --max-calls and each strategy's max_calls option (raise both: --max-calls N "
-              "--set max_calls=N)[/]")
+              f"with --set KEY=VALUE. Every question is capped at {DEFAULT_MAX_CALLS} model calls by default "
+              "(--max-calls N raises the budget and each strategy's own max_calls with it)[/]")
 
 
 def _show_strategy(info: dict[str, Any], as_json: bool) -> None:

@@ -52,7 +52,9 @@ NCtx = Annotated[int, typer.Option("--n-ctx", envvar="THOUGHTLOOM_N_CTX", min=1,
 Timeout = Annotated[float, typer.Option(
     "--timeout", min=0.001, envvar="THOUGHTLOOM_TIMEOUT",
     help="Seconds one call to an OpenAI-compatible server may take (each retry gets as long).")]
-MaxCalls = Annotated[int, typer.Option(min=1, help="Budget: LLM calls per question.")]
+MaxCalls = Annotated[Optional[int], typer.Option(
+    min=1, help=f"Budget: LLM calls per question (default {DEFAULT_MAX_CALLS}); also the strategy's own "
+                "max_calls, unless --set gives that.")]
 MaxTokens = Annotated[Optional[int], typer.Option(min=1, help="Budget: tokens per question.")]
 Threads = Annotated[Optional[int], typer.Option(
     "--threads", min=1, envvar="THOUGHTLOOM_THREADS",
@@ -128,10 +130,12 @@ def parse_sets(sets: list[str] | None) -> dict[str, str]:
     return out
 
 
-def build_strategy(name: str, sets: list[str] | None, task: Any = None) -> strategies.Strategy:
+def build_strategy(name: str, sets: list[str] | None, task: Any = None, *,
+                   max_calls: int | None = None) -> strategies.Strategy:
     """The strategy with its ``--set`` options (and, for a tree strategy, ``task``'s search settings
-    for the options not set), type- and range-checked before any model call."""
-    return strategies.build(name, parse_sets(sets), task)
+    for the options not set), type- and range-checked before any model call; ``max_calls``
+    (``--max-calls``) is also its own cap (:func:`thoughtloom.strategies.build`)."""
+    return strategies.build(name, parse_sets(sets), task, max_calls=max_calls)
 
 
 @dataclass(frozen=True)
@@ -149,13 +153,13 @@ class RunOptions:
     threads: Threads = None
     parallel: Parallel = None
     timeout: Timeout = DEFAULT_TIMEOUT_S
-    max_calls: MaxCalls = DEFAULT_MAX_CALLS
+    max_calls: MaxCalls = None
     max_tokens: MaxTokens = None
     index: IndexDir = None
     entail: EntailSpec = "llm"
 
     def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
-        return build_strategy(name, self.sets, task)
+        return build_strategy(name, self.sets, task, max_calls=self.max_calls)
 
     def cache_mode(self) -> str:
         return cache_mode(self.no_cache, self.replay, self.refresh)
@@ -165,7 +169,8 @@ class RunOptions:
                         self.threads, self.parallel)
 
     def budget(self) -> Budget:
-        return Budget(max_calls=self.max_calls, max_tokens=self.max_tokens)
+        return Budget(max_calls=DEFAULT_MAX_CALLS if self.max_calls is None else self.max_calls,
+                      max_tokens=self.max_tokens)
 
     def resources(self, lm: LM) -> EvalResources:
         """The services every question shares; the judge may ask the model, so it comes after it."""

@@ -209,10 +209,13 @@ class CallCap:
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         requests = list(requests)
-        if self.used + len(requests) > self.max_calls:
+        other = remaining_calls(self.inner)
+        # a runner budget as tight as this cap refuses the batch itself (its "calls" limit is the one
+        # the user set with --max-calls, which is this cap too unless --set gave another)
+        if self.used + len(requests) > self.max_calls and (other is None or other > self.max_calls - self.used):
             self.trace.emit("budget_exceeded", limit="strategy_calls", cap=self.max_calls, used=self.used)
             raise BudgetExceeded(f"the strategy's bound of {self.max_calls} calls per question is spent "
-                                 f"({self.used} used)", hint="raise it with --set max_calls=N")
+                                 f"({self.used} used)", hint="raise it with --max-calls N (or --set max_calls=N)")
         self.used += len(requests)
         return await self.inner.generate(requests)
 

@@ -11,6 +11,8 @@ Prompt layouts and few-shot are in :mod:`.prompting`, voting over samples in
 
 from __future__ import annotations
 
+import dataclasses
+
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
@@ -23,13 +25,21 @@ from .registry import available, get, register
 from .result import Result
 
 
-def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | None = None) -> Strategy:
+def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | None = None, *,
+          max_calls: int | None = None) -> Strategy:
     """The strategy ``name`` with ``options`` (``--set`` strings or typed
     values), type- and range-checked before any model call. A tree strategy
     built for ``task`` takes the task's search settings for the options not
-    in ``options``; ``Strategy.sources`` says where each value came from."""
+    in ``options``; ``Strategy.sources`` says where each value came from.
+    ``max_calls`` (the run's call budget, when its caller was given one) is
+    also the strategy's own cap where it has that option and ``options`` do
+    not set it: one number bounds a question's calls, from the CLI and the
+    API alike."""
     cls = get(name)
-    options = options or {}
+    options = dict(options or {})
+    if max_calls is not None and "max_calls" not in options and \
+            any(f.name == "max_calls" for f in dataclasses.fields(cls.Config)):
+        options["max_calls"] = max_calls
     try:
         config = make_config(cls, options, task)
     except (TypeError, ValueError) as exc:  # a config's own __post_init__ check
