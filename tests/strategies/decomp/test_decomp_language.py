@@ -28,6 +28,17 @@ def test_chat_decorations_and_echoed_question_are_skipped():
     assert parse_step(text, HANDLERS, 0).handler == "split"
 
 
+def test_a_step_line_wrapped_in_parentheses_is_that_line():
+    """The decomposer's instruction ends "(or QS: [EOQ] if it is finished)", and the bench model
+    copies it, parentheses and all, in 12 turns of the decomp-commaqa card (n = 4): "(QS: [EOQ])"
+    is the end, "(QS: (aw_qa) "Awards of #1?")" the step; parentheses inside the question stay."""
+    assert isinstance(parse_step("(QS: [EOQ])", HANDLERS, 1), End)
+    assert parse_step('(QS: (aw_qa) "Awards of #1?")', HANDLERS, 1) == Step("aw_qa", "Awards of #1?", SELECT)
+    assert parse_step('(QS: (aw_qa) "Awards (2001) of #1?"', HANDLERS, 1).question == "Awards (2001) of #1?"
+    with pytest.raises(StepError):  # a parenthesised remark is still not a step
+        parse_step("(I think we should split the words.)", HANDLERS, 1)
+
+
 @pytest.mark.parametrize("text,kind", [
     ("", "unparseable"),
     ("I think we should split the words.", "unparseable"),

@@ -70,6 +70,7 @@ _REF = re.compile(r"(?<![\w&#])#(\d++)(?!\w)")  # possessive: a long digit run d
 _NO_STEP = 10 ** 9  # what a reference longer than 9 digits reads as (it names no step; int() stays cheap)
 _DECOR = re.compile(r"^[\s\*`>#-]*(?:\d+[\.\)]\s*)?")
 _END = re.compile(r"^[\(\[]?\s*EOQ\s*[\)\]]?", re.IGNORECASE)
+_WRAPPED = re.compile(r"^\(\s*QS:", re.IGNORECASE)
 
 
 class StepError(ParseError, ValueError):
@@ -118,6 +119,10 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int, own_questio
     if not lines:
         raise StepError("unparseable", "empty step")
     line = lines[0]
+    if _WRAPPED.match(line):  # "(QS: (qa) "...")": the line in parentheses, as NEXT_STEP writes "(or QS: [EOQ] ...)"
+        line = line[1:].strip()
+        if line.endswith(")") and line.count(")") > line.count("("):
+            line = line[:-1].strip()
     if line.upper().startswith("QS:"):
         line = line[3:].strip()
     if _END.match(line):
