@@ -63,3 +63,52 @@ def test_judge_reads_the_interval():
     assert judge(paired_difference({}, {"x": 1.0})) == "inconclusive"
     clear = paired_difference({f"q{i}": 0.0 for i in range(30)}, {f"q{i}": 1.0 for i in range(30)})
     assert judge(clear) == "holds"
+
+
+# -- exact figures where the bootstrap has few outcomes (kills what ±0.02 checks let through) ------
+
+def test_two_examples_give_the_whole_range_every_example_drawn():
+    """With scores 1 and 0, a resample's mean is 0, 0.5 or 1 with chances 1/4, 1/2, 1/4, so the
+    2.5th and 97.5th percentiles of 10,000 resamples are exactly 0 and 1; both examples must be
+    drawn (an index range that skips the first gives [0, 0])."""
+    est = mean_ci([1.0, 0.0])
+    assert (est.mean, est.ci_low, est.ci_high, est.n) == (0.5, 0.0, 1.0, 2)
+    diff = paired_difference({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 0.0})
+    assert (diff.mean, diff.ci_low, diff.ci_high, diff.n) == (0.5, 0.0, 1.0, 2)
+
+
+def test_every_seed_row_is_drawn():
+    """Two seeds that disagree on every example: a resample takes 2 rows with replacement, so its
+    mean is 0, 0.5 or 1 and the interval is [0, 1]; drawing only the second row gives [0, 0]."""
+    est = mean_ci([[1.0, 1.0], [0.0, 0.0]])
+    assert (est.mean, est.ci_low, est.ci_high, est.n) == (0.5, 0.0, 1.0, 2)
+
+
+def test_one_example_is_an_estimate_not_an_empty_one():
+    assert mean_ci([1.0]) == Estimate(1.0, 1.0, 1.0, 1)
+    one = paired_difference({"x": 0.0}, {"x": 1.0})
+    assert one == Estimate(1.0, 1.0, 1.0, 1)
+    assert judge(one) == "holds"
+    empty = paired_difference({"x": 0.0}, {"y": 1.0})
+    assert empty.n == 0 and math.isnan(empty.mean)
+
+
+def test_the_default_seed_is_zero_so_figures_repeat():
+    values = [(0.37 * i * i) % 1 for i in range(13)]  # spread out: another seed moves the interval
+    assert mean_ci(values) == mean_ci(values, seed=0) != mean_ci(values, seed=1)
+    a, b = dict(enumerate(values)), dict(enumerate(reversed(values)))
+    assert paired_difference(a, b) == paired_difference(a, b, seed=0) != paired_difference(a, b, seed=1)
+
+
+def test_an_estimate_is_frozen_and_reads_as_text_and_a_dict():
+    est = Estimate(0.5, 0.25, 0.75, 8)
+    with pytest.raises(AttributeError):
+        est.mean = 1.0  # type: ignore[misc]
+    assert est.as_dict() == {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75, "n": 8, "confidence": 0.95}
+    assert str(est) == "0.500 [0.250, 0.750] (n=8)"
+
+
+@pytest.mark.parametrize("confidence", [0.0, 1.0, -0.5, 1.5])
+def test_a_confidence_outside_0_1_is_refused(confidence):
+    with pytest.raises(ValueError, match="confidence"):
+        mean_ci([1.0, 0.0], confidence=confidence)
