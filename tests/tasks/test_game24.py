@@ -218,3 +218,36 @@ def test_a_question_without_four_numbers_is_read_not_a_crash():
     reads each reply (any four numbers count as the puzzle's)."""
     t = get("game24")
     assert t.parse_candidate(Problem("p", "4 9 10"), "Expression: 4 * (10 - 9)", None) == "4 * (10 - 9)"
+
+
+# -- what the tree search reads of the task, and loading (exact values) ----------------------------
+
+def test_the_search_sees_the_numbers_and_an_expression_line():
+    task, problem = get("game24"), Problem("p", "4 4 6 8")
+    assert "Numbers: 4 4 6 8" in task.describe(problem)
+    assert task.render(problem, "(4 + 8) * (6 - 4)") == "Expression: (4 + 8) * (6 - 4)"
+    assert task.candidate_answer(problem, "(4 + 8) * (6 - 4)") == "(4 + 8) * (6 - 4)"
+
+
+def test_an_answer_marker_at_the_end_of_its_line_reads_the_next_line():
+    assert find_expression("The answer is:\n(1 + 2 + 3) * 4\nThat is 24.", [1, 2, 3, 4]) == "(1 + 2 + 3) * 4"
+
+
+def test_unary_minus_counts_as_using_the_numbers():
+    """A correct `-(1 - 5) * 6 * 1` for 1 1 5 6 (issue 23, item 5) uses each number once."""
+    from collections import Counter
+    from fractions import Fraction
+
+    from thoughtloom.tasks.game24 import numbers_used
+
+    assert numbers_used("-(1 - 5) * 6 * 1") == Counter({Fraction(1): 2, Fraction(5): 1, Fraction(6): 1})
+    assert find_expression("-(1 - 5) * 6 * 1", [1, 1, 5, 6]) == "-(1 - 5) * 6 * 1"
+
+
+def test_puzzle_ids_come_from_the_rank_column_else_the_row(tmp_path):
+    ranked = tmp_path / "ranked.csv"
+    ranked.write_text("Rank,Puzzles\n7,1 2 3 4\n9,4 4 6 8\n", encoding="utf-8")
+    plain = tmp_path / "plain.csv"
+    plain.write_text("Puzzles\n1 2 3 4\n4 4 6 8\n", encoding="utf-8")
+    assert [e.problem.id for e in get("game24").load(ranked)] == ["game24-7", "game24-9"]
+    assert [e.problem.id for e in get("game24").load(plain)] == ["game24-1", "game24-2"]
