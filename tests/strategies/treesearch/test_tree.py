@@ -17,8 +17,8 @@ def test_with_nothing_scored_yet_the_answer_is_the_root():
     tree.nodes = [Node(0, "a"), Node(1, "ab", parent=0, depth=1)]
     assert tree.best_by_score().id == 1  # every node unscored: the deeper one, as among ties
     assert tree.best_by_value().id == 1
-    tree.nodes[0].score = 0.2
-    assert tree.best_by_score().id == 0 and tree.best_by_value().id == 0  # a scored node beats unscored ones
+    tree.nodes[0].score = 0.0
+    assert tree.best_by_score().id == 0 and tree.best_by_value().id == 0  # only scored nodes count, even at 0
 
 
 def test_the_text_picture_is_exact():
@@ -32,3 +32,14 @@ def test_the_text_picture_is_exact():
         "   #2 [extended sim] v=  -   n=0: y",
     ]
     assert render_tree([], chosen=None) == ""
+    exact = render_tree([Node(0, "z" * 20).as_dict()], chosen=None, width=20)
+    assert exact.endswith(": " + "z" * 20)  # a candidate exactly as wide as the picture is not cut
+
+
+def test_mcts_answers_by_the_evaluator_score_before_the_mean_reward():
+    """ThoughtSculpt Eq. 4 scores a node by v(x), its heuristic value: a node scored 0.9 whose
+    descendants brought low rewards (mean 0.1) beats an unvisited node scored 0.5."""
+    tree = Tree()
+    tree.nodes = [Node(0, "a", score=0.9, visits=3, value_sum=0.3, children=[1]),
+                  Node(1, "ab", parent=0, depth=1, score=0.5)]
+    assert tree.best_by_value().id == 0
