@@ -251,3 +251,25 @@ def test_puzzle_ids_come_from_the_rank_column_else_the_row(tmp_path):
     plain.write_text("Puzzles\n1 2 3 4\n4 4 6 8\n", encoding="utf-8")
     assert [e.problem.id for e in get("game24").load(ranked)] == ["game24-7", "game24-9"]
     assert [e.problem.id for e in get("game24").load(plain)] == ["game24-1", "game24-2"]
+
+
+def test_the_task_surface_the_strategies_read_is_exact():
+    task, problem = get("game24"), Problem("p", "1 2 3 4")
+    assert len(task.demos()) >= 1 and all(d.answer for d in task.demos())
+    assert task.normalize(" (1 + 2) * ( 3 + 4 ) ") == "(1+2)*(3+4)"
+    assert task.evaluation_items(problem, "1 + 2") == ()  # holistic: one score per expression
+    assert "1 2 3 4" in task.evaluation_guide(problem) and "24" in task.evaluation_guide(problem)
+    # the puzzle's four numbers decide which expression counts; a bare "24" is no attempt
+    assert task.parse_candidate(problem, "Expression: (1 + 2 + 3) * 4", None) == "(1 + 2 + 3) * 4"
+    assert task.parse_candidate(problem, "24", None) is None
+    # without four numbers in the question, an expression of any four numbers is a candidate
+    assert task.parse_candidate(Problem("q", "make 24"), "Expression: 6 * 4 * 1 * 1", None) == "6 * 4 * 1 * 1"
+
+
+def test_a_row_with_an_empty_puzzle_names_its_line(tmp_path):
+    from thoughtloom.core.errors import DataError
+
+    path = tmp_path / "p.csv"
+    path.write_text("Rank,Puzzles\n1,1 2 3 4\n2,\n", encoding="utf-8")
+    with pytest.raises(DataError, match=r"p\.csv:3"):
+        get("game24").load(path)
