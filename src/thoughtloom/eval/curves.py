@@ -42,6 +42,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
+from .results import finite_number
 from .stats import Estimate, Verdict, judge, mean_ci, paired_difference
 
 Axis = Literal["calls", "tokens"]
@@ -88,8 +89,7 @@ class ExampleCurve:
 
 
 def _count(value: Any, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) \
-            or value < 0 or value != int(value):
+    if not finite_number(value) or value < 0 or value != int(value):
         raise Unreadable(f"{what} is {value!r}, not a count")
     return int(value)
 
@@ -99,7 +99,7 @@ def _metrics(value: Any, what: str) -> dict[str, float]:
         raise Unreadable(f"{what} is not an object")
     out = {}
     for name, score in value.items():
-        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+        if not finite_number(score):
             raise Unreadable(f"{what}[{name!r}] is {score!r}, not a finite number")
         out[str(name)] = float(score)
     return out

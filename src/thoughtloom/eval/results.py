@@ -267,10 +267,14 @@ def read_records(out_dir: str | Path) -> dict[str, dict[str, Any]]:
     return {r["id"]: r for r in records if isinstance(r.get("id"), str)}
 
 
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a finite int or float (not a bool, a NaN or an infinity)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def number(value: Any) -> float:
     """A finite number read back from a record, else 0 (records hold whatever was written)."""
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    return float(value) if ok else 0.0
+    return float(value) if finite_number(value) else 0.0
 
 
 def score(record: Mapping[str, Any], metric: str) -> float:

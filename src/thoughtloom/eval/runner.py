@@ -48,7 +48,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -75,7 +74,7 @@ from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
+from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, finite_number, writable
 from .settings import EvalResources, EvalSettings
 from .summary import SummaryWriter, summarize, task_summary
 
@@ -124,7 +123,7 @@ def checked_metrics(metrics: Any, task: Task) -> dict[str, float]:
                          f"but declares {list(task.metrics)} (Task.metrics)")
     out = {}
     for name, value in metrics.items():
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not finite_number(value):
             raise ValueError(f"task score {name!r} is {value!r}, not a finite number")
         out[str(name)] = float(value)
     return out
@@ -138,15 +137,16 @@ def answer_metrics(task: Task, answer: str | None, truncated: bool, gold: Any) -
     return checked_metrics(task.score(answer, gold), task)
 
 
-def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, gold: Any) -> dict[str, Any]:
+def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, example: Example) -> dict[str, Any]:
     """The record's ``anytime`` entry: the run's answer at every call budget up to its own
     (:mod:`thoughtloom.strategies.anytime`), each point scored as the record is."""
     def score(p: Point) -> dict[str, float]:
         try:
-            return answer_metrics(task, p.answer, p.truncated, gold)
+            return answer_metrics(task, p.answer, p.truncated, example.gold)
         except Exception as exc:  # an answer on the way that the scorer cannot read: none there
-            log.warning("example %s: the answer at %d calls could not be scored: %s", run.trace_id, p.calls, exc)
-            return fallback_metrics(task, gold)
+            log.warning("example %s: the answer at %d calls could not be scored: %s",
+                        example.problem.id, p.calls, exc)
+            return fallback_metrics(task, example.gold)
 
     return {"points": run.anytime.trajectory(score), "exact": strategy.anytime_exact}
 
@@ -182,7 +182,6 @@ class ProblemRun:
     trace: Trace
     server_failure: Exception | None = None  # with ``server_errors``: the server failure that was ``error``
     anytime: Anytime | None = None  # the answers on the way, with their spend (ends with the result's)
-    trace_id: str = ""
 
 
 async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
@@ -218,7 +217,7 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     if result is not None:
         anytime.finish(lm.totals.calls, lm.totals.total_tokens, result)
     return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace, server,
-                      anytime if result is not None else None, problem.id)
+                      anytime if result is not None else None)
 
 
 def _failed(trace: Trace, exc: Exception, keep: bool = False) -> str:
@@ -254,7 +253,7 @@ async def run_example(
             record["metrics"] = answer_metrics(task, result.answer, result.truncated, example.gold)
             record["confidence"] = result.confidence
             if run.anytime is not None:
-                record["anytime"] = trajectory(run, strategy, task, example.gold)
+                record["anytime"] = trajectory(run, strategy, task, example)
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)

@@ -23,18 +23,11 @@ from typing import Any, Callable, Iterable
 
 from ..core.events import RENAMED, STEP_PROBLEMS
 from ..core.types import to_json
-from .results import describe_error, score
+from .results import describe_error, number, score
 
 log = logging.getLogger(__name__)
 
 USAGE_KEYS = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens", "truncated_calls")
-
-
-def _number(value: Any) -> float:
-    """A finite number from a record read back from disk, else 0."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0.0
-    return float(value) if math.isfinite(value) else 0.0
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -61,7 +54,7 @@ def tally_step_problems(per_example: Iterable[Any]) -> dict[str, dict[str, Any]]
             cat = tally.setdefault(key, {"total": 0, "examples": 0, "by": {}})
             here = 0
             for what, n in _dict(by).items():
-                what, n = RENAMED.get(what, what), int(_number(n))  # a record from before a rename
+                what, n = RENAMED.get(what, what), int(number(n))  # a record from before a rename
                 cat["by"][what] = cat["by"].get(what, 0) + n
                 here += n
             cat["total"] += here
@@ -74,14 +67,14 @@ def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) ->
     lines = []
     for key, (label, one, many) in STEP_PROBLEM_WORDS.items():
         cat = _dict(tally.get(key))
-        total = int(_number(cat.get("total")))
+        total = int(number(cat.get("total")))
         if not total:
             continue
-        where = (f" in {int(_number(cat.get('examples')))} of {examples} example{'' if examples == 1 else 's'}"
+        where = (f" in {int(number(cat.get('examples')))} of {examples} example{'' if examples == 1 else 's'}"
                  if examples is not None else "")
-        by = sorted(_dict(cat.get("by")).items(), key=lambda kv: (-_number(kv[1]), str(kv[0])))
+        by = sorted(_dict(cat.get("by")).items(), key=lambda kv: (-number(kv[1]), str(kv[0])))
         lines.append(f"{label}: {total} {one if total == 1 else many}{where} ("
-                     + ", ".join(f"{what} {int(_number(n))}" for what, n in by) + ")")
+                     + ", ".join(f"{what} {int(number(n))}" for what, n in by) + ")")
     return lines
 
 
@@ -97,7 +90,7 @@ def summarize(
         name: round(sum(score(r, name) for r in records) / n, 6) if n else 0.0
         for name in metric_names
     }
-    usage: dict[str, Any] = {k: int(sum(_number(_dict(r.get("usage")).get(k)) for r in records))
+    usage: dict[str, Any] = {k: int(sum(number(_dict(r.get("usage")).get(k)) for r in records))
                              for k in USAGE_KEYS}
     usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in USAGE_KEYS}
     return {
@@ -111,7 +104,7 @@ def summarize(
         "step_problems": tally_step_problems(r.get("step_problems") for r in records),
         "metrics": metrics,
         "usage": usage,
-        "mean_latency_s": round(sum(_number(r.get("latency_s")) for r in records) / n, 4) if n else 0.0,
+        "mean_latency_s": round(sum(number(r.get("latency_s")) for r in records) / n, 4) if n else 0.0,
         "this_run": {
             "examples": stats.new,
             "calls": stats.usage.calls,

@@ -31,9 +31,7 @@ class SoFar:
 
     def peek(self) -> Result:
         """The result a budget stop here would give; the run's state is left as it was."""
-        result = self.make() if self.make is not None else Result(answer="")
-        result.stopped = "budget"
-        return result
+        return self.stopped("budget")
 
     def stopped(self, reason: str) -> Result:
         result = self.make() if self.make is not None else Result(answer="")
