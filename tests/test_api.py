@@ -59,8 +59,8 @@ def test_token_budget_stops_with_the_best_so_far():
 
 
 @pytest.mark.parametrize("options,message", [
-    ({"beams": 3}, "no option 'beams'"), ({"n": "many"}, "bad value for n"), ({"n": 0}, "must be >= 1"),
-    ({"temperature": True}, "bad value for temperature"),
+    ({"beams": 3}, "no option 'beams'"), ({"n": "many"}, "bad value for cot-sc option n"), ({"n": 0}, "must be >= 1"),
+    ({"temperature": True}, "bad value for cot-sc option temperature"),
 ])
 def test_options_are_checked_before_any_call(options, message):
     lm = ScriptedLM(["x"])

@@ -2,12 +2,14 @@
 
 import asyncio
 import json
+from dataclasses import dataclass
 
 import pytest
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core import ConfigError, LMError, Problem
 from thoughtloom.core.errors import CallTimeout, MalformedReply
+from thoughtloom.core.options import option
 from thoughtloom.eval import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, evaluate
 from thoughtloom.lm import Budget
 from thoughtloom.strategies import Result, Strategy
@@ -154,9 +156,23 @@ async def test_example_deadline_is_an_error_record(tmp_path):
     assert records["q1"]["error"] is None and summary["complete"]
 
 
+@dataclass(frozen=True)
+class PlainConfig:
+    """A user's config: declares its bound, but is a plain dataclass (not checked when made)."""
+
+    n: int = option(3, min=1)
+
+
+class Counted(Echo):
+    name = "counted"
+    Config = PlainConfig
+
+
 async def test_strategy_options_are_range_checked_before_any_call(tmp_path):
+    """Ours refuse a bad value when made; a plain dataclass config is checked by the runner before any call."""
     lm = ScriptedLM(lambda r: "x")
-    bad = strategies.get("cot-sc")(strategies.get("cot-sc").Config(n=0))
     with pytest.raises(ConfigError, match="option n: 0"):
-        await evaluate(bad, GSM, examples(1), EvalResources(lm), tmp_path)
+        strategies.get("cot-sc").Config(n=0)
+    with pytest.raises(ConfigError, match=r"bad value for counted option n: 0 \(must be >= 1\)"):
+        await evaluate(Counted(PlainConfig(n=0)), GSM, examples(1), EvalResources(lm), tmp_path)
     assert lm.calls == 0

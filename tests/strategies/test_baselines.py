@@ -130,11 +130,13 @@ def test_options_given_as_python_values_are_checked_like_set():
     assert (built.config.n, built.config.temperature, built.config.layout) == (4, 1.0, "chat")
     assert isinstance(built.config.temperature, float)
     assert strategies.build("cot-sc", {"n": "4"}).config == strategies.build("cot-sc", {"n": 4}).config
-    for options, message in [({"n": True}, "bad value for n: True"), ({"n": 2.5}, "bad value for n: 2.5"),
-                             ({"temperature": "hot"}, "bad value for temperature"), ({"n": 0}, "must be >= 1"),
+    for options, message in [({"n": True}, "bad value for cot-sc option n: True"),
+                             ({"n": 2.5}, "bad value for cot-sc option n: 2.5"),
+                             ({"temperature": "hot"}, "bad value for cot-sc option temperature"),
+                             ({"n": 0}, "must be >= 1"),
                              ({"temperature": float("nan")}, "finite"), ({"beams": 2}, "no option 'beams'"),
-                             ({"layout": "turns"}, "unknown prompt layout"),
-                             ({"max_calls": None}, "bad value for max_calls: None")]:
+                             ({"layout": "turns"}, "bad value for cot-sc option layout: 'turns'"),
+                             ({"max_calls": None}, "bad value for cot-sc option max_calls: None")]:
         with pytest.raises(ConfigError, match=message):
             strategies.build("cot-sc", options)
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.table import Table
@@ -28,29 +28,17 @@ EntailSpec = Annotated[str, typer.Option(
          "'lexical' (approximate word overlap), cross:PATH (a local CrossEncoder NLI model folder) or 'none'.")]
 
 
-def parse_value(raw: str) -> Any:
-    low = raw.strip().lower()
-    if low in ("none", "null", ""):
-        return None
-    if low in ("true", "false"):
-        return low == "true"
-    for cast in (int, float):
-        try:
-            return cast(raw)
-        except ValueError:
-            pass
-    return raw.strip()
-
-
-def parse_settings(sets: list[str] | None) -> dict[str, dict[str, Any]]:
-    """``--set bm25.k1=1.2 --set fusion.dense_weight=0.5`` -> nested settings."""
-    settings: dict[str, dict[str, Any]] = {}
+def parse_settings(sets: list[str] | None) -> dict[str, dict[str, str]]:
+    """``--set bm25.k1=1.2 --set fusion.dense_weight=0.5`` -> nested settings, as text: the
+    index's settings classes read them with the one options coercer (each key's declared type,
+    bounds and choices; :mod:`thoughtloom.core.options`), so a bad or unknown one is named."""
+    settings: dict[str, dict[str, str]] = {}
     for item in sets or []:
         key, sep, value = item.partition("=")
         part, dot, name = key.strip().partition(".")
         if not sep or not dot or part not in ("bm25", "dense", "fusion") or not name:
             raise ConfigError(f"bad --set {item!r}", hint="use --set bm25.KEY=V, dense.KEY=V or fusion.KEY=V")
-        settings.setdefault(part, {})[name] = parse_value(value)
+        settings.setdefault(part, {})[name] = value.strip()
     return settings
 
 

@@ -3,8 +3,10 @@
 Everything shown is read from the code: a strategy's paper and the tasks it
 is built for from its class (``Strategy.paper``, ``Strategy.supports``), its
 description from its docstring (RST markup removed), its options from its
-config dataclass, each option's help from the comment on (or just above) its
-line in the source. ``--json`` prints the same as one JSON document.
+config dataclass as :func:`thoughtloom.core.options.describe` reads the
+declarations (type, default, bounds, choices: the same ones ``--set`` is
+checked against), each option's help from its declared ``help``, else the
+comment on (or just above) its line in the source. ``--json`` prints the same as one JSON document.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ import json
 import re
 import textwrap
 import tokenize
-import typing
 from typing import Annotated, Any, Optional
 
 import typer
@@ -27,6 +28,8 @@ from rich.table import Table
 
 from .. import strategies, tasks
 from ..core.errors import ThoughtloomError
+from ..core.options import allowed
+from ..core.options import describe as describe_options
 from ..strategies.config import FROM_STRATEGY, option_sources, task_settings
 from ..strategies.interface import DEFAULT_MAX_CALLS
 from .options import complete_strategy, complete_task
@@ -90,16 +93,11 @@ def option_help(config: type) -> dict[str, str]:
 
 
 def options(cls: type) -> list[dict[str, Any]]:
-    """A strategy's options: name, type, default, help."""
+    """A strategy's options as its config declares them: name, type, default, min, max, choices
+    (None where not declared) and help."""
     config = cls.Config
-    hints = typing.get_type_hints(config)
     helps = option_help(config)
-    return [{"name": f.name, "type": _type_name(hints.get(f.name)), "default": f.default,
-             "help": helps.get(f.name, "")} for f in dataclasses.fields(config)]
-
-
-def _type_name(annotation: Any) -> str:
-    return getattr(annotation, "__name__", None) or str(annotation).replace("typing.", "")
+    return [{**o, "help": o["help"] or helps.get(o["name"], "")} for o in describe_options(config)]
 
 
 def built_for(cls: type) -> list[str]:
@@ -177,12 +175,12 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
     out.print(f"[bold]tasks:[/] {_tasks_cell(info['tasks'])}")
     table = Table(title_justify="left", expand=out.is_terminal)
     on_task = "task" in info
-    for column in ("option", "type", "default") + ((f"on {info['task']}", "from") if on_task else ()):
+    for column in ("option", "type", "default", "allowed") + ((f"on {info['task']}", "from") if on_task else ()):
         table.add_column(column, no_wrap=True, style="bold" if column == "option" else None)
     table.add_column("help", ratio=1)
     for o in info["options"]:
         extra = (repr(o["value"]), o["from"].split(":", 1)[0]) if on_task else ()
-        table.add_row(o["name"], o["type"], repr(o["default"]), *extra, o["help"])
+        table.add_row(o["name"], o["type"], repr(o["default"]), escape(allowed(o)), *extra, o["help"])
     out.print(table)
     for preset, values in info["presets"].items():
         out.print(f"[bold]--set preset={preset}[/] runs with " + ", ".join(f"{k}={v!r}" for k, v in values.items())

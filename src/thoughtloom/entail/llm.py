@@ -30,6 +30,7 @@ from typing import Sequence
 
 from ..core.errors import ConfigError
 from ..core.events import malformed
+from ..core.options import Options, make, option
 from ..core.protocols import LM
 from ..core.trace import Trace
 from ..core.types import Completion, Request
@@ -41,38 +42,33 @@ NO = frozenset({"no", "false", "not", "contradiction", "neutral", "incorrect"})
 _FIRST_WORD = re.compile(r"[a-z]+")
 
 
+#: ``mode``: how a reply becomes a probability (module docstring).
+MODES = ("auto", "logprobs", "votes")
+
+
 @dataclass(frozen=True)
-class LLMJudgeConfig:
-    mode: str = "auto"  # "auto" | "logprobs" | "votes"
-    votes: int = 1
-    temperature: float = 0.7
-    top_logprobs: int = 10
-    max_tokens: int = 3
+class LLMJudgeConfig(Options):
+    """The LLM judge's options (``--entail llm:KEY=V,...``), declared like a strategy's
+    (:mod:`thoughtloom.core.options`): the same coercer reads them and the same message refuses them."""
+
+    mode: str = option("auto", choices=MODES)
+    votes: int = option(1, min=1)
+    temperature: float = option(0.7, min=0)
+    top_logprobs: int = option(10, min=0)
+    max_tokens: int = option(3, min=1)
     seed: int = 0
-
-    def __post_init__(self) -> None:
-        if self.mode not in ("auto", "logprobs", "votes"):
-            raise ConfigError(f"unknown LLM judge mode {self.mode!r}", hint="use auto, logprobs or votes")
-        if self.votes < 1:
-            raise ConfigError(f"votes must be >= 1, got {self.votes}")
-
 
     @classmethod
     def from_spec(cls, spec: str) -> "LLMJudgeConfig":
         """``"mode=votes,votes=5"`` (the CLI's ``--entail llm:...``) -> a config."""
-        values: dict[str, object] = {}
+        values: dict[str, str] = {}
         for item in filter(None, (x.strip() for x in spec.split(","))):
             key, sep, raw = item.partition("=")
-            field_ = cls.__dataclass_fields__.get(key.strip())
-            if not sep or field_ is None:
+            if not sep:
                 raise ConfigError(f"bad LLM judge option {item!r}",
                                   hint=f"use KEY=VALUE with KEY in {', '.join(cls.__dataclass_fields__)}")
-            kind = {"int": int, "float": float}.get(str(field_.type), str)
-            try:
-                values[key.strip()] = kind(raw.strip())
-            except ValueError:
-                raise ConfigError(f"LLM judge option {key.strip()} needs a {kind.__name__}, got {raw!r}") from None
-        return cls(**values)  # type: ignore[arg-type]
+            values[key.strip()] = raw.strip()
+        return make(cls, values, owner="LLM judge")
 
 
 def read_verdict(text: str) -> bool | None:

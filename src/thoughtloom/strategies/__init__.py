@@ -16,7 +16,6 @@ import dataclasses
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
-from ..core.options import check_options
 from ..core.protocols import TaskView
 from .config import make_config, option_sources
 from .context import Context
@@ -27,8 +26,10 @@ from .result import Result
 
 def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | None = None, *,
           max_calls: int | None = None) -> Strategy:
-    """The strategy ``name`` with ``options`` (``--set`` strings or typed
-    values), type- and range-checked before any model call. A tree strategy
+    """The strategy ``name`` with ``options`` (``--set`` strings, TOML or
+    keyword values), coerced to each option's declared type and checked
+    against its declared bounds and choices before any model call
+    (:mod:`thoughtloom.core.options`). A tree strategy
     built for ``task`` takes the task's search settings for the options not
     in ``options``; ``Strategy.sources`` says where each value came from.
     ``max_calls`` (the run's call budget, when its caller was given one) is
@@ -42,9 +43,8 @@ def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | 
         options["max_calls"] = max_calls
     try:
         config = make_config(cls, options, task)
-    except (TypeError, ValueError) as exc:  # a config's own __post_init__ check
+    except (TypeError, ValueError) as exc:  # a user's config with a __post_init__ check of its own
         raise ConfigError(f"bad option for {name}: {exc}") from None
-    check_options(config, owner=name)
     strategy = cls(config)
     strategy.sources = option_sources(cls, options, task)
     return strategy

@@ -1,9 +1,10 @@
 """Strategy options: a config built from the user's values, the task's search settings and the defaults.
 
 :func:`make_config` builds a strategy's frozen config from ``key=value``
-strings (``--set``, one coercer for the CLI, TOML and keywords) or typed
-values; a tree strategy built for a task takes the task's
-``search_settings`` (:class:`~thoughtloom.core.options.TaskSetting`) for the
+strings (``--set``), TOML values or keywords through the one options
+mechanism (:mod:`thoughtloom.core.options`: each field's declared type,
+bounds and choices, one coercer, one error format); a tree strategy built
+for a task takes the task's ``search_settings`` (:class:`~thoughtloom.core.options.TaskSetting`) for the
 options the user leaves unset (:func:`task_settings`), and
 :func:`option_sources` says where each value came from.
 """
@@ -11,51 +12,14 @@ options the user leaves unset (:func:`task_settings`), and
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from typing import TYPE_CHECKING, Any, Mapping
 
 from ..core.errors import ConfigError
-from ..core.names import choices_hint
+from ..core.options import make
 from ..core.protocols import TaskView
 
 if TYPE_CHECKING:
     from .interface import Strategy
-
-
-def _coerce(value: Any, annotation: Any, key: str) -> Any:
-    origin = typing.get_origin(annotation)
-    if origin in (typing.Union, types.UnionType):
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        if value is None or (isinstance(value, str) and value.lower() in ("none", "null")):
-            return None
-        annotation = args[0]
-    if not isinstance(value, str):
-        return _typed(value, annotation, key)
-    try:
-        if annotation is bool:
-            if value.lower() in ("1", "true", "yes", "on"):
-                return True
-            if value.lower() in ("0", "false", "no", "off"):
-                return False
-            raise ValueError(value)
-        if annotation in (int, float, str):
-            return annotation(value)
-    except ValueError:
-        raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {annotation.__name__}") from None
-    raise ConfigError(f"option {key} cannot be set from the command line")
-
-
-def _typed(value: Any, annotation: Any, key: str) -> Any:
-    """A value given as a Python object (``thoughtloom.solve(..., n=5)``): of
-    the option's type, or an int where a float is asked; a bool is not a number."""
-    if annotation is float and isinstance(value, int) and not isinstance(value, bool):
-        return float(value)
-    if isinstance(annotation, type) and isinstance(value, annotation) and \
-            not (isinstance(value, bool) and annotation is not bool):
-        return value
-    expected = getattr(annotation, "__name__", str(annotation))
-    raise ConfigError(f"bad value for {key}: {value!r}", hint=f"expected {expected}")
 
 
 #: Where an option's value came from (:func:`option_sources`): the user (``--set``, a
@@ -109,17 +73,11 @@ def resolve_options(cls: "type[Strategy]", overrides: Mapping[str, Any]) -> dict
 
 
 def make_config(cls: "type[Strategy]", overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
-    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``) or
-    from values of each option's type (the Python API's keyword arguments);
-    ``preset=NAME`` first fills in a preset's values (:func:`resolve_options`);
-    options the user leaves unset take the task's search settings where it
-    has them (:func:`task_settings`), else the strategy's defaults."""
-    fields = {f.name: f for f in dataclasses.fields(cls.Config)}
-    hints = typing.get_type_hints(cls.Config)
-    values = {k: _typed(s.value, hints[k], k) for k, s in task_settings(cls, task).items()}
-    for key, raw in resolve_options(cls, overrides).items():
-        if key not in fields:
-            raise ConfigError(f"strategy {cls.name!r} has no option {key!r}",
-                              hint=choices_hint(key, fields, listing="options"))
-        values[key] = _coerce(raw, hints[key], key)
-    return cls.Config(**values)
+    """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``), TOML values (a
+    suite's settings) or Python values (the API's keyword arguments), each coerced to its
+    declared type and checked against its declared bounds and choices by the one coercer
+    (:func:`thoughtloom.core.options.make`); ``preset=NAME`` first fills in a preset's values
+    (:func:`resolve_options`); options the user leaves unset take the task's search settings
+    where it has them (:func:`task_settings`), else the strategy's defaults."""
+    base = {k: s.value for k, s in task_settings(cls, task).items()}
+    return make(cls.Config, resolve_options(cls, overrides), owner=cls.name, kind="strategy", base=base)

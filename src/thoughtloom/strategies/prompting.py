@@ -3,7 +3,8 @@
 :func:`few_shot` builds the messages of a prompt template with the task's
 demos in one of :data:`LAYOUTS` (each demo in its own chat turns, or all in
 one user message; :func:`render_demos` and :func:`demo_turn` write a demo);
-a config with a ``layout`` option checks it when made (:class:`LayoutChecked`).
+a config declares its ``layout`` option with ``option(..., choices=LAYOUTS)``
+(:mod:`thoughtloom.core.options`), so a bad one is refused when it is made.
 :func:`finished` is how a strategy tells a reply cut off at ``max_tokens``
 from a finished one.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 import typing
 
 from .. import prompts
-from ..core.errors import ConfigError
+from ..core.options import Options, bad_value
 from ..core.events import malformed
 from ..core.types import Completion, Demo, Message, user
 from .context import Context
@@ -36,17 +37,20 @@ def finished(ctx: Context, reply: Completion, what: str, **fields: object) -> bo
 LAYOUTS = ("chat", "text")
 
 
-def check_layout(layout: str) -> None:
+def check_layout(layout: str, owner: str = "") -> None:
+    """Refuse a layout that is not one of :data:`LAYOUTS`, in the options' one error format."""
     if layout not in LAYOUTS:
-        raise ConfigError(f"unknown prompt layout {layout!r}", hint=f"layout is one of: {', '.join(LAYOUTS)}")
+        raise bad_value(owner, "layout", layout, "must be one of: " + ", ".join(LAYOUTS))
 
 
-class LayoutChecked:
-    """For a strategy config with a ``layout`` field: an unknown layout is a
-    ConfigError when the config is made (``--set layout=...``), before any call."""
+class LayoutChecked(Options):
+    """Kept for configs written against it: a config with a plain ``layout`` field whose layout
+    is checked when made. New configs declare ``layout: str = option("chat", choices=LAYOUTS)``
+    on an :class:`~thoughtloom.core.options.Options` dataclass instead."""
 
     def __post_init__(self) -> None:
-        check_layout(self.layout)  # type: ignore[attr-defined]
+        super().__post_init__()
+        check_layout(self.layout, type(self).__name__)  # type: ignore[attr-defined]
 
 
 def demo_turn(demo: Demo, *, with_rationale: bool) -> tuple[str, str]:

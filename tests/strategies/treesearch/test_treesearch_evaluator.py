@@ -77,7 +77,7 @@ async def test_itemized_prompt_lists_items():
     task = toy.ToyTask(root="r")
     task.evaluation_items = lambda problem, cand: [f"[1] first of {cand}", f"[2] second of {cand}"]
     lm = toy.make_lm({}, default=5)
-    await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, toy.make_ctx(lm, task=task))
+    await SculptDFSBacktrack(DFSConfig(k=0)).run(toy.PROBLEM, toy.make_ctx(lm, task=task))  # k=0: the root only
     prompt = lm.requests[0].messages[0].content
     assert "[1] first of r" in prompt and '"items"' in prompt
 
@@ -104,7 +104,7 @@ async def test_search_uses_salvaged_items():
     task = toy.ToyTask()
     task.evaluation_items = lambda problem, cand: ["[1] one", "[2] two"]
     ctx = toy.make_ctx(ScriptedLM(brain), task=task)
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, ctx)
+    result = await SculptDFSBacktrack(DFSConfig(k=0)).run(toy.PROBLEM, ctx)
     root = result.details["tree"][0]
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.4)
     assert ctx.trace.of_type("tree_eval_salvaged")
@@ -149,7 +149,7 @@ async def test_a_verdict_cut_off_at_max_tokens_is_not_read_but_reasked():
         return "CAND: ab" if "Feedback on the current solution" in text else "CAND: a"
 
     ctx = toy.make_ctx(ScriptedLM(brain))
-    result = await SculptDFSBacktrack(DFSConfig(max_steps=0)).run(toy.PROBLEM, ctx)
+    result = await SculptDFSBacktrack(DFSConfig(k=0)).run(toy.PROBLEM, ctx)
     root = result.details["tree"][0]
     assert asked == [1, 3]  # asked, then re-asked quoting the cut-off reply
     assert root["evaluator"] == "model" and root["score"] == pytest.approx(0.3)

@@ -26,11 +26,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.events import phase
+from ...core.options import Options, option
 from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
-from ..prompting import LayoutChecked, few_shot
+from ..prompting import LAYOUTS, few_shot
 from ..registry import register
 from ..result import Result
 from ..vote import vote_samples
@@ -43,11 +44,11 @@ def _question(problem: Problem) -> str:
 
 
 @dataclass(frozen=True)
-class IOConfig(LayoutChecked):
-    max_tokens: int = 64  # reply length cap
-    shots: int = 3  # few-shot demos from the task (0 = none)
-    layout: str = "chat"  # chat: demos as chat turns; text: one message
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class IOConfig(Options):
+    max_tokens: int = option(64, min=1)  # reply length cap
+    shots: int = option(3, min=0)  # few-shot demos from the task (0 = none)
+    layout: str = option("chat", choices=LAYOUTS)  # chat: demos as chat turns; text: one message
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 @register("io")
@@ -68,11 +69,11 @@ class Direct(Strategy):
 
 
 @dataclass(frozen=True)
-class CoTConfig(LayoutChecked):
-    max_tokens: int = 384  # cap on each chain of thought
-    shots: int = 3  # worked demos from the task (0 = none)
-    layout: str = "text"  # text: one message; chat: demos as chat turns
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class CoTConfig(Options):
+    max_tokens: int = option(384, min=1)  # cap on each chain of thought
+    shots: int = option(3, min=0)  # worked demos from the task (0 = none)
+    layout: str = option("text", choices=LAYOUTS)  # text: one message; chat: demos as chat turns
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, layout: str = "text",
@@ -99,13 +100,13 @@ class ChainOfThought(Strategy):
 
 
 @dataclass(frozen=True)
-class SelfConsistencyConfig(LayoutChecked):
-    n: int = 5  # chains sampled (one batch), then majority vote
-    temperature: float = 0.7  # sampling temperature of the chains
-    max_tokens: int = 384  # cap on each chain of thought
-    shots: int = 3  # worked demos from the task (0 = none)
-    layout: str = "text"  # text: one message; chat: demos as chat turns
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class SelfConsistencyConfig(Options):
+    n: int = option(5, min=1)  # chains sampled (one batch), then majority vote
+    temperature: float = option(0.7, min=0)  # sampling temperature of the chains
+    max_tokens: int = option(384, min=1)  # cap on each chain of thought
+    shots: int = option(3, min=0)  # worked demos from the task (0 = none)
+    layout: str = option("text", choices=LAYOUTS)  # text: one message; chat: demos as chat turns
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 @register("cot-sc")

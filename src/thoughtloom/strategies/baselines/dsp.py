@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...core.events import malformed, phase
+from ...core.options import Options, option
 from ...core.types import Demo, Passage, Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -90,21 +91,21 @@ class Annotated:
 
 
 @dataclass(frozen=True)
-class DSPConfig:
-    hops: int = 2  # search hops
-    queries: int = 3  # search queries sampled per hop, fused with the question
-    query_temperature: float = 0.7  # sampling temperature of the queries
-    k: int = 5  # passages a hop keeps after fusion (each query retrieves 3k)
+class DSPConfig(Options):
+    hops: int = option(2, min=1)  # search hops
+    queries: int = option(3, min=0)  # search queries sampled per hop, fused with the question
+    query_temperature: float = option(0.7, min=0)  # sampling temperature of the queries
+    k: int = option(5, min=0)  # passages a hop keeps after fusion (each query retrieves 3k)
     demonstrate: bool = True  # annotate the task's demos with the simple pipeline first
-    demo_k: int = 2  # passages per hop of the simple pipeline that annotates demos
-    max_demos: int = 3  # annotated demos kept
-    n: int = 5  # reading chains sampled, then majority vote
-    temperature: float = 0.7  # sampling temperature of the reading chains
-    max_tokens: int = 200  # cap on each reading chain
-    query_tokens: int = 64  # cap on each query reply (rationale and query)
-    shots: int = 2  # plain demos in the reading prompt when none was annotated
-    passage_words: int = 0  # clip passages in the prompt (0 = whole)
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+    demo_k: int = option(2, min=0)  # passages per hop of the simple pipeline that annotates demos
+    max_demos: int = option(3, min=1)  # annotated demos kept
+    n: int = option(5, min=1)  # reading chains sampled, then majority vote
+    temperature: float = option(0.7, min=0)  # sampling temperature of the reading chains
+    max_tokens: int = option(200, min=1)  # cap on each reading chain
+    query_tokens: int = option(64, min=1)  # cap on each query reply (rationale and query)
+    shots: int = option(2, min=0)  # plain demos in the reading prompt when none was annotated
+    passage_words: int = option(0, min=0)  # clip passages in the prompt (0 = whole)
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 def _passage_match(passages: Sequence[Passage], answer: str, normalize) -> bool:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...core.events import malformed, phase
+from ...core.options import Options, option
 from ...core.types import Passage, Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -47,12 +48,12 @@ def parse_step(text: str) -> tuple[str, str | None, str]:
 
 
 @dataclass(frozen=True)
-class ReActConfig:
-    max_steps: int = 6  # Thought/Action turns before the last Thought is read for an answer
-    k: int = 2  # passages per search[...] action
-    max_tokens: int = 96  # cap on each turn
-    observation_chars: int = 400  # an Observation is clipped to this many characters
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class ReActConfig(Options):
+    max_steps: int = option(6, min=1)  # Thought/Action turns before the last Thought is read for an answer
+    k: int = option(2, min=0)  # passages per search[...] action
+    max_tokens: int = option(96, min=1)  # cap on each turn
+    observation_chars: int = option(400, min=0)  # an Observation is clipped to this many characters
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 @register("react")

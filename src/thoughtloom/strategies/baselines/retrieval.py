@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from ...core.events import RAW_CHARS, malformed, phase
+from ...core.options import Options, option
 from ...core.types import Demo, Passage, Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -52,14 +53,14 @@ async def read_and_vote(ctx: Context, question: str, passages: Sequence[Passage]
 
 
 @dataclass(frozen=True)
-class RetrieveReadConfig:
-    k: int = 5  # passages retrieved for the question
-    n: int = 5  # cited chains sampled, then majority vote
-    temperature: float = 0.7  # sampling temperature of the chains
-    max_tokens: int = 200  # cap on each chain
-    shots: int = 2  # demos in the reading prompt
-    passage_words: int = 0  # clip passages in the prompt (0 = whole)
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class RetrieveReadConfig(Options):
+    k: int = option(5, min=0)  # passages retrieved for the question
+    n: int = option(5, min=1)  # cited chains sampled, then majority vote
+    temperature: float = option(0.7, min=0)  # sampling temperature of the chains
+    max_tokens: int = option(200, min=1)  # cap on each chain
+    shots: int = option(2, min=0)  # demos in the reading prompt
+    passage_words: int = option(0, min=0)  # clip passages in the prompt (0 = whole)
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 @register("retrieve-then-read")
@@ -81,13 +82,13 @@ _FINAL = re.compile(r"So the final answer is:\s*(.+)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
-class SelfAskConfig:
-    k: int = 3  # passages retrieved per follow-up question
-    max_hops: int = 4  # follow-up questions at most, then the final answer
-    max_tokens: int = 96  # cap on each self-ask step
-    answer_tokens: int = 48  # cap on each follow-up's answer
-    passage_words: int = 0  # clip passages in the prompt (0 = whole)
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
+class SelfAskConfig(Options):
+    k: int = option(3, min=0)  # passages retrieved per follow-up question
+    max_hops: int = option(4, min=1)  # follow-up questions at most, then the final answer
+    max_tokens: int = option(96, min=1)  # cap on each self-ask step
+    answer_tokens: int = option(48, min=1)  # cap on each follow-up's answer
+    passage_words: int = option(0, min=0)  # clip passages in the prompt (0 = whole)
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 @register("self-ask")

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.events import phase
+from ...core.options import option
 from ..registry import register
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
@@ -20,7 +21,7 @@ from ..treesearch.tree import Node
 
 @dataclass(frozen=True)
 class SelfRefineConfig(SearchConfig):
-    iterations: int = 3  # critique-and-rewrite rounds
+    iterations: int = option(3, min=1)  # critique-and-rewrite rounds
     stop_at_goal: bool = True  # stop once a version reaches goal_score
 
 

@@ -25,10 +25,10 @@ request of ``k`` thoughts, each valued once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
-from ...core.errors import ConfigError
 from ...core.events import phase
+from ...core.options import option
 from ..registry import register
 from ..treesearch.dfs import DepthFirst, DFSConfig
 from ..treesearch.generator import GENERATE_MODES, ToTGenerator
@@ -36,30 +36,18 @@ from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
-def _check_generate(owner: str, generate: str) -> None:
-    if generate not in GENERATE_MODES:
-        raise ConfigError(f"{owner}: bad value for option generate: {generate!r}",
-                          hint=f"generate is one of: {', '.join(GENERATE_MODES)}")
-
-
 @dataclass(frozen=True)
 class BFSConfig(SearchConfig):
-    beam: int = 2  # best thoughts kept per level (b)
+    beam: int = option(2, min=1)  # best thoughts kept per level (b)
     stop_at_goal: bool = True  # stop once a level holds a node reaching goal_score
-    generate: str = "auto"  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
-    value_samples: int = field(default=3, metadata={"min": 1, "max": 100})  # value prompts per thought, mean (Yao et al.: 3)
-    eval_temperature: float = 0.7  # so the value samples differ (Yao et al. sample every call at 0.7)
-
-    def __post_init__(self) -> None:
-        _check_generate("tot-bfs", self.generate)
+    generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
+    value_samples: int = option(3, min=1, max=100)  # value prompts per thought, mean (Yao et al.: 3)
+    eval_temperature: float = option(0.7, min=0)  # so the value samples differ (Yao et al. sample every call at 0.7)
 
 
 @dataclass(frozen=True)
 class ToTDFSConfig(DFSConfig):
-    generate: str = "auto"  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
-
-    def __post_init__(self) -> None:
-        _check_generate("tot-dfs", self.generate)
+    generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
 
 
 @register("tot-bfs")

@@ -8,17 +8,24 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...core.options import Options, option
+
+#: ``decomposer``: the model writes the program, or the task's reference program runs.
+DECOMPOSERS = ("lm", "reference")
+#: ``handlers``: every handler with a prompt is a model call, or exact Python functions win.
+HANDLER_MODES = ("lm", "symbolic")
+
 
 @dataclass(frozen=True)
-class DecompConfig:
+class DecompConfig(Options):
     program: str = ""  # empty: the task's default program for this strategy
-    decomposer: str = "lm"  # lm | reference
-    handlers: str = "lm"  # lm: every handler with a prompt is a model call (the paper) | symbolic: exact Python functions win (the controller check)
-    max_steps: int = 10  # steps one program may run
-    max_depth: int = 12  # nesting of sub-programs (a handler that decomposes again)
-    max_retries: int = 2  # re-asks of the decomposer after a malformed step
-    retry_temperature: float = 0.7  # sampling temperature of those re-asks
-    decomposer_max_tokens: int = 96  # cap on each decomposer step
-    k: int = 0  # passages per retrieval; 0: the program's default
+    decomposer: str = option("lm", choices=DECOMPOSERS)  # lm | reference
+    handlers: str = option("lm", choices=HANDLER_MODES)  # lm: every handler with a prompt is a model call (the paper) | symbolic: exact Python functions win (the controller check)
+    max_steps: int = option(10, min=1)  # steps one program may run
+    max_depth: int = option(12, min=1)  # nesting of sub-programs (a handler that decomposes again)
+    max_retries: int = option(2, min=0)  # re-asks of the decomposer after a malformed step
+    retry_temperature: float = option(0.7, min=0)  # sampling temperature of those re-asks
+    decomposer_max_tokens: int = option(96, min=1)  # cap on each decomposer step
+    k: int = option(0, min=0)  # passages per retrieval; 0: the program's default
     structured: bool = False  # decomposer steps as schema-constrained JSON
-    max_calls: int = 300  # finite bound on model calls per question (a runaway program ends)
+    max_calls: int = option(300, min=1)  # finite bound on model calls per question (a runaway program ends)

@@ -36,6 +36,7 @@ from typing import Awaitable, Callable, Sequence
 
 from ... import prompts
 from ...core.errors import ConfigError
+from ...core.options import Options, make, option
 from ...core.protocols import LM
 from ...core.text import CHARS_PER_TOKEN
 from ...core.types import Passage, Request
@@ -166,12 +167,23 @@ def render_evidence(passages: Sequence[Passage], max_tokens: int = EVIDENCE_TOKE
                      len(passages) - keep)
 
 
+@dataclass(frozen=True)
+class PromptHeader(Options):
+    """A prompt handler's ``#: KEY=VALUE`` header lines, read by the one options coercer
+    (:mod:`thoughtloom.core.options`): an unknown key or a bad value names the prompt file."""
+
+    stop: str = "\n\n|\nQ:"  # |-separated stop strings; unless raw, only the reply's first non-empty line is kept
+    max_tokens: int = option(64, min=1)  # reply length cap
+    raw: bool = False  # keep the reply's text unparsed (e.g. a chain of thought)
+    evidence_tokens: int = option(EVIDENCE_TOKENS, min=0)  # about how many tokens $evidence may take
+
+
 class PromptHandler(Handler):
     """A few-shot prompt: ``$question``, ``$context`` and ``$evidence`` fields.
 
-    Header options: ``stop`` (``|``-separated; default a blank line or a new
-    ``Q:``; unless ``raw`` only the first non-empty line is kept),
-    ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
+    Header options (:class:`PromptHeader`): ``stop`` (``|``-separated; default a
+    blank line or a new ``Q:``; unless ``raw`` only the first non-empty line is
+    kept), ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
     (e.g. a chain of thought), ``evidence_tokens`` (default
     :data:`EVIDENCE_TOKENS`: about how many tokens ``$evidence`` may take; see
     :func:`render_evidence`).
@@ -182,11 +194,12 @@ class PromptHandler(Handler):
     def __init__(self, name: str, text: str) -> None:
         self.name = name
         opts, body = split_header(text)
+        header = make(PromptHeader, opts, owner=f"decomp/handlers/{name}.txt")
         self.template = Template(body)
-        self.stop = tuple(s for s in opts.get("stop", "\n\n|\nQ:").split("|") if s)
-        self.max_tokens = int(opts.get("max_tokens", "64"))
-        self.raw = opts.get("raw", "false").lower() == "true"
-        self.evidence_tokens = int(opts.get("evidence_tokens", str(EVIDENCE_TOKENS)))
+        self.stop = tuple(s for s in header.stop.split("|") if s)
+        self.max_tokens = header.max_tokens
+        self.raw = header.raw
+        self.evidence_tokens = header.evidence_tokens
 
     def render(self, call: Call) -> tuple[str, Fit | None]:
         evidence, fit = render_evidence(call.evidence, self.evidence_tokens) if call.evidence else ("", None)

@@ -22,7 +22,6 @@ record keeps the program as far as it ran and its ``status``.
 
 from __future__ import annotations
 
-from ...core.errors import ConfigError
 from ...core.protocols import TaskView
 from ...core.types import Problem
 from ..context import Context
@@ -48,8 +47,6 @@ class _DecompBase(Strategy):
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
-        if cfg.decomposer not in ("lm", "reference") or cfg.handlers not in ("lm", "symbolic"):
-            raise ConfigError("decomposer must be lm|reference and handlers lm|symbolic")
         program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
         controller = Controller(ctx, cfg, k=cfg.k or program.k)
         call = Call(problem.question, problem.context)

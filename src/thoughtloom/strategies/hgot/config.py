@@ -1,4 +1,5 @@
-"""HGOT's options: one frozen dataclass, checked when it is built.
+"""HGOT's options: one frozen dataclass whose fields declare their bounds and choices
+(:mod:`thoughtloom.core.options`), checked when it is built.
 
 Every function of the recursion (:mod:`.levels`, :mod:`.infer`) takes it typed, so a
 misspelt option is a type error, not an ``AttributeError`` deep in a run.
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...core.errors import ConfigError
+from ...core.options import Options, option
 from ..interface import DEFAULT_MAX_CALLS
 from .stages import PLAN_STAGES
 from .thought import THOUGHT_FORMATS
@@ -18,60 +19,44 @@ KNN_ENCODERS = ("minilm", "bow")
 
 
 @dataclass(frozen=True)
-class HGOTConfig:
+class HGOTConfig(Options):
     # hierarchy
-    max_depth: int = 2  # levels of questions; 1 = no planning (retrieve, cite, vote)
-    max_steps: int = 4  # sub-questions one plan may hold
-    plan_retries: int = 1  # re-asks after an unusable plan, then a single-step plan
-    plan_stages: int = 1  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
-    stop_similarity: float = 0.7  # single-step plan this close to its question stops recursion
+    max_depth: int = option(2, min=1)  # levels of questions; 1 = no planning (retrieve, cite, vote)
+    max_steps: int = option(4, min=1)  # sub-questions one plan may hold
+    plan_retries: int = option(1, min=0)  # re-asks after an unusable plan, then a single-step plan
+    plan_stages: int = option(1, choices=PLAN_STAGES)  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
+    stop_similarity: float = option(0.7, min=0)  # single-step plan this close to its question stops recursion
     # retrieval and passages
-    k: int = 3  # passages probed per (sub-)question
-    top_k: int = 5  # passages shown to Infer (K)
-    clip: int = 7  # pool size after merging a level's passages
-    parent_weight: float = 0.8  # a parent's passage scores are scaled by this when merged
-    plan_context: int = 3  # passages shown to Plan
-    passage_words: int = 0  # clip each passage to this many words in prompts (0 = whole)
+    k: int = option(3, min=1)  # passages probed per (sub-)question
+    top_k: int = option(5, min=1)  # passages shown to Infer (K)
+    clip: int = option(7, min=1)  # pool size after merging a level's passages
+    parent_weight: float = option(0.8, min=0)  # a parent's passage scores are scaled by this when merged
+    plan_context: int = option(3, min=0)  # passages shown to Plan
+    passage_words: int = option(0, min=0)  # clip each passage to this many words in prompts (0 = whole)
     # thoughts: json (schema-constrained object) | lines (the paper's "Rationale/Answer" text)
-    thought_format: str = "json"
-    samples: int = 5  # thoughts per Infer, one batch
-    temperature: float = 0.7  # sampling temperature of the thoughts
-    max_tokens: int = 200  # a JSON thought of 3 statements runs to ~150 tokens
-    plan_max_tokens: int = 160  # cap on each plan
-    rewrite_max_tokens: int = 48  # cap on each rewrite of a dependent sub-question
+    thought_format: str = option("json", choices=THOUGHT_FORMATS)
+    samples: int = option(5, min=1)  # thoughts per Infer, one batch
+    temperature: float = option(0.7, min=0)  # sampling temperature of the thoughts
+    max_tokens: int = option(200, min=1)  # a JSON thought of 3 statements runs to ~150 tokens
+    plan_max_tokens: int = option(160, min=1)  # cap on each plan
+    rewrite_max_tokens: int = option(48, min=1)  # cap on each rewrite of a dependent sub-question
     # thought quality (alpha, beta, gamma) and passage quality (w1, w2, w3)
-    alpha: float = 0.2  # thought quality q = alpha + beta * recall + gamma * precision
-    beta: float = 0.4  # weight of citation recall in thought quality
-    gamma: float = 0.4  # weight of citation precision in thought quality
-    w1: float = 0.2  # passage quality s' = w1 * score + w2 * citation frequency + w3 * confidence
-    w2: float = 0.55  # weight of a passage's quality-weighted citation frequency
-    w3: float = 0.25  # weight of the vote's confidence in passage quality
-    entail_threshold: float = 0.5  # a statement is supported by a passage at this entailment probability
+    alpha: float = option(0.2, min=0)  # thought quality q = alpha + beta * recall + gamma * precision
+    beta: float = option(0.4, min=0)  # weight of citation recall in thought quality
+    gamma: float = option(0.4, min=0)  # weight of citation precision in thought quality
+    w1: float = option(0.2, min=0)  # passage quality s' = w1 * score + w2 * citation frequency + w3 * confidence
+    w2: float = option(0.55, min=0)  # weight of a passage's quality-weighted citation frequency
+    w3: float = option(0.25, min=0)  # weight of the vote's confidence in passage quality
+    entail_threshold: float = option(0.5, min=0)  # a statement is supported by a passage at this entailment probability
     expand_citations: bool = True  # a passage that alone entails a statement counts as cited
     # demonstrations (appendix D): none (HGOT), knn (HGOT+KNN: the annotated demos nearest the
     # question) or sampling (HGOT+Sampling: balanced over answer classes, random under the seed)
-    demos: str = "none"
+    demos: str = option("none", choices=DEMO_VARIANTS, hint="a file of annotated demos goes in demo_file=PATH")
     demo_file: str | None = None  # annotated demos (authors' CSV columns); None: built on the fly by an eval
-    knn_encoder: str = "minilm"  # knn similarity: minilm (packaged all-MiniLM-L6-v2, dense extra) | bow (no model)
-    n_demos: int = 2  # demos per prompt
-    annotate_n: int = 8  # questions an eval annotates when demos != none and demo_file is unset
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-
-    def __post_init__(self) -> None:
-        if self.plan_stages not in PLAN_STAGES:
-            raise ConfigError(f"hgot: plan_stages={self.plan_stages}", hint="use 1 or 3")
-        if self.max_depth < 1:
-            raise ConfigError("hgot: max_depth must be >= 1")
-        if self.demos not in DEMO_VARIANTS:
-            raise ConfigError(f"hgot: demos={self.demos!r}", hint="use " + ", ".join(DEMO_VARIANTS)
-                              + "; a file of annotated demos goes in demo_file=PATH")
-        if self.knn_encoder not in KNN_ENCODERS:
-            raise ConfigError(f"hgot: knn_encoder={self.knn_encoder!r}", hint="use " + " or ".join(KNN_ENCODERS))
-        if self.thought_format not in THOUGHT_FORMATS:
-            raise ConfigError(f"hgot: thought_format={self.thought_format!r}",
-                              hint="use " + " or ".join(THOUGHT_FORMATS))
-        if min(self.k, self.top_k, self.clip, self.samples) < 1:
-            raise ConfigError("hgot: k, top_k, clip and samples must be >= 1")
+    knn_encoder: str = option("minilm", choices=KNN_ENCODERS)  # knn similarity: minilm (packaged all-MiniLM-L6-v2, dense extra) | bow (no model)
+    n_demos: int = option(2, min=0)  # demos per prompt
+    annotate_n: int = option(8, min=0)  # questions an eval annotates when demos != none and demo_file is unset
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
 #: ``--set preset=paper``: the paper's settings where it (or, where its text is silent, the

@@ -49,8 +49,8 @@ import math
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...core.errors import ConfigError
 from ...core.events import phase
+from ...core.options import option
 from ..registry import register
 from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
@@ -58,16 +58,12 @@ from ..treesearch.tree import Node, Tree
 
 @dataclass(frozen=True)
 class MCTSConfig(SearchConfig):
-    c: float = 1.0               # exploration constant of UCB1
-    rollouts: int = 8            # d_rollout (for crosswords: search steps)
-    simulation_depth: int = 1    # d_simulation (paper: 1)
-    stop_at_goal: bool = False   # end early once a node reaches goal_score
-    parallel: int = 1            # leaves per iteration (leaf-parallel rollouts); 1 = sequential
-    virtual_loss: int = 1        # virtual visits (reward 0) on a selected leaf's path while in flight
-
-    def __post_init__(self) -> None:
-        if self.parallel < 1 or self.virtual_loss < 0:
-            raise ConfigError("sculpt-mcts: parallel must be >= 1 and virtual_loss >= 0")
+    c: float = option(1.0, min=0)             # exploration constant of UCB1
+    rollouts: int = option(8, min=1)          # d_rollout (for crosswords: search steps)
+    simulation_depth: int = option(1, min=0)  # d_simulation (paper: 1)
+    stop_at_goal: bool = False                # end early once a node reaches goal_score
+    parallel: int = option(1, min=1)          # leaves per iteration (leaf-parallel rollouts); 1 = sequential
+    virtual_loss: int = option(1, min=0)      # virtual visits (reward 0) on a selected leaf's path while in flight
 
 
 def ucb1(node: Node, parent_visits: int, c: float) -> float:

@@ -15,14 +15,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.events import phase
+from ...core.options import option
 from .search import SearchConfig, SearchRun, TreeSearch
 from .tree import Node
 
 
 @dataclass(frozen=True)
 class DFSConfig(SearchConfig):
-    max_steps: int = 8          # expansions (for crosswords: search steps)
-    prune_below: float = 0.1    # children scoring below this are not explored
+    max_steps: int = option(8, min=1)        # expansions (for crosswords: search steps)
+    prune_below: float = option(0.1, min=0)  # children scoring below this are not explored
     stop_at_goal: bool = True   # stop at the first node reaching goal_score
 
 

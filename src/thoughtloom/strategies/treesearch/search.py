@@ -29,10 +29,11 @@ from __future__ import annotations
 import hashlib
 import random
 from abc import abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...core.events import phase
+from ...core.options import Options, option
 from ...core.types import Problem
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -43,23 +44,29 @@ from .tree import Node, Tree, render_tree
 from .world import World
 
 
+#: ``evaluation``: how a node is scored (itemized where the task has items, under ``auto``).
+EVALUATIONS = ("auto", "holistic", "itemized")
+#: ``evaluator``: the model's verdict, or the task's exact checker.
+EVALUATORS = ("model", "symbolic")
+
+
 @dataclass(frozen=True)
-class SearchConfig:
+class SearchConfig(Options):
     """Knobs shared by every tree strategy (paper defaults: k=3, depth 3, T=0.7)."""
 
-    k: int = 3                     # children per expansion
-    max_depth: int = 3             # deepest node level (root = 0)
-    temperature: float = 0.7       # generator sampling temperature
-    eval_temperature: float = 0.0  # evaluator: greedy, so scores are reproducible
-    evaluation: str = "auto"       # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
-    evaluator: str = "model"       # 'model', or 'symbolic' (task's exact checker sets the score)
-    gen_max_tokens: int = 256      # cap on each generated candidate
-    eval_max_tokens: int = 384     # cap on each evaluation
-    malformed_score: float = 0.0   # score of a node whose evaluation could not be read
-    goal_score: float = 1.0        # a node scoring this high ends the search early
-    keep_tree: bool = True         # put the tree JSON in Result.details
-    max_calls: int = DEFAULT_MAX_CALLS  # finite bound on model calls per question
-    value_samples: int = field(default=1, metadata={"min": 1, "max": 100})  # evaluations per node, mean score
+    k: int = option(3, min=0)                     # children per expansion
+    max_depth: int = option(3, min=1)             # deepest node level (root = 0)
+    temperature: float = option(0.7, min=0)       # generator sampling temperature
+    eval_temperature: float = option(0.0, min=0)  # evaluator: greedy, so scores are reproducible
+    evaluation: str = option("auto", choices=EVALUATIONS)  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
+    evaluator: str = option("model", choices=EVALUATORS)   # 'model', or 'symbolic' (task's exact checker sets the score)
+    gen_max_tokens: int = option(256, min=1)      # cap on each generated candidate
+    eval_max_tokens: int = option(384, min=1)     # cap on each evaluation
+    malformed_score: float = option(0.0, min=0)   # score of a node whose evaluation could not be read
+    goal_score: float = option(1.0, min=0)        # a node scoring this high ends the search early
+    keep_tree: bool = True                        # put the tree JSON in Result.details
+    max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
+    value_samples: int = option(1, min=1, max=100)  # evaluations per node, mean score
 
 
 class SearchRun:
