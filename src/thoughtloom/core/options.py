@@ -179,7 +179,10 @@ def check_value(field: dataclasses.Field, value: Any, owner: str = "") -> None:
 def coerce(cls: type, name: str, value: Any, owner: str = "") -> Any:
     """``value`` (text, a TOML value or a Python value) as field ``name`` of dataclass ``cls``
     declares it, checked (:func:`check_value`); a :class:`ConfigError` in the one format if not."""
-    field = fields_of(cls)[name]
+    known = fields_of(cls)
+    if name not in known:
+        raise unknown_option(owner or cls.__name__, name, known)
+    field = known[name]
     kind, optional = _split_optional(_hints(cls)[name])
     typed = (_from_text(value, kind, optional, owner, name) if isinstance(value, str)
              else _typed(value, kind, optional, owner, name))

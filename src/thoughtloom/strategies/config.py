@@ -4,9 +4,10 @@
 strings (``--set``), TOML values or keywords through the one options
 mechanism (:mod:`thoughtloom.core.options`: each field's declared type,
 bounds and choices, one coercer, one error format); a tree strategy built
-for a task takes the task's ``search_settings`` (:class:`~thoughtloom.core.options.TaskSetting`) for the
-options the user leaves unset (:func:`task_settings`), and
-:func:`option_sources` says where each value came from.
+for a task takes the task's ``search_settings``
+(:class:`~thoughtloom.core.options.TaskSetting`) for the options the user
+leaves unset (:func:`task_settings`), and :func:`option_sources` says where
+each value came from.
 """
 
 from __future__ import annotations
