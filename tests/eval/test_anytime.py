@@ -96,7 +96,7 @@ async def _record(name: str, task_name: str, max_calls: int | None, options: dic
     judge = LexicalJudge() if name == "hgot" else None
     res = EvalResources(lm=lm, retriever=StaticRetriever(PASSAGES), entail=judge)
     record, _ = await run_example(strategy, task, example, res, EvalSettings(budget=Budget(max_calls=max_calls)))
-    return record, lm
+    return record.to_dict(), lm  # the record as its results.jsonl line holds it
 
 
 def _at(points: list[dict], b: int) -> dict:
@@ -187,7 +187,7 @@ async def test_cot_sc_points_are_the_votes_of_its_first_samples():
     cls = strategies.get("cot-sc")
     task, example = _example("gsm8k")
     record, _ = await run_example(cls(cls.Config(n=5)), task, example, EvalResources(lm=lm), EvalSettings())
-    at = {p["calls"]: p["answer"] for p in record["anytime"]["points"]}
+    at = {p["calls"]: p["answer"] for p in record.anytime["points"]}
     # first 1: 7; first 2: a 7-8 tie goes to the first seen (7); 3: 8; 4: tie, first seen 7;
     # 5: 7, the end (always a point)
     assert at == {0: "", 1: "7", 3: "8", 4: "7", 5: "7"}

@@ -80,7 +80,7 @@ def test_a_task_emitting_undeclared_metrics_is_an_example_error(tmp_path):
                                    EvalResources(ScriptedLM(lambda r: "4")), tmp_path,
                                    settings=EvalSettings()))
     record = read_records(tmp_path)["q"]
-    assert "declares ['accuracy']" in record["error"] and record["metrics"] == {}
+    assert "declares ['accuracy']" in record.error and record.metrics == {}
     assert summary["n_errors"] == 1
 
 

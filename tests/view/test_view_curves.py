@@ -38,7 +38,7 @@ def test_compare_puts_both_runs_on_one_grid_of_change_points(runs):
     assert [_means(pts) for pts in calls["runs"]] == [{0: 0.0, 1: 0.0, 2: 0.0, 3: 0.0},
                                                       {0: 0.0, 1: 1.0, 2: 0.0, 3: 1.0}]
     tokens = result["curves"]["tokens"]
-    end = {r["id"]: r["usage"]["total_tokens"] for r in RunFolder.open(runs[1]).records.values()}
+    end = {r.id: r.usage["total_tokens"] for r in RunFolder.open(runs[1]).records.values()}
     assert set(tokens["grid"]) >= {0, 30, 60, *end.values()}
     assert _means(tokens["runs"][1])[30] == 1.0 and _means(tokens["runs"][1])[60] == 0.0
     cot, sc = (r["anytime"] for r in result["runs"])

@@ -28,15 +28,15 @@ def test_a_tree_search_is_rebuilt_node_for_node(tmp_path, strategy):
     run, traces = blocks(view_runs.tree_run(tmp_path / "run", strategy))
     for example, record in run.records.items():
         tree = search_tree(traces[example])
-        kept = {n["id"]: n for n in record["details"]["tree"]}
-        assert set(tree.nodes) == set(kept) and len(tree.nodes) == record["details"]["nodes"]
+        kept = {n["id"]: n for n in record.details["tree"]}
+        assert set(tree.nodes) == set(kept) and len(tree.nodes) == record.details["nodes"]
         for nid, node in tree.nodes.items():
             assert node.parent == kept[nid]["parent"] and node.children == kept[nid]["children"]
             assert node.depth == kept[nid]["depth"] and node.score == kept[nid]["score"]
             assert node.candidate == kept[nid]["candidate"] and node.visits == kept[nid]["visits"]
             if node.visits:
                 assert node.mean_value == pytest.approx(kept[nid]["mean_value"])
-        assert tree.chosen == record["details"]["chosen"]
+        assert tree.chosen == record.details["chosen"]
         path = [tree.chosen]
         while kept[path[0]]["parent"] is not None:
             path.insert(0, kept[path[0]]["parent"])
@@ -52,7 +52,7 @@ def test_an_hgot_hierarchy_is_rebuilt_with_its_plan_and_thoughts(tmp_path):
     run, traces = blocks(view_runs.hgot_run(tmp_path / "run"))
     [(example, record)] = run.records.items()
     hier = hierarchy(traces[example])
-    kept = record["details"]["tree"]
+    kept = record.details["tree"]
     assert hier.linked and set(hier.questions) == {"1", "1.1", "1.2"}
     root = hier.questions["1"]
     assert [c.id for c in hier.children("1")] == ["1.1", "1.2"] and hier.children("1.1") == []
@@ -73,13 +73,13 @@ def test_a_decomp_program_is_rebuilt_with_its_nested_runs(tmp_path):
     run, traces = blocks(view_runs.decomp_run(tmp_path / "run"))
     for example, record in run.records.items():
         [top] = programs(traces[example])
-        executed = record["details"]["executed"]
+        executed = record.details["executed"]
         assert top.id == "1" and top.status == executed["status"] == "ok"
         assert [s.handler for s in top.steps] == [s["handler"] for s in executed["steps"]]
         assert [s.answer for s in top.steps] == [s["answer"] for s in executed["steps"]]
         nested = top.steps[1]
         assert nested.kind == "program" and nested.handler == "str_position"
-        words = record["input"].split('"')[1].split()
+        words = record.input.split('"')[1].split()
         assert [c.id for c in nested.children] == [f"1.2.{i}" for i in range(1, len(words) + 1)]
         assert [c.question for c in nested.children] == nested.inputs
         assert [len(c.steps) for c in nested.children] == [len(c["steps"]) for c in executed["steps"][1]["children"]]

@@ -1,12 +1,13 @@
-"""Evaluation: the resumable runner and its results files (length stratification is a task's report:
-:mod:`thoughtloom.tasks.stratify`)."""
+"""Evaluation: the resumable runner, its typed records (:class:`EvalRecord`) and results files (length
+stratification is a task's report: :mod:`thoughtloom.tasks.stratify`)."""
 
 from .lock import OutputLock, OutputLocked
 from .progress import Progress, RunStats
+from .record import EvalRecord
 from .runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_example, run_problem
 from .summary import summarize
 
 __all__ = [
-    "DEFAULT_MAX_CALLS", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "Progress",
+    "DEFAULT_MAX_CALLS", "EvalRecord", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "Progress",
     "RunStats", "evaluate", "run_example", "run_problem", "summarize",
 ]

@@ -31,6 +31,7 @@ from ..strategies.interface import Strategy
 from ..strategies.hgot import demos as demolib
 from ..tasks.base import Example, Task
 from ..tasks.datasets import sample_path
+from .record import EvalRecord
 from .results import atomic_write, read_records
 
 log = logging.getLogger(__name__)
@@ -52,12 +53,12 @@ def annotation_questions(task: Task, asked: Sequence[Example], n: int) -> list[E
     return [e for e in sample if e.problem.question.strip() not in seen][:n]
 
 
-def qualified_rows(task: Task, records: Sequence[dict[str, Any]]) -> list[dict[str, str]]:
+def qualified_rows(task: Task, records: Sequence[EvalRecord | dict[str, Any]]) -> list[dict[str, str]]:
     """The annotation CSV rows of the runs that pass the DSP-style filter (correct, question-shaped
     steps, IQR on step length), from eval records of the strategy without demos."""
-    done = [r for r in records if isinstance(r.get("details"), dict) and r["details"].get("tree")]
-    rows = [demolib.annotation_row(r["input"], r["details"]["tree"]) for r in done]
-    golds = [r["gold"] for r in done]
+    done = [r for r in map(EvalRecord.of, records) if r.details.get("tree")]
+    rows = [demolib.annotation_row(r.input, r.details["tree"]) for r in done]
+    golds = [r.gold for r in done]
     annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
                                    x["Rewrite"], "", x["Rationale"], x["Answer"]) for x in rows]
     kept = demolib.qualify(annotated, golds,

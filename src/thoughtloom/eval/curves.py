@@ -1,7 +1,7 @@
 """Anytime curves: a run's metrics against the budget it could have spent.
 
-Each result record of a run made with anytime trajectories carries
-``record["anytime"]``: ``points`` (``calls``, ``tokens``, ``answer``,
+Each result record (:class:`~.record.EvalRecord`) of a run made with anytime
+trajectories carries ``record.anytime``: ``points`` (``calls``, ``tokens``, ``answer``,
 ``metrics``), in order, the first at 0 calls and 0 tokens, kept only where
 the answer changed, the last the run's end; and ``exact`` ("every budget",
 or "batch boundaries" when the strategy trims its last batch to the budget,
@@ -42,7 +42,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
-from .results import finite_number
+from .record import EvalRecord, finite_number
 from .stats import Estimate, Verdict, judge, mean_ci, paired_difference
 
 Axis = Literal["calls", "tokens"]
@@ -105,14 +105,15 @@ def _metrics(value: Any, what: str) -> dict[str, float]:
     return out
 
 
-def read_trajectory(record: Mapping[str, Any], caps: Mapping[str, Any] | None = None) -> ExampleCurve:
+def read_trajectory(record: EvalRecord | Mapping[str, Any], caps: Mapping[str, Any] | None = None) -> ExampleCurve:
     """The trajectory of ``record`` (see the module docstring); raises :class:`Unreadable`.
 
     ``caps``: the run's budget (``{"max_calls": 20, "max_tokens": None}``, as run.json has it)."""
-    own = _metrics(record.get("metrics") if isinstance(record.get("metrics"), dict) else {}, "metrics")
-    if record.get("error"):
+    record = EvalRecord.of(record)
+    own = _metrics(record.metrics, "metrics")
+    if record.failed:
         return ExampleCurve((Point(0, 0, own),), {a: math.inf for a in AXES})
-    anytime = record.get("anytime")
+    anytime = record.anytime
     if not isinstance(anytime, dict):
         raise Unreadable("no trajectory" if anytime is None else "anytime is not an object")
     raw = anytime.get("points")
@@ -132,7 +133,7 @@ def read_trajectory(record: Mapping[str, Any], caps: Mapping[str, Any] | None = 
     if points[0].calls or points[0].tokens:
         raise Unreadable("the first point is not at 0 calls and 0 tokens")
     horizon: dict[str, float] = {a: math.inf for a in AXES}
-    if record.get("stopped") == "budget":  # cut by its run's cap: known up to that cap only
+    if record.budget_stopped:  # cut by its run's cap: known up to that cap only
         for axis in AXES:
             cap = (caps or {}).get(CAP_KEYS[axis])
             last = getattr(points[-1], axis)
@@ -176,18 +177,20 @@ class RunCurves:
         return max(self.change_points(axis), default=0)
 
 
-def run_curves(records: Mapping[str, Mapping[str, Any]] | Sequence[Mapping[str, Any]],
+def run_curves(records: Mapping[str, EvalRecord | Mapping[str, Any]] | Sequence[EvalRecord | Mapping[str, Any]],
                caps: Mapping[str, Any] | None = None) -> RunCurves:
     """The trajectories of a run's records (by id, or a list of records), ``caps`` its budget."""
-    items = records.items() if isinstance(records, Mapping) else ((str(r.get("id")), r) for r in records)
+    pairs = (records.items() if isinstance(records, Mapping)
+             else ((EvalRecord.of(r).id, r) for r in records))
     examples: dict[str, ExampleCurve] = {}
     missing, unreadable, recorded = 0, {}, False
-    for rid, record in items:
-        recorded |= record.get("anytime") is not None
+    for rid, value in pairs:
+        record = EvalRecord.of(value)
+        recorded |= record.anytime is not None
         try:
             examples[rid] = read_trajectory(record, caps)
         except Unreadable as exc:
-            if record.get("anytime") is None:
+            if record.anytime is None:
                 missing += 1
             else:
                 unreadable[rid] = str(exc)

@@ -35,7 +35,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from .results import TRACE, number, read_lines, read_records
+from .record import EvalRecord, number
+from .results import TRACE, read_lines, read_records
 from .stats import mean_ci
 
 QUANTITIES = ("calls", "prompt_tokens", "completion_tokens", "seconds")
@@ -125,13 +126,14 @@ class CostEstimate:
 NOTHING = CostEstimate(0, 0, 0, {q: ZERO for q in QUANTITIES})
 
 
-def per_example(record: Mapping[str, Any], concurrency: int = 1, cached_s: float = 0.0) -> dict[str, float]:
+def per_example(record: EvalRecord | Mapping[str, Any], concurrency: int = 1,
+                cached_s: float = 0.0) -> dict[str, float]:
     """One record's calls, tokens and (concurrency-shared) seconds; ``cached_s``: the model time its
     cache hits took when they ran, added to its wall time."""
-    usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    return {"calls": number(usage.get("calls")), "prompt_tokens": number(usage.get("prompt_tokens")),
-            "completion_tokens": number(usage.get("completion_tokens")),
-            "seconds": (number(record.get("latency_s")) + cached_s) / max(1, concurrency)}
+    record = EvalRecord.of(record)
+    return {"calls": record.used("calls"), "prompt_tokens": record.used("prompt_tokens"),
+            "completion_tokens": record.used("completion_tokens"),
+            "seconds": (number(record.latency_s) + cached_s) / max(1, concurrency)}
 
 
 def predict_total(values: Sequence[float], remaining: int, confidence: float = 0.95) -> Span:
@@ -157,7 +159,7 @@ def predict_total(values: Sequence[float], remaining: int, confidence: float = 0
     return Span(center, max(0.0, center - below), center + above)
 
 
-def extrapolate(records: Iterable[Mapping[str, Any]], *, done: int, remaining: int, concurrency: int = 1,
+def extrapolate(records: Iterable[EvalRecord | Mapping[str, Any]], *, done: int, remaining: int, concurrency: int = 1,
                 confidence: float = 0.95, cached: "CachedTime | None" = None) -> CostEstimate:
     """The cost of ``remaining`` more examples like ``records``.
 
@@ -166,9 +168,9 @@ def extrapolate(records: Iterable[Mapping[str, Any]], *, done: int, remaining: i
     on and work left, the estimate is unknown: NaN (the caller runs a pilot
     first, so this means every pilot example failed before its first call).
     """
-    records = list(records)
+    records = [EvalRecord.of(r) for r in records]
     extra = cached.extra_seconds if cached is not None else {}
-    rows = [per_example(r, concurrency, extra.get(str(r.get("id")), 0.0)) for r in records]
+    rows = [per_example(r, concurrency, extra.get(r.id, 0.0)) for r in records]
     spans = {q: predict_total([row[q] for row in rows], remaining, confidence) for q in QUANTITIES}
     return CostEstimate(done, remaining, len(rows), spans, cached.share if cached is not None else NO_CACHE_HITS)
 
@@ -207,7 +209,7 @@ def cached_time(folders: Iterable[str | Path], ids: Iterable[str], model_seconds
             else:
                 ran_model[example] = ran_model.get(example, 0.0) + number(e.get("latency_s"))
     stored = model_seconds([k for keys in hits.values() for k in keys]) if hits else {}
-    walls = {i: number(r.get("latency_s")) for folder in folders for i, r in read_records(folder).items()
+    walls = {i: number(r.latency_s) for folder in folders for i, r in read_records(folder).items()
              if i in wanted}
     clean = [i for i in ran_model if i not in hits and ran_model[i] > 0]
     overlap = min(1.0, sum(walls.get(i, 0.0) for i in clean) / sum(ran_model[i] for i in clean)) if clean else None

@@ -31,6 +31,7 @@ from ..core.progress import ProgressHook
 from ..lm.retry import retry_stats
 from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
+from .record import EvalRecord
 from .results import RecordAndTrace
 from .services import pooled_retriever
 
@@ -41,7 +42,8 @@ log = logging.getLogger(__name__)
 #: Seconds between looks at a paused run (its progress line, its next probe).
 TICK_S = 1.0
 
-OnRecord = Callable[[dict[str, Any], list[dict[str, Any]]], None]
+#: Called in the runner's process with each finished example's record and trace events.
+OnRecord = Callable[[EvalRecord, list[dict[str, Any]]], None]
 
 
 class Job(Protocol):

@@ -9,7 +9,8 @@ The runner (:func:`~thoughtloom.eval.runner.evaluate`) keeps one
   :class:`~thoughtloom.core.progress.ProgressUpdate`; ``stats.running``
   holds the latest update of every running question), so call and token
   counters move while questions are in flight, not only when one ends;
-- ``update(record, stats)`` when a question ends, with its record;
+- ``update(record, stats)`` when a question ends, with its record as the
+  JSON object its line holds (:meth:`~thoughtloom.eval.record.EvalRecord.to_dict`);
 - ``refresh(stats)`` about once a second while the server fails
   (``stats.server.status()`` says how: retries in flight, paused for how long).
 

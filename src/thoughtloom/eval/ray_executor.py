@@ -6,7 +6,8 @@ options): its LM stack (the embedded model loads once per actor; an
 OpenAI-compatible client), its retriever and its judge. Examples are sent
 to the actors as Ray tasks, ``--concurrency`` in flight per actor, to the
 least busy one; an actor runs them on one event loop, so their model calls
-share its LM stack as they do in a local run. Each record comes back to the
+share its LM stack as they do in a local run. Each record (an
+:class:`~.record.EvalRecord`, pickled with its trace events) comes back to the
 driver, which alone appends it (:func:`.runner.evaluate`): a driver stopped
 at any point is resumed by rerunning the command, with no lost and no
 duplicated record.

@@ -1,6 +1,7 @@
 """The results file: append-only JSON lines that survive a crash.
 
-Each finished example is one line, written and flushed at once. On open,
+Each finished example is one line (an :class:`~.record.EvalRecord`, read
+back through its one reader), written and flushed at once. On open,
 :class:`ResultsFile` keeps every valid line: a partial last line (a process
 killed mid-write) is dropped, and a corrupt line in the middle (a disk
 error, a hand edit) is set aside in ``results.jsonl.bad`` with its line
@@ -29,17 +30,22 @@ The folder is meant to be held by one writer: the runner takes
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
 import json
 import logging
-import math
 import os
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator
 
-from ..core.errors import ConfigError
 from ..core.files import jsonl_lines
 from ..core.text import encodable
+# the record (one line) is eval.record's; these names were this module's and stay importable from it
+from .record import EvalRecord, dump_line, finite_number, meta, number, record_lines, score, usage
+
+__all__ = ["RESULTS", "TRACE", "SUMMARY", "BAD_SUFFIX", "EvalRecord", "RecordAndTrace", "ResultsFile", "DiskFull",
+           "atomic_write", "describe_error", "disk_errors", "dump_line", "finite_number", "last_blocks", "meta",
+           "number", "read_lines", "read_records", "score", "usage", "writable"]
 
 log = logging.getLogger(__name__)
 
@@ -47,16 +53,6 @@ RESULTS = "results.jsonl"
 TRACE = "trace.jsonl"
 SUMMARY = "summary.json"
 BAD_SUFFIX = ".bad"
-
-
-def dump_line(obj: Any) -> str:
-    """One JSON line, encodable as UTF-8. Objects JSON cannot hold become their ``str``.
-
-    Raises ``ValueError`` only for what ``json`` itself refuses (an int over
-    Python's digit limit, a circular reference); callers inside the
-    per-example boundary turn that into the example's error.
-    """
-    return encodable(json.dumps(obj, ensure_ascii=False, default=str)) + "\n"
 
 
 #: Longest ``error`` text kept in a record (a parse error may quote a whole reply).
@@ -69,10 +65,10 @@ def describe_error(exc: BaseException) -> str:
 
 
 #: One example's record and its trace events, as the results file writes them.
-RecordAndTrace = tuple[dict[str, Any], list[dict[str, Any]]]
+RecordAndTrace = tuple[EvalRecord, list[dict[str, Any]]]
 
 
-def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> RecordAndTrace:
+def writable(record: EvalRecord, events: list[dict[str, Any]]) -> RecordAndTrace:
     """``record`` and ``events`` as the results file can write them.
 
     An event JSON cannot hold (say an int past Python's 4,300-digit limit)
@@ -85,16 +81,16 @@ def writable(record: dict[str, Any], events: list[dict[str, Any]]) -> RecordAndT
             dump_line(event)
             safe_events.append(event)
         except ValueError as exc:
-            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record["id"],
+            safe_events.append({"type": "error", "t": event.get("t", 0.0), "example": record.id,
                                 "error": f"unwritable {event.get('type')} event: {describe_error(exc)}"})
     try:
-        dump_line(record)
+        record.to_json()
     except ValueError as exc:
         error = f"unwritable record: {describe_error(exc)}"
-        record = {**record, "prediction": None, "confidence": None, "details": {},
-                  "error": f"{record['error']}; {error}" if record.get("error") else error}
-        safe_events.append({"type": "error", "t": 0.0, "example": record["id"], "error": error})
-        dump_line(record)  # every remaining field came from our code or the data file
+        record = dataclasses.replace(record, prediction=None, confidence=None, details={},
+                                     error=f"{record.error}; {error}" if record.error else error)
+        safe_events.append({"type": "error", "t": 0.0, "example": record.id, "error": error})
+        record.to_json()  # every remaining field came from our code or the data file
     return record, safe_events
 
 
@@ -153,7 +149,8 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]], bool]:
-    """JSON-object lines of ``path``: (records, corrupt (line number, raw), whether to rewrite).
+    """JSON-object lines of ``path`` (the trace's events; a results file's lines are read as
+    records by :func:`~.record.record_lines`): (objects, corrupt (line number, raw), whether to rewrite).
 
     A last line without its newline is a partial write: dropped, not corrupt.
     """
@@ -192,24 +189,37 @@ def last_blocks(events: list[dict[str, Any]], keep: set[str]) -> list[dict[str, 
 
 
 class ResultsFile:
+    """The results file of an output folder, opened for appending (see the module docstring).
+
+    ``records``: the kept records by example id, in file order.
+    """
+
     def __init__(self, out_dir: str | Path, *, retry_errors: bool = False) -> None:
         self.dir = Path(out_dir)
         self.dir.mkdir(parents=True, exist_ok=True)
         self.path = self.dir / RESULTS
         self.trace_path = self.dir / TRACE
-        records, bad, dirty = read_lines(self.path)
+        records: list[EvalRecord] = []
+        bad: list[tuple[int, bytes]] = []
+        dirty = False
+        if self.path.exists():
+            for line, record in record_lines(self.path, "torn"):
+                if record is not None:
+                    records.append(record)
+                    continue
+                dirty = True  # a partial write (a killed process), a blank or damaged line, an object with no id
+                if line.error is not None:
+                    bad.append((line.number, line.raw))
         if bad:
             self._set_aside(bad)
-        kept = [r for r in records if isinstance(r.get("id"), str)]
-        if retry_errors:
-            kept = [r for r in kept if not r.get("error")]
+        kept = [r for r in records if not r.failed] if retry_errors else records
         # Last record per id wins; keep file order.
-        by_id: dict[str, dict[str, Any]] = {}
+        by_id: dict[str, EvalRecord] = {}
         for r in kept:
-            by_id[r["id"]] = r
+            by_id[r.id] = r
         self.records = by_id
         if dirty or len(by_id) != len(records):
-            atomic_write(self.path, "".join(dump_line(r) for r in by_id.values()))
+            atomic_write(self.path, "".join(r.to_json() for r in by_id.values()))
         self._compact_trace()
         self._fh = self.path.open("a", encoding="utf-8")
         self._trace_fh = self.trace_path.open("a", encoding="utf-8")
@@ -234,21 +244,21 @@ class ResultsFile:
     def done(self) -> set[str]:
         return set(self.records)
 
-    def append(self, record: dict[str, Any], events: Iterable[dict[str, Any]] = ()) -> None:
+    def append(self, record: EvalRecord, events: Iterable[dict[str, Any]] = ()) -> None:
         """Trace events first, then the result line that makes them count.
 
         Everything is serialized before anything is written, so a value JSON
         cannot hold raises ``ValueError`` with both files untouched.
         """
         lines = "".join(dump_line(e) for e in events)
-        line = dump_line(record)
+        line = record.to_json()
         if lines:
             self._trace_fh.write(lines)
             self._trace_fh.flush()
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self.records[record["id"]] = record
+        self.records[record.id] = record
 
     def close(self) -> None:
         self._fh.close()
@@ -260,48 +270,10 @@ class ResultsFile:
         return path
 
 
-def read_records(out_dir: str | Path) -> dict[str, dict[str, Any]]:
+def read_records(out_dir: str | Path) -> dict[str, EvalRecord]:
     """The records of a results folder by example id (the last one per id), read without
     taking the folder: for reports and estimates beside or after a run."""
-    records, _bad, _dirty = read_lines(Path(out_dir) / RESULTS)
-    return {r["id"]: r for r in records if isinstance(r.get("id"), str)}
-
-
-def finite_number(value: Any) -> bool:
-    """Whether ``value`` is a finite int or float (not a bool, a NaN or an infinity)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def number(value: Any) -> float:
-    """A finite number read back from a record, else 0 (records hold whatever was written)."""
-    return float(value) if finite_number(value) else 0.0
-
-
-def score(record: Mapping[str, Any], metric: str) -> float:
-    """A record's score on ``metric``; an unscored example (an error with no metrics) counts 0.
-
-    A record that was scored but has no ``metric`` is a :class:`ConfigError`
-    naming the metric and the ones the record has: a misspelt metric (a
-    suite's ``games`` for the crosswords task's ``game``) never reads as 0.
-    """
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    if not metrics:
-        return 0.0
-    if metric not in metrics:
-        raise ConfigError(f"no metric {metric!r} in the record of example {record.get('id')!r}",
-                          hint=f"its task emits {', '.join(sorted(map(str, metrics)))}")
-    return number(metrics[metric])
-
-
-def meta(record: Mapping[str, Any]) -> dict[str, Any]:
-    """A record's ``meta`` (the example's own fields, e.g. its stratum); {} when it has none."""
-    value = record.get("meta")
-    return value if isinstance(value, dict) else {}
-
-
-def usage(record: Mapping[str, Any], key: str) -> float:
-    """One usage figure of a record (``total_tokens`` summed from its parts when absent)."""
-    used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    if key == "total_tokens" and "total_tokens" not in used:
-        return number(used.get("prompt_tokens")) + number(used.get("completion_tokens"))
-    return number(used.get(key))
+    path = Path(out_dir) / RESULTS
+    if not path.exists():
+        return {}
+    return {record.id: record for _line, record in record_lines(path, "torn") if record is not None}

@@ -30,6 +30,9 @@ and the record says ``stopped: "budget"`` (counted as ``n_budget_stopped``
 in the summary). What went wrong inside an example (replies cut off,
 unparsed or salvaged; refused calls) is counted from its trace into the
 record's ``step_problems`` (:func:`~thoughtloom.core.events.count_step_problems`).
+Each record is an :class:`~.record.EvalRecord`, made here and nowhere else
+(:func:`run_example`; :meth:`ExampleJob.failed` for an example whose
+worker died).
 
 The output folder is locked for the whole run (:mod:`.lock`), its
 ``run.json`` says what its results were made with and refuses a resume
@@ -74,7 +77,8 @@ from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .lock import OutputLock
 from .progress import Progress, RunStats
-from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, finite_number, writable
+from .record import EvalRecord, finite_number
+from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
 from .settings import EvalResources, EvalSettings
 from .summary import SummaryWriter, summarize, task_summary
 
@@ -232,7 +236,7 @@ def _failed(trace: Trace, exc: Exception, keep: bool = False) -> str:
 async def run_example(
     strategy: Strategy, task: Task, example: Example, res: EvalResources, settings: EvalSettings, *,
     progress: ProgressHook | None = None,
-) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+) -> RecordAndTrace:
     """Run and score one example; returns its record and its trace events.
 
     Raises a fatal (service or set-up) error, and :class:`~.breaker.ServerFailed`
@@ -242,45 +246,36 @@ async def run_example(
     """
     t0 = time.perf_counter()
     run = await run_problem(strategy, task, example.problem, res, settings, progress=progress, server_errors=True)
-    record = _unanswered(example)
+    prediction, truncated, stopped, metrics, confidence, anytime = None, False, None, {}, None, None
     error, details = run.error, {}
     if run.result is not None:
         result = run.result
-        try:
-            record["prediction"] = result.answer
-            record["truncated"] = bool(result.truncated)
-            record["stopped"] = result.stopped  # "budget": the strategy's best answer when its budget ran out
-            record["metrics"] = answer_metrics(task, result.answer, result.truncated, example.gold)
-            record["confidence"] = result.confidence
+        try:  # field by field: what was read before a failure stays in the error record
+            prediction = result.answer
+            truncated = bool(result.truncated)
+            stopped = result.stopped  # "budget": the strategy's best answer when its budget ran out
+            metrics = answer_metrics(task, result.answer, result.truncated, example.gold)
+            confidence = result.confidence
             if run.anytime is not None:
-                record["anytime"] = trajectory(run, strategy, task, example)
+                anytime = trajectory(run, strategy, task, example)
             details = to_json(result.details)
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)
     if error is not None:
         if run.server_failure is None:  # the breaker decides what a server failure is
             log.warning("example %s failed: %s", example.problem.id, error)
-        record["metrics"] = fallback_metrics(task, example.gold)  # scored as no answer, like every error
-        record["anytime"] = None
-        details = {}
-    record.update({
-        "usage": run.usage.as_dict(),
-        "latency_s": round(time.perf_counter() - t0, 6),
-        "error": error,
-        "step_problems": count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
-        "meta": to_json(dict(example.problem.meta)),
-        "details": details,
-    })
+        metrics = fallback_metrics(task, example.gold)  # scored as no answer, like every error
+        anytime, details = None, {}
+    record = EvalRecord(
+        id=example.problem.id, input=example.problem.question, prediction=prediction, gold=example.gold,
+        metrics=metrics, confidence=confidence, truncated=truncated, stopped=stopped, anytime=anytime,
+        usage=run.usage.as_dict(), latency_s=round(time.perf_counter() - t0, 6), error=error,
+        step_problems=count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
+        meta=to_json(dict(example.problem.meta)), details=details)
     outcome = writable(record, run.trace.events)
     if run.server_failure is not None:
         raise ServerFailed(outcome, run.server_failure)
     return outcome
-
-
-def _unanswered(example: Example) -> dict[str, Any]:
-    return {"id": example.problem.id, "input": example.problem.question, "prediction": None,
-            "gold": example.gold, "metrics": {}, "confidence": None, "truncated": False, "stopped": None,
-            "anytime": None}
 
 
 @dataclass(frozen=True)
@@ -296,9 +291,9 @@ class ExampleJob:
 
     def failed(self, example: Example, error: str) -> RecordAndTrace:
         """The error record of an example that never finished running (say its worker died)."""
-        record = {**_unanswered(example), "metrics": fallback_metrics(self.task, example.gold),
-                  "usage": UsageTotals().as_dict(), "latency_s": 0.0, "error": error, "step_problems": {},
-                  "meta": to_json(dict(example.problem.meta)), "details": {}}
+        record = EvalRecord(id=example.problem.id, input=example.problem.question, gold=example.gold,
+                            metrics=fallback_metrics(self.task, example.gold), usage=UsageTotals().as_dict(),
+                            latency_s=0.0, error=error, meta=to_json(dict(example.problem.meta)))
         return writable(record, [{"type": "error", "t": 0.0, "example": example.problem.id, "error": error}])
 
 
@@ -371,7 +366,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         summary = summarize(store.records.values(), total=len(examples), stats=stats,
                             wall_s=time.perf_counter() - t0, meta=run_meta, finished=finished)
         if final:  # the task's report may be slow: once, at the end
-            summary.update(task_summary(task, list(store.records.values())))
+            summary.update(task_summary(task, store.records.values()))
         return summary
 
     summaries = SummaryWriter(build, store.write_summary)
@@ -389,20 +384,20 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         if shown is not None:
             shown(update, stats)
 
-    def one(record: dict[str, Any], events: list[dict[str, Any]]) -> None:
-        stats.running.pop(record["id"], None)
+    def one(record: EvalRecord, events: list[dict[str, Any]]) -> None:
+        stats.running.pop(record.id, None)
         store.append(record, events)
         stats.done += 1
         stats.new += 1
-        stats.errors += bool(record["error"])
-        stats.truncated += record.get("truncated") is True
-        stats.budget_stopped += record.get("stopped") == "budget"
-        if primary in record["metrics"]:
-            stats.metric_sum += record["metrics"][primary]
+        stats.errors += record.failed
+        stats.truncated += record.truncated is True
+        stats.budget_stopped += record.budget_stopped
+        if primary in record.metrics:
+            stats.metric_sum += record.metrics[primary]
             stats.metric_n += 1
-        stats.usage.merge(UsageTotals.from_dict(record["usage"]))
+        stats.usage.merge(UsageTotals.from_dict(record.usage))
         if progress is not None:
-            progress.update(record, stats)
+            progress.update(record.to_dict(), stats)  # a display hears of the record as its JSON object
         summaries.tick()
 
     finished = False

@@ -19,11 +19,12 @@ from __future__ import annotations
 import logging
 import math
 import time
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping
 
 from ..core.events import RENAMED, STEP_PROBLEMS
 from ..core.types import to_json
-from .results import describe_error, number, score
+from .record import EvalRecord, number
+from .results import describe_error
 
 log = logging.getLogger(__name__)
 
@@ -79,32 +80,31 @@ def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) ->
 
 
 def summarize(
-    records: Iterable[dict[str, Any]], *, total: int, stats: Any, wall_s: float, meta: dict[str, Any],
-    finished: bool,
+    records: Iterable[EvalRecord | Mapping[str, Any]], *, total: int, stats: Any, wall_s: float,
+    meta: dict[str, Any], finished: bool,
 ) -> dict[str, Any]:
     """Metric means, usage totals and this invocation's figures over ``records``."""
-    records = list(records)
+    records = [EvalRecord.of(r) for r in records]
     n = len(records)
-    metric_names = sorted({k for r in records for k in _dict(r.get("metrics"))})
+    metric_names = sorted({k for r in records for k in r.metrics})
     metrics = {
-        name: round(sum(score(r, name) for r in records) / n, 6) if n else 0.0
+        name: round(sum(r.score(name) for r in records) / n, 6) if n else 0.0
         for name in metric_names
     }
-    usage: dict[str, Any] = {k: int(sum(number(_dict(r.get("usage")).get(k)) for r in records))
-                             for k in USAGE_KEYS}
+    usage: dict[str, Any] = {k: int(sum(number(r.usage.get(k)) for r in records)) for k in USAGE_KEYS}
     usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in USAGE_KEYS}
     return {
         **meta,
         "n": n,
         "total": total,
         "complete": finished and n >= total,
-        "n_errors": sum(1 for r in records if r.get("error")),
-        "n_truncated": sum(1 for r in records if r.get("truncated") is True),
-        "n_budget_stopped": sum(1 for r in records if r.get("stopped") == "budget"),
-        "step_problems": tally_step_problems(r.get("step_problems") for r in records),
+        "n_errors": sum(1 for r in records if r.failed),
+        "n_truncated": sum(1 for r in records if r.truncated is True),
+        "n_budget_stopped": sum(1 for r in records if r.budget_stopped),
+        "step_problems": tally_step_problems(r.step_problems for r in records),
         "metrics": metrics,
         "usage": usage,
-        "mean_latency_s": round(sum(number(r.get("latency_s")) for r in records) / n, 4) if n else 0.0,
+        "mean_latency_s": round(sum(number(r.latency_s) for r in records) / n, 4) if n else 0.0,
         "this_run": {
             "examples": stats.new,
             "calls": stats.usage.calls,
@@ -142,10 +142,12 @@ class SummaryWriter:
             self.write(False)
 
 
-def task_summary(task: Any, records: list[dict[str, Any]]) -> dict[str, Any]:
-    """The task's own aggregates (``task_report``); a failing report is noted, not fatal."""
+def task_summary(task: Any, records: Iterable[EvalRecord]) -> dict[str, Any]:
+    """The task's own aggregates (``task_report``); a failing report is noted, not fatal.
+
+    The task (a layer below eval) reads each record as its JSON object (``EvalRecord.to_dict``)."""
     try:
-        report = task.report(records)
+        report = task.report([EvalRecord.of(r).to_dict() for r in records])
     except Exception as exc:  # records hold model text; the summary must still be written
         log.warning("task report failed: %s", describe_error(exc))
         return {"task_report_error": describe_error(exc)}

@@ -9,8 +9,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..eval.record import EvalRecord
 from ..eval.summary import step_problem_lines, tally_step_problems
-from .figures import score, status
+from .figures import status
 from .hgot_view import hgot_section
 from .hierarchy import hierarchy
 from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
@@ -31,7 +32,7 @@ _LINE_FIELDS = {"retrieval": ("queries",), "sample": ("index", "answer"), "vote"
 BY_RULE = "(none: the task checks answers by its rules)"
 
 
-def example_page(record: dict[str, Any], events: list[dict[str, Any]], primary: str, *,
+def example_page(record: EvalRecord, events: list[dict[str, Any]], primary: str, *,
                  ruled: bool = False) -> Raw:
     """``ruled``: the task checks answers by its rules (Game of 24), so the record's gold is not shown."""
     sections: list[Any] = [_header(record, primary, ruled)]
@@ -54,42 +55,41 @@ def example_page(record: dict[str, Any], events: list[dict[str, Any]], primary: 
         sections.append(h("p", {"class": "note"}, "The trace holds no reasoning structure for this example "
                                                    "(a single call, or no trace was kept)."))
     sections.append(_timeline(events))
-    details = record.get("details")
+    details = record.details
     if details:
         sections.append(fold("the record's details (results.jsonl)",
                              text_block(json.dumps(details, indent=1, ensure_ascii=False, default=str))))
     return h("article", None, sections)
 
 
-def _header(record: dict[str, Any], primary: str, ruled: bool = False) -> Raw:
+def _header(record: EvalRecord, primary: str, ruled: bool = False) -> Raw:
     state = status(record, primary)
-    used = record.get("usage") if isinstance(record.get("usage"), dict) else {}
-    metrics = record.get("metrics") if isinstance(record.get("metrics"), dict) else {}
-    rows = [["question", text_block(record.get("input", ""))],
-            ["gold", BY_RULE if ruled else answer_text(record.get("gold"))],
-            ["prediction", text_block(record["prediction"]) if record.get("prediction") else
-             "(none)" if record.get("prediction") is None else "(an empty answer)"],
-            ["metrics", ", ".join(f"{k} {number(v, 3)}" for k, v in metrics.items()) or "–"],
-            ["confidence", number(record.get("confidence"), 3)],
+    used = record.usage
+    rows = [["question", text_block(record.input)],
+            ["gold", BY_RULE if ruled else answer_text(record.gold)],
+            ["prediction", text_block(record.prediction) if record.prediction else
+             "(none)" if record.prediction is None else "(an empty answer)"],
+            ["metrics", ", ".join(f"{k} {number(v, 3)}" for k, v in record.metrics.items()) or "–"],
+            ["confidence", number(record.confidence, 3)],
             ["cost", f"{number(used.get('calls'))} calls ({number(used.get('cached_calls'))} cached), "
                      f"{number(used.get('prompt_tokens'))} prompt + {number(used.get('completion_tokens'))} "
                      f"completion tokens, model {number(used.get('latency_s'), 2)} s, "
-                     f"wall {number(record.get('latency_s'), 2)} s"]]
-    if record.get("truncated"):
+                     f"wall {number(record.latency_s, 2)} s"]]
+    if record.truncated:
         rows.append(["truncated", "the reply was cut off at max_tokens (scored as no answer)"])
-    if record.get("stopped"):
-        rows.append(["stopped", f"{record['stopped']}: the strategy's best answer when it stopped"])
-    if record.get("error"):
-        rows.append(["error", text_block(record["error"])])
-    problems = step_problem_lines(tally_step_problems([record.get("step_problems")]))
+    if record.stopped:
+        rows.append(["stopped", f"{record.stopped}: the strategy's best answer when it stopped"])
+    if record.error:
+        rows.append(["error", text_block(record.error)])
+    problems = step_problem_lines(tally_step_problems([record.step_problems]))
     if problems:
         rows.append(["inside", h("ul", {"class": "problems"}, [h("li", None, line) for line in problems])])
-    if record.get("meta"):
-        rows.append(["meta", json.dumps(record["meta"], ensure_ascii=False, default=str)])
+    if record.meta:
+        rows.append(["meta", json.dumps(record.meta, ensure_ascii=False, default=str)])
     return h("header", None,
              h("nav", {"class": "top"}, h("a", {"href": "#"}, "← run overview")),
-             h("h1", None, str(record.get("id")), " ", h("span", {"class": f"badge {state}"}, state),
-               h("span", {"class": "sub"}, f"  {primary} {number(score(record, primary), 3)}")),
+             h("h1", None, record.id, " ", h("span", {"class": f"badge {state}"}, state),
+               h("span", {"class": "sub"}, f"  {primary} {number(record.score(primary), 3)}")),
              h("table", {"class": "grid kv"}, [h("tr", None, h("td", None, k), h("td", None, v)) for k, v in rows]))
 
 

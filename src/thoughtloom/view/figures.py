@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..eval.results import score, usage
+from ..eval.record import EvalRecord
 from ..eval.stats import Estimate, mean_ci
 from ..eval.summary import step_problem_lines, tally_step_problems
 from .rundir import RunFolder
@@ -17,11 +17,11 @@ USAGE = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_t
 STATUSES = ("correct", "partial", "wrong", "error")
 
 
-def status(record: dict[str, Any], metric: str) -> str:
+def status(record: EvalRecord, metric: str) -> str:
     """correct (full marks on the primary metric), partial, wrong, or error."""
-    if record.get("error"):
+    if record.failed:
         return "error"
-    value = score(record, metric)
+    value = record.score(metric)
     return "correct" if value >= 1.0 - 1e-9 else "partial" if value > 0 else "wrong"
 
 
@@ -60,15 +60,15 @@ def figures(run: RunFolder, *, replicates: int = 10_000) -> RunFigures:
     records = list(run.records.values())
     names = run.metric_names()
     primary = run.primary_metric(names)
-    metrics = {m: mean_ci([score(r, m) for r in records], replicates=replicates) for m in names}
-    groups: dict[str, list[dict[str, Any]]] = {}
+    metrics = {m: mean_ci([r.score(m) for r in records], replicates=replicates) for m in names}
+    groups: dict[str, list[EvalRecord]] = {}
     for r in records:
         stratum = run.stratum(r)
         if stratum is not None:
             groups.setdefault(stratum, []).append(r)
     strata = {}
     if len(groups) > 1:
-        strata = {s: {m: mean_ci([score(r, m) for r in rs], replicates=replicates) for m in names}
+        strata = {s: {m: mean_ci([r.score(m) for r in rs], replicates=replicates) for m in names}
                   for s, rs in sorted(groups.items())}
     statuses = {s: 0 for s in STATUSES}
     for r in records:
@@ -80,11 +80,11 @@ def figures(run: RunFolder, *, replicates: int = 10_000) -> RunFigures:
     return RunFigures(
         primary=primary, metrics=metrics, strata=strata, n=len(records), total=total,
         complete=bool(run.summary.get("complete")),
-        usage={k: sum(usage(r, k) for r in records) for k in USAGE}, statuses=statuses,
-        truncated=sum(1 for r in records if r.get("truncated") is True),
-        budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
+        usage={k: sum(r.used(k) for r in records) for k in USAGE}, statuses=statuses,
+        truncated=sum(1 for r in records if r.truncated is True),
+        budget_stopped=sum(1 for r in records if r.budget_stopped),
         wall_s=wall, wall_note=note, extra_counts=counts,
-        problems=step_problem_lines(tally_step_problems(r.get("step_problems") for r in records),
+        problems=step_problem_lines(tally_step_problems(r.step_problems for r in records),
                                     examples=len(records)))
 
 
@@ -102,4 +102,4 @@ def _wall(run: RunFolder) -> tuple[float | None, str]:
 
 def scores(run: RunFolder, metric: str) -> dict[str, float]:
     """Example id -> score, for paired differences."""
-    return {rid: score(r, metric) for rid, r in run.records.items()}
+    return {rid: r.score(metric) for rid, r in run.records.items()}

@@ -12,7 +12,7 @@ import math
 from typing import Any
 from urllib.parse import quote
 
-from .figures import STATUSES, RunFigures, score, status, usage
+from .figures import STATUSES, RunFigures, status
 from .curve_view import CURVE_REPLICATES, curve_data, curve_section, curves_of, summary
 from .example_page import BY_RULE
 from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
@@ -107,7 +107,7 @@ def _settings(run: RunFolder) -> Raw:
 
 def _plot(run: RunFolder, fig: RunFigures) -> Raw:
     """Each example's primary score against its tokens (log scale), jittered, linked to its page."""
-    points = [(rid, usage(r, "total_tokens"), score(r, fig.primary), status(r, fig.primary))
+    points = [(rid, r.used("total_tokens"), r.score(fig.primary), status(r, fig.primary))
               for rid, r in run.records.items()]
     if not points:
         return Raw("")
@@ -145,12 +145,12 @@ def _examples(run: RunFolder, fig: RunFigures) -> Raw:
     for rid, r in run.records.items():
         state = status(r, fig.primary)
         cells = [(h("a", {"href": example_href(rid)}, rid), rid), (state, state)]
-        cells += [(number(score(r, m), 3), score(r, m)) for m in metrics]
-        cells += [(number(int(usage(r, "total_tokens"))), usage(r, "total_tokens")),
-                  (number(int(usage(r, "calls"))), usage(r, "calls")),
-                  (number(r.get("latency_s"), 2), r.get("latency_s") or 0)]
-        pred = "" if r.get("prediction") is None else str(r.get("prediction"))
-        gold = BY_RULE if ruled else answer_text(r.get("gold"))
+        cells += [(number(r.score(m), 3), r.score(m)) for m in metrics]
+        cells += [(number(int(r.used("total_tokens"))), r.used("total_tokens")),
+                  (number(int(r.used("calls"))), r.used("calls")),
+                  (number(r.latency_s, 2), r.latency_s or 0)]
+        pred = "" if r.prediction is None else str(r.prediction)
+        gold = BY_RULE if ruled else answer_text(r.gold)
         cells += [(clip(pred, 80), pred), (clip(gold, 60), gold)]
         rows.append(h("tr", {"data-status": state},
                       [h("td", {"data-v": v, "class": "clip" if i >= len(head) - 2 else None}, c)

@@ -3,9 +3,10 @@
 ``thoughtloom eval --out DIR`` leaves ``results.jsonl`` (one record per
 example), ``trace.jsonl`` (every event, each example's events in one
 block), ``summary.json`` and, from runs that record their identity,
-``run.json``. :class:`RunFolder` reads the small files at once and streams
-the trace one example's block at a time, so a large run is never held in
-memory as parsed events all together. A run still in progress, or one
+``run.json``. :class:`RunFolder` reads the records (through the eval's own
+reader, :class:`~thoughtloom.eval.record.EvalRecord`) and the small files
+at once, and streams the trace one example's block at a time, so a large
+run is never held in memory as parsed events all together. A run still in progress, or one
 killed half way, reads as far as it got; an unreadable line is skipped and
 counted (``skipped_lines``), never fatal.
 """
@@ -22,8 +23,9 @@ from .. import tasks
 from ..core.errors import ConfigError
 from ..core.events import current_names
 from ..core.files import jsonl_lines
-from ..eval.identity import RUN as RUN_JSON
-from ..eval.results import RESULTS, SUMMARY, TRACE, meta
+from ..eval.identity import RUN
+from ..eval.record import EvalRecord, record_lines
+from ..eval.results import RESULTS, SUMMARY, TRACE
 
 log = logging.getLogger(__name__)
 
@@ -42,9 +44,9 @@ def _json_file(path: Path) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _objects(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
-    """Each JSON-object line of ``path``; a line that is not one (a partial last line of a run
-    still writing, or a damaged one) adds 1 to ``counter[0]``."""
+def _events(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
+    """Each JSON-object line of the trace ``path``; a line that is not one (a partial last line of
+    a run still writing, or a damaged one) adds 1 to ``counter[0]``."""
     if not path.exists():
         return
     for line in jsonl_lines(path, "skip"):
@@ -61,7 +63,7 @@ class RunFolder:
     path: Path
     summary: dict[str, Any]
     identity: dict[str, Any]
-    records: dict[str, dict[str, Any]]
+    records: dict[str, EvalRecord]
     skipped: list[int] = field(default_factory=lambda: [0])
 
     @classmethod
@@ -71,12 +73,15 @@ class RunFolder:
             raise ConfigError(f"{path} is not a run folder (no {RESULTS})",
                               hint="pass the --out folder of `thoughtloom eval`")
         skipped = [0]
-        records: dict[str, dict[str, Any]] = {}
-        for record in _objects(path / RESULTS, skipped):
-            if isinstance(record.get("id"), str):
-                records[record["id"]] = record  # the last record of an id wins, as on resume
+        records: dict[str, EvalRecord] = {}
+        # the eval's own reader; "skip": a partial last line of a run still writing is counted, not fatal
+        for line, record in record_lines(path / RESULTS, "skip"):
+            if record is not None:
+                records[record.id] = record  # the last record of an id wins, as on resume
+            elif line.error is not None:
+                skipped[0] += 1
         summary = _json_file(path / SUMMARY)
-        identity = _json_file(path / RUN_JSON) or summary.get("identity")  # the runner keeps a copy there
+        identity = _json_file(path / RUN) or summary.get("identity")  # the runner keeps a copy there
         return cls(path, summary, identity if isinstance(identity, dict) else {}, records, skipped)
 
     @property
@@ -133,7 +138,7 @@ class RunFolder:
 
     def metric_names(self) -> list[str]:
         """Every metric some record has, the task's primary one first."""
-        names = sorted({k for r in self.records.values() for k in (r.get("metrics") or {})})
+        names = sorted({k for r in self.records.values() for k in r.metrics})
         primary = self.primary_metric(names)
         return [primary, *[n for n in names if n != primary]] if primary in names else names
 
@@ -141,14 +146,13 @@ class RunFolder:
         task = self.task()
         if task is not None:
             return task.primary_metric
-        names = names if names is not None else sorted(
-            {k for r in self.records.values() for k in (r.get("metrics") or {})})
+        names = names if names is not None else sorted({k for r in self.records.values() for k in r.metrics})
         return names[0] if names else "em"
 
-    def stratum(self, record: dict[str, Any]) -> str | None:
+    def stratum(self, record: EvalRecord) -> str | None:
         """The record's stratum by the task's own rule (None: the task has no strata)."""
         task = self.task()
-        fields = meta(record)
+        fields = record.meta
         if task is None:
             value = fields.get("stratum")
             return None if value is None else str(value)
@@ -165,7 +169,7 @@ class RunFolder:
         """
         block: list[dict[str, Any]] = []
         current: str | None = None
-        for event in _objects(self.path / TRACE, self.skipped):
+        for event in _events(self.path / TRACE, self.skipped):
             example = event.get("example") if isinstance(event.get("example"), str) else ""
             if block and example != current:
                 yield current or "", block

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from ..curves import RunCurves, run_curves
-from ..results import SUMMARY, meta, read_records, score, usage
+from ..record import EvalRecord
+from ..results import SUMMARY, read_records
 from ..stats import Estimate, judge, mean_ci, paired_difference
 from .budgetwise import along_budget
 from .run import Cell, Plan, Slice
@@ -81,40 +82,41 @@ def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice)
         return CellResult(dataset, method, total=len(order), seeds=0, n=0)
     common = [i for i in order if all(i in run for run in runs)]
     records = [run[i] for run in runs for i in common]
-    by_example = {m: {i: sum(score(run[i], m) for run in runs) / len(runs) for i in common}
+    by_example = {m: {i: sum(run[i].score(m) for run in runs) / len(runs) for i in common}
                   for m in dataset.metrics}
-    metrics = {m: mean_ci([[score(run[i], m) for i in common] for run in runs]) for m in dataset.metrics}
-    stratum_of = {i: sl.task.stratum(meta(runs[0][i])) or "medium" for i in common}  # the task's own rule
+    metrics = {m: mean_ci([[run[i].score(m) for i in common] for run in runs]) for m in dataset.metrics}
+    stratum_of = {i: sl.task.stratum(runs[0][i].meta) or "medium" for i in common}  # the task's own rule
     strata: dict[str, Estimate] = {}
     if dataset.strata:
         for name in ("long", "medium", "short"):
             ids = [i for i in common if stratum_of[i] == name]
             if ids:
-                strata[name] = mean_ci([[score(run[i], dataset.primary) for i in ids] for run in runs])
+                strata[name] = mean_ci([[run[i].score(dataset.primary) for i in ids] for run in runs])
         strata["overall"] = metrics[dataset.primary]
     caps = {"max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
     curves = tuple(run_curves({i: run[i] for i in common}, caps) for run in runs)
-    tokens = sum(usage(r, "total_tokens") for r in records)
-    solved = sum(score(r, dataset.primary) for r in records)
+    tokens = sum(r.used("total_tokens") for r in records)
+    solved = sum(r.score(dataset.primary) for r in records)
     return CellResult(
         dataset, method, total=len(order), seeds=len(runs), n=len(common), metrics=metrics, strata=strata,
-        calls=sum(usage(r, "calls") for r in records) / len(records) if records else 0.0,
+        calls=sum(r.used("calls") for r in records) / len(records) if records else 0.0,
         tokens=tokens / len(records) if records else 0.0,
         tokens_per_solved=tokens / solved if solved > 0 else None,
-        errors=sum(1 for r in records if r.get("error")),
-        budget_stopped=sum(1 for r in records if r.get("stopped") == "budget"),
-        truncated=sum(1 for r in records if r.get("truncated") is True),
-        cut_off=sum(1 for r in records if usage(r, "truncated_calls") > 0),
+        errors=sum(1 for r in records if r.failed),
+        budget_stopped=sum(1 for r in records if r.budget_stopped),
+        truncated=sum(1 for r in records if r.truncated is True),
+        cut_off=sum(1 for r in records if r.used("truncated_calls") > 0),
         no_answer=sum(1 for r in records if not answered(sl, r)),
         by_example=by_example, stratum_of=stratum_of, curves=curves)
 
 
-def answered(sl: Slice, record: Mapping[str, Any]) -> bool:
+def answered(sl: Slice, record: EvalRecord | Mapping[str, Any]) -> bool:
     """Whether a record was scored on an answer: no error, not cut off (where the task scores
     no truncated answer), and a prediction the task's reader reads (``Task.answered``)."""
-    if record.get("error") or (record.get("truncated") is True and not sl.task.score_truncated):
+    record = EvalRecord.of(record)
+    if record.failed or (record.truncated is True and not sl.task.score_truncated):
         return False
-    return sl.task.answered(record.get("prediction"))
+    return sl.task.answered(record.prediction)
 
 
 def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple[tuple[str, float, float], ...]:
