@@ -1,6 +1,7 @@
 """Evaluation: the resumable runner and its results files (length stratification is a task's report:
 :mod:`thoughtloom.tasks.stratify`)."""
 
+from .assembly import RunSpec, default_out
 from .lock import OutputLock, OutputLocked
 from .progress import Progress, RunStats
 from .runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, evaluate, run_example, run_problem
@@ -8,5 +9,5 @@ from .summary import summarize
 
 __all__ = [
     "DEFAULT_MAX_CALLS", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "Progress",
-    "RunStats", "evaluate", "run_example", "run_problem", "summarize",
+    "RunSpec", "RunStats", "default_out", "evaluate", "run_example", "run_problem", "summarize",
 ]
