@@ -25,6 +25,8 @@ trace, error boundary and results files are those of ``thoughtloom run`` and
   opened for the call and closed after it, or an LM you opened
   (:func:`thoughtloom.lm.open_lm`, ``ScriptedLM``), which stays open.
   ``cache`` is a completion cache file; none by default.
+- The keywords make a :class:`~thoughtloom.eval.assembly.RunSpec` (:func:`run_spec`), the spec
+  ``thoughtloom run``/``eval``, ``reproduce`` and the Ray workers open a run from too.
 - ``solve`` and ``evaluate`` run an event loop of their own; inside a running
   loop (a notebook, an async app) ``await asolve(...)`` / ``aevaluate(...)``.
 
