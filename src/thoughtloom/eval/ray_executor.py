@@ -4,10 +4,10 @@ Each actor (:class:`ExampleWorker`) is sent the run's
 :class:`~.assembly.RunSpec` and opens its own services once from it, as a
 local run does (:meth:`~.assembly.RunSpec.open`): its LM stack (the
 embedded model loads once per actor; an OpenAI-compatible client), its
-retriever and its judge. The spec carries the API key the driver was given. Examples are sent
-to the actors as Ray tasks, ``--concurrency`` in flight per actor, to the
-least busy one; an actor runs them on one event loop, so their model calls
-share its LM stack as they do in a local run. Each record comes back to the
+retriever and its judge; the spec carries the API key the driver was
+given. Examples are sent to the actors as Ray tasks, ``--concurrency`` in
+flight per actor, to the least busy one; an actor runs them on one event
+loop, so their model calls share its LM stack as they do in a local run. Each record comes back to the
 driver, which alone appends it (:func:`.runner.evaluate`): a driver stopped
 at any point is resumed by rerunning the command, with no lost and no
 duplicated record.
