@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 from thoughtloom import strategies, tasks
-from thoughtloom.cli.options import build_lm
+from thoughtloom.cli.options import run_spec
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
 
 from hgot_table import open_judge, open_retriever  # type: ignore[import-not-found]
@@ -52,7 +52,7 @@ def main() -> None:
 
     task = tasks.get(args.task)
     examples = [e for e in task.load(args.data) if e.problem.meta["stratum"] == args.stratum][: args.n]
-    lm = build_lm(args.model, Path(args.cache), "use", 1)
+    lm = run_spec(args.model, Path(args.cache), "use").open_lm()
     res = EvalResources(lm, retriever=open_retriever(args.index), entail=open_judge(args.judge, lm))
     cls = strategies.get("hgot")
     base = dict(s.split("=", 1) for s in args.sets)

@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 
 from thoughtloom import strategies, tasks
-from thoughtloom.cli.options import build_lm
+from thoughtloom.cli.options import run_spec
 from thoughtloom.eval.annotate import qualified_rows
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
 from thoughtloom.strategies.hgot import demos as demolib
@@ -42,7 +42,7 @@ def main() -> None:
 
     task = tasks.get(args.task)
     examples = task.load(args.data)[: args.n]
-    lm = build_lm(args.model, Path(args.cache), "use", 1)
+    lm = run_spec(args.model, Path(args.cache), "use").open_lm()
     res = EvalResources(lm, retriever=open_retriever(args.index), entail=open_judge(args.judge, lm))
     cls = strategies.get("hgot")
     run_dir = Path(args.out).with_suffix("") / "runs"

@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 from thoughtloom import tasks
-from thoughtloom.cli.options import build_lm
+from thoughtloom.cli.options import run_spec
 from thoughtloom.eval.services import pooled_retriever
 from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import plan as planmod
@@ -59,7 +59,7 @@ def main() -> None:
 
     task = tasks.get("hotpotqa")
     examples = task.load(args.data)[args.skip: args.skip + args.n]
-    lm = build_lm(args.model, Path(args.cache), "use", 1)
+    lm = run_spec(args.model, Path(args.cache), "use").open_lm()
     retriever = pooled_retriever(task.pooled_corpus())
     cfg = HGOTConfig(plan_stages=args.stages)
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from thoughtloom import strategies, tasks
-from thoughtloom.cli.options import build_lm
+from thoughtloom.cli.options import run_spec
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
 from thoughtloom.lm import Budget
 
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> None:
         if counts[s] < args.n:
             picked.append(e)
             counts[s] += 1
-    lm = build_lm(args.model, Path(args.cache), "use", args.concurrency, args.n_ctx)
+    lm = run_spec(args.model, Path(args.cache), "use", concurrency=args.concurrency, n_ctx=args.n_ctx).open_lm()
     res = EvalResources(lm, retriever=open_retriever(args.index), entail=open_judge(args.judge, lm))
     sets = parse_sets(args.sets)
     out = Path(args.out)

@@ -10,6 +10,7 @@ import pytest
 import thoughtloom
 from thoughtloom import api
 from thoughtloom.core import ConfigError
+from thoughtloom.eval import assembly
 from thoughtloom.tasks.datasets import sample_path
 from thoughtloom.testing import ScriptedLM
 
@@ -44,9 +45,9 @@ def test_max_calls_is_the_budget_and_the_strategys_own_cap():
     lm = ScriptedLM(lambda req: "The answer is: 7")
     solution = thoughtloom.solve("cot-sc", "q", task="gsm8k", model=lm, n=5, max_calls=3)
     assert solution.calls == 3 == len(lm.requests)  # cot-sc takes as many samples as the budget leaves
-    built = api._strategy("decomp", {}, 500)  # decomp's own cap (300) is raised with it
+    built = api.run_spec(max_calls=500).strategy("decomp")  # decomp's own cap (300) is raised with it
     assert built.config.max_calls == 500
-    assert api._strategy("self-refine", {}, 7).config.max_calls == 7
+    assert api.run_spec(max_calls=7).strategy("self-refine").config.max_calls == 7
     with pytest.raises(ConfigError, match="max_calls"):
         thoughtloom.solve("cot", "q", model=lm, max_calls=0)
 
@@ -91,7 +92,7 @@ def test_a_model_spec_is_opened_for_the_call_and_closed_after(monkeypatch):
         opened.append((spec, kwargs, lm))
         return lm
 
-    monkeypatch.setattr(api, "open_lm", fake_open_lm)
+    monkeypatch.setattr(assembly, "open_lm", fake_open_lm)
     solution = thoughtloom.solve("cot", "1 + 2?", task="gsm8k", model="openai:m@http://127.0.0.1:9/v1",
                                  cache="~/c.sqlite", api_key="k")
     assert solution.answer == "3"

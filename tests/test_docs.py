@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from conftest import REPO
 from thoughtloom import strategies
-from thoughtloom.cli import options
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 from thoughtloom.tasks.datasets import sample_path
 from thoughtloom.testing import ScriptedLM
@@ -66,7 +66,7 @@ def invoke(doc: str, command: str, tmp_path: Path, monkeypatch: pytest.MonkeyPat
     monkeypatch.syspath_prepend(str(tmp_path))
     for name, text in doc_files(doc).items():  # the page's own files (a task module, a data file)
         (tmp_path / name).write_text(text, encoding="utf-8")
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(_reply))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(_reply))
     for task in ("hotpotqa",):  # $(thoughtloom data path TASK), as a shell would expand it
         command = command.replace(f'"$(thoughtloom data path {task})"', shlex.quote(str(sample_path(task))))
     args = shlex.split(command)[1:]

@@ -25,6 +25,8 @@ trace, error boundary and results files are those of ``thoughtloom run`` and
   opened for the call and closed after it, or an LM you opened
   (:func:`thoughtloom.lm.open_lm`, ``ScriptedLM``), which stays open.
   ``cache`` is a completion cache file; none by default.
+- The keywords make a :class:`~thoughtloom.eval.assembly.RunSpec` (:func:`run_spec`), the spec
+  ``thoughtloom run``/``eval``, ``reproduce`` and the Ray workers open a run from too.
 - ``solve`` and ``evaluate`` run an event loop of their own; inside a running
   loop (a notebook, an async app) ``await asolve(...)`` / ``aevaluate(...)``.
 
@@ -35,24 +37,22 @@ The explicit path (:class:`~thoughtloom.strategies.Context`, a strategy's
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, TypeVar
 
-from . import strategies, tasks
+from . import tasks
 from .core.errors import ConfigError, ThoughtloomError
 from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem, to_json
+from .eval.assembly import RunSpec, default_out
 from .eval.identity import DataSource
-from .eval.runner import EvalResources, EvalSettings, Progress, evaluate as run_eval, run_notes, run_problem
-from .eval.services import open_entail, open_retriever
-from .lm import Budget, CacheMode, UsageTotals, open_lm, requests_at_once
-from .strategies.interface import DEFAULT_MAX_CALLS
+from .eval.runner import Progress, evaluate as run_eval, run_problem
+from .lm import CacheMode, UsageTotals
 from .strategies.result import Result
 from .tasks import QA, Example, Task
 from .tasks.datasets import Dataset, load_examples
@@ -114,12 +114,12 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
                  **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
     task_obj = tasks.resolve(task)
-    strat = _strategy(strategy, options, max_calls, task_obj)
-    settings = EvalSettings(budget=_budget(max_calls, token_budget), seed=seed, example_timeout_s=timeout_s)
-    async with _model(model, cache, cache_mode, api_key, 1) as lm:
-        resources = _resources(lm, index, entail, prompts)
-        run = await run_problem(strat, task_obj, Problem("api", question, context), resources, settings,
-                                progress=progress)
+    spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
+                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed)
+    strat = spec.strategy(strategy, options, task_obj)
+    async with spec.open(_given(model)) as resources:
+        run = await run_problem(strat, task_obj, Problem("api", question, context), resources,
+                                spec.settings(example_timeout_s=timeout_s), progress=progress)
     if run.result is None:
         raise SolveFailed(run.error or "the strategy failed", trace=run.trace, usage=run.usage)
     return Solution(run.result.answer, run.result, run.usage, run.trace, run.seconds)
@@ -155,24 +155,22 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
     task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
                              metric=metric)
-    strat = _strategy(strategy, options, max_calls, task_obj)
+    spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
+                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, concurrency=concurrency)
+    strat = spec.strategy(strategy, options, task_obj)
     if examples is not None:
         if data is not None:
             raise ConfigError("pass data (a file) or examples (a list), not both")
-        dataset, source = _given(task_obj, list(examples), offset, limit)
+        dataset, source = _in_memory(task_obj, list(examples), offset, limit)
     else:
         dataset = load_examples(task_obj, data, offset=offset, limit=limit)
         source = DataSource(dataset.path, offset, limit)
-    out_dir = Path(out) if out is not None else Path("runs") / f"{task_obj.name}_{strategy}"
-    settings = EvalSettings(concurrency=concurrency, budget=_budget(max_calls, token_budget),
-                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout_s)
-    async with _model(model, cache, cache_mode, api_key, concurrency) as lm:
-        meta = {"model": lm.model_id, **run_notes(dataset, settings, offset=offset, limit=limit, index=index,
-                                                  cache_mode=cache_mode if cache is not None else "off",
-                                                  entail=entail)}
-        return await run_eval(strat, task_obj, dataset.examples, _resources(lm, index, entail, prompts), out_dir,
-                              settings=settings, progress=progress, meta=meta, force=force, command=command,
-                              source=source)
+    out_dir = Path(out) if out is not None else default_out(task_obj.name, strategy)
+    settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout_s)
+    async with spec.open(_given(model)) as resources:
+        meta = {"model": resources.lm.model_id, **spec.notes(dataset, settings, offset=offset, limit=limit)}
+        return await run_eval(strat, task_obj, dataset.examples, resources, out_dir, settings=settings,
+                              progress=progress, meta=meta, force=force, command=command, source=source)
 
 
 def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | None = None,
@@ -209,7 +207,7 @@ def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | N
     return _sync(aevaluate, "evaluate", strategy, task, data, **kwargs)
 
 
-def _given(task: Task, items: list[Any], offset: int, limit: int | None) -> tuple[Dataset, DataSource]:
+def _in_memory(task: Task, items: list[Any], offset: int, limit: int | None) -> tuple[Dataset, DataSource]:
     """Examples passed in memory, sliced like a file's, with a hash of their content for the run's identity."""
     if all(isinstance(x, Example) for x in items):
         examples = items
@@ -240,37 +238,21 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
                        f"async app): use `await thoughtloom.a{name}(...)` there")
 
 
-def _strategy(name: str, options: dict[str, Any], max_calls: int | None,
-              task: tasks.Task | None = None) -> strategies.Strategy:
-    """The strategy with its options (and ``task``'s search settings for the tree strategies); ``max_calls``
-    is also its own call cap where it has one."""
-    return strategies.build(name, options, task, max_calls=max_calls)
+def run_spec(model: str | LM = "embedded", *, max_calls: int | None = None, token_budget: int | None = None,
+             cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
+             index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
+             seed: int = 0, concurrency: int = 1) -> RunSpec:
+    """The :class:`~thoughtloom.eval.assembly.RunSpec` these keywords ask for, as :func:`solve` and
+    :func:`evaluate` open it (``token_budget`` is its ``max_tokens``; an LM object for ``model`` leaves
+    its ``model`` None: the LM is handed to :meth:`RunSpec.open`)."""
+    return RunSpec(model=model if isinstance(model, str) else None, api_key=api_key, cache=cache,
+                   cache_mode=cache_mode, max_calls=max_calls, max_tokens=token_budget, index=index,
+                   entail=entail, prompts=prompts, seed=seed, concurrency=concurrency)
 
 
-def _budget(max_calls: int | None, token_budget: int | None) -> Budget:
-    return Budget(max_calls=DEFAULT_MAX_CALLS if max_calls is None else max_calls, max_tokens=token_budget)
-
-
-def _resources(lm: LM, index: str | Path | None, entail: str, prompts: str | Path | None) -> EvalResources:
-    """The services every question shares, as ``run`` and ``eval`` build them."""
-    prompt_dir = Path(prompts) if prompts is not None else None
-    return EvalResources(lm, open_retriever(Path(index) if index is not None else None),
-                         open_entail(entail, lm, prompt_dir), prompt_dir=prompt_dir)
-
-
-@contextlib.asynccontextmanager
-async def _model(model: str | LM, cache: str | Path | None, cache_mode: CacheMode, api_key: str | None,
-                 concurrency: int) -> AsyncIterator[LM]:
-    """``model`` for the length of a call: a spec is opened here and closed after; an LM object is the caller's."""
-    if not isinstance(model, str):
-        yield model
-        return
-    lm = open_lm(model, api_key=api_key, cache_path=Path(cache).expanduser() if cache is not None else None,
-                 cache_mode=cache_mode, max_concurrent=requests_at_once(model, concurrency))
-    try:
-        yield lm
-    finally:
-        await lm.aclose()
+def _given(model: str | LM) -> LM | None:
+    """An LM the caller opened (it stays the caller's), or None for a model spec the run opens and closes."""
+    return None if isinstance(model, str) else model
 
 
 __all__ = ["Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]

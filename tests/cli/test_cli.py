@@ -101,7 +101,7 @@ def test_run_and_eval_share_one_option_group():
 
 
 def test_run_stopped_by_its_budget_shows_the_best_answer_so_far(monkeypatch):
-    from thoughtloom.cli import options
+    from thoughtloom.eval import assembly
     from thoughtloom.testing import ScriptedLM
 
     def reply(req):
@@ -110,7 +110,7 @@ def test_run_stopped_by_its_budget_shows_the_best_answer_so_far(monkeypatch):
                     "Dependencies: Step 1 -> Step 2")
         return "Steven Spielberg was born in 1946 [1].\nAnswer: 1946"
 
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(reply))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(reply))
     # 3 calls: the root's two thoughts and its plan; the first sub-question's thoughts do not fit
     args = ["run", "hgot", "In what year was the director of Jaws born?", "--set", "samples=2",
             "--set", "max_depth=2", "--max-calls", "3", "--no-cache"]

@@ -10,7 +10,8 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import REPO
-from thoughtloom.cli import answer, options
+from thoughtloom.cli import answer
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.testing import ScriptedLM
@@ -22,7 +23,7 @@ ENV = {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
 def scripted(monkeypatch, reply):
     lm = ScriptedLM(reply)
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: lm)
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: lm)
     return lm
 
 

@@ -174,10 +174,11 @@ def test_the_docs_list_every_environment_variable_the_code_reads():
 def test_quiet_silences_the_live_status_on_a_terminal(monkeypatch):
     import io
 
-    from thoughtloom.cli import options, render
+    from thoughtloom.cli import render
+    from thoughtloom.eval import assembly
     from thoughtloom.testing import ScriptedLM
 
-    monkeypatch.setattr(options, "build_lm", lambda *a, **kw: ScriptedLM(lambda r: "The answer is: 4"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **kw: ScriptedLM(lambda r: "The answer is: 4"))
     screen = io.StringIO()
     # stderr as a terminal, so the status is drawn (the private fields: the `file` property would
     # restore as the stderr of the moment, not as "whatever sys.stderr is")

@@ -11,10 +11,10 @@ runner = CliRunner()
 
 
 def _no_action(monkeypatch):
-    from thoughtloom.cli import options
+    from thoughtloom.eval import assembly
 
     # every ReAct turn lacks an action, and so does the re-ask for it
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(lambda req: " hmm"))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(lambda req: " hmm"))
 
 
 def test_run_prints_unparsed_replies_and_the_budget_stop(monkeypatch):
@@ -30,9 +30,9 @@ def test_run_prints_unparsed_replies_and_the_budget_stop(monkeypatch):
 
 
 def test_a_clean_run_prints_no_problem_lines(monkeypatch):
-    from thoughtloom.cli import options
+    from thoughtloom.eval import assembly
 
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(lambda req: "The answer is: 4"))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(lambda req: "The answer is: 4"))
     r = runner.invoke(app, ["run", "cot", "2+2?", "--no-cache"], env={"COLUMNS": "200"})
     assert r.exit_code == 0 and "answer: 4" in r.output
     assert "malformed" not in r.output and "budget-stopped" not in r.output

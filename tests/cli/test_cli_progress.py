@@ -7,7 +7,8 @@ import pytest
 from rich.console import Console
 from typer.testing import CliRunner
 
-from thoughtloom.cli import answer, main, options
+from thoughtloom.cli import answer, main
+from thoughtloom.eval import assembly
 from thoughtloom.testing import ScriptedLM
 
 runner = CliRunner()
@@ -21,7 +22,7 @@ def reply(req):
 
 @pytest.fixture
 def scripted(monkeypatch):
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(reply))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(reply))
 
 
 @pytest.fixture

@@ -9,7 +9,7 @@ import os
 from typer.testing import CliRunner
 
 from conftest import REPO
-from thoughtloom.cli import options
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 from thoughtloom.cli.render import count
 from thoughtloom.testing import ScriptedLM
@@ -24,7 +24,7 @@ def main(*args, **kw):
 
 
 def test_retrieval_on_hotpotqa_without_an_index_says_once_it_pools_the_sample(tmp_path, monkeypatch):
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda r: "The answer is: x"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(lambda r: "The answer is: x"))
     r = runner.invoke(app, ["eval", "-S", "retrieve-then-read", "-t", "hotpotqa", "--limit", "2", "--no-cache",
                             "--out", str(tmp_path / "o")], env={"COLUMNS": "300"})
     assert r.exit_code == 0, r.output
@@ -63,7 +63,7 @@ def test_the_repository_tracks_no_stray_wheel():
 def test_a_game24_report_shows_no_puzzle_as_gold_and_phases_read_as_words(tmp_path, monkeypatch):
     from thoughtloom.view.example_page import BY_RULE
 
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(
         lambda r: '{"score": 5, "feedback": "ok"}' if "JSON" in r.messages[-1].content else "Expression: 4 + 9"))
     out = tmp_path / "o"
     r = runner.invoke(app, ["eval", "-S", "sculpt-mcts", "-t", "game24", "--limit", "1", "--set", "rollouts=1",
@@ -90,7 +90,7 @@ def test_the_run_page_explains_wall_against_model_time(tmp_path, monkeypatch):
     from thoughtloom.view.run_page import _cards
     from thoughtloom.view.rundir import RunFolder
 
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda r: "The answer is: 4"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(lambda r: "The answer is: 4"))
     out = tmp_path / "o"
     assert runner.invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "--limit", "1", "--no-cache",
                                "--out", str(out)]).exit_code == 0

@@ -43,10 +43,10 @@ def test_data_path():
 
 
 def test_eval_without_data_runs_the_packaged_sample_and_says_so(tmp_path, monkeypatch):
-    from thoughtloom.cli import options
+    from thoughtloom.eval import assembly
     from thoughtloom.testing import ScriptedLM
 
-    monkeypatch.setattr(options, "build_lm", lambda *args, **kw: ScriptedLM(lambda req: "The answer is: 18"))
+    monkeypatch.setattr(assembly, "open_model", lambda *args, **kw: ScriptedLM(lambda req: "The answer is: 18"))
     out = tmp_path / "o"
     r = runner.invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "--limit", "3", "--out", str(out), "--no-cache"],
                       env={"COLUMNS": "300"})

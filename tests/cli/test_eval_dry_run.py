@@ -5,7 +5,7 @@ import json
 
 from typer.testing import CliRunner
 
-from thoughtloom.cli import options
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 from thoughtloom.testing import ScriptedLM
 
@@ -26,7 +26,7 @@ def estimate_then_run(tmp_path, monkeypatch, salt):
     data = tmp_path / "q.jsonl"
     data.write_text("".join(json.dumps({"question": f"Tom has {i} pens{' and more' * (i % 5)}. How many?",
                                         "answer": f"#### {i}"}) + "\n" for i in range(40)))
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(scripted(salt)))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(scripted(salt)))
     base = ["eval", "-S", "self-refine", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / f"o{salt}"),
             "--no-cache"]
     r = CliRunner().invoke(app, base + ["--dry-run", "--pilot", "8", "--json"])
@@ -59,7 +59,7 @@ def test_dry_run_estimate_brackets_the_real_run(tmp_path, monkeypatch):
 def test_dry_run_prints_money_when_given_prices(tmp_path, monkeypatch):
     data = tmp_path / "q.jsonl"
     data.write_text("".join(json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) + "\n" for i in range(10)))
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
     r = CliRunner().invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / "o"),
                                  "--no-cache", "--dry-run", "--price-in", "2.5", "--price-out", "10"])
     assert r.exit_code == 0, r.output
@@ -103,7 +103,7 @@ def test_a_pilot_answered_from_the_cache_is_estimated_from_the_stored_model_time
 def test_fewer_than_three_examples_give_no_interval_and_say_why(tmp_path, monkeypatch):
     data = tmp_path / "q.jsonl"
     data.write_text("".join(json.dumps({"question": f"Q{i}?", "answer": f"#### {i}"}) + "\n" for i in range(6)))
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(lambda req: "The answer is: 3"))
     base = ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--no-cache", "--dry-run", "--pilot", "1"]
     r = CliRunner().invoke(app, base + ["--out", str(tmp_path / "o"), "--json"])
     estimate = json.loads(r.stdout)

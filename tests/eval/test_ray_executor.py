@@ -12,7 +12,7 @@ import pytest
 
 from thoughtloom import strategies, tasks
 from thoughtloom.core import LMError, Problem
-from thoughtloom.eval import EvalResources, EvalSettings, evaluate
+from thoughtloom.eval import EvalResources, EvalSettings, RunSpec, evaluate
 from thoughtloom.tasks import Example
 from thoughtloom.testing import ScriptedLM
 
@@ -53,14 +53,20 @@ def reply(marker_dir, deaths, fatal, req):
     return f"The answer is: {i + 1 if i % 2 == 0 else i}"
 
 
+def scripted_lm(marker_dir, deaths=0, fatal=-1):
+    return ScriptedLM(functools.partial(reply, marker_dir, deaths, fatal))
+
+
 def scripted_services(marker_dir, deaths=0, fatal=-1):
-    return EvalResources(ScriptedLM(functools.partial(reply, marker_dir, deaths, fatal)))
+    return EvalResources(scripted_lm(marker_dir, deaths, fatal))
 
 
 def ray_executor(tmp_path, workers=2, **kw):
+    """Workers that open the services of a spec with no judge and no index, on the scripted model."""
     from thoughtloom.eval.ray_executor import RayExecutor
 
-    return RayExecutor(functools.partial(scripted_services, str(tmp_path), **kw), workers=workers)
+    return RayExecutor(RunSpec(model=None, entail="none"), workers=workers,
+                       lm=functools.partial(scripted_lm, str(tmp_path), **kw))
 
 
 def read(path):

@@ -6,7 +6,7 @@ import re
 import pytest
 from typer.testing import CliRunner
 
-from thoughtloom.cli import options
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 from thoughtloom.lm import Cached, CompletionStore
 from thoughtloom.testing import ScriptedLM
@@ -32,11 +32,11 @@ def toy(tmp_path, monkeypatch):
     (tmp_path / "toy.toml").write_text(SUITE)
     models = []
 
-    def build_lm(model, cache, mode, *args, **kwargs):
+    def open_model(spec):
         models.append(ScriptedLM(reply))
-        return Cached(models[-1], CompletionStore(cache), mode)
+        return Cached(models[-1], CompletionStore(spec.cache), spec.cache_mode)
 
-    monkeypatch.setattr(options, "build_lm", build_lm)
+    monkeypatch.setattr(assembly, "open_model", open_model)
 
     def invoke(*args):
         r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
@@ -159,7 +159,7 @@ def test_unknown_method_and_missing_data_root_are_one_line_errors(toy, tmp_path,
 
 def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch):
     monkeypatch.delenv("THOUGHTLOOM_DATA", raising=False)
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: ScriptedLM(lambda req: "The answer is: x;y;z"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(lambda req: "The answer is: x;y;z"))
     out = tmp_path / "out"
     r = CliRunner().invoke(app, ["reproduce", "decomp-letter", "--method", "cot", "--n", "2", "--out", str(out),
                                  "--no-cache"])

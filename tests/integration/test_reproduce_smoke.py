@@ -8,7 +8,7 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import data_dir, data_file
-from thoughtloom.cli import options
+from thoughtloom.eval import assembly
 from thoughtloom.cli.main import app
 
 pytestmark = pytest.mark.integration
@@ -41,7 +41,7 @@ def test_decomp_letter_end_to_end_then_replay(embedded_path, tmp_path, monkeypat
     assert page.startswith("<!doctype html>") and page.count("<table>") == md.count("\n|---")
 
     # --replay: the same tables again from the results folders, without loading or calling the model
-    monkeypatch.setattr(options, "build_lm", lambda *a, **k: pytest.fail("replay opened a model"))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: pytest.fail("replay opened a model"))
     tables = [line for line in md.splitlines() if line.startswith("| ")]
     r = CliRunner().invoke(app, [*args, "--replay"])
     assert r.exit_code == 0, r.output

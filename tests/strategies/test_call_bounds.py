@@ -168,9 +168,10 @@ def test_max_calls_is_one_number_from_the_cli_and_the_api():
     from thoughtloom.cli.options import RunOptions
 
     assert RunOptions(max_calls=2000).strategy("decomp").config.max_calls == 2000
-    assert RunOptions(max_calls=2000).budget().max_calls == 2000
+    assert RunOptions(max_calls=2000).spec().budget().max_calls == 2000
     assert RunOptions(max_calls=2000, sets=["max_calls=50"]).strategy("decomp").config.max_calls == 50
     assert RunOptions().strategy("decomp").config.max_calls == 300
-    assert RunOptions().budget().max_calls == 1000  # the runner's default (DEFAULT_MAX_CALLS)
-    assert api._strategy("decomp", {}, 2000).config.max_calls == 2000
-    assert api._strategy("decomp", {}, None).config.max_calls == 300
+    assert RunOptions().spec().budget().max_calls == 1000  # the runner's default (DEFAULT_MAX_CALLS)
+    assert api.run_spec(max_calls=2000).strategy("decomp").config.max_calls == 2000
+    assert api.run_spec(max_calls=2000).budget().max_calls == 2000
+    assert api.run_spec().strategy("decomp").config.max_calls == 300

@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Callable, Optional
 
 import typer
 
@@ -26,7 +26,8 @@ from ..core.protocols import LM
 from ..core.text import encodable
 from ..core.types import Problem
 from ..eval.results import dump_line
-from ..eval.runner import EvalResources, EvalSettings, ProblemRun, run_problem
+from ..eval.assembly import RunSpec
+from ..eval.runner import ProblemRun, run_problem
 from ..eval.summary import tally_step_problems
 from ..strategies.result import Result
 from ..tasks.checks import Check, against_gold, check_answer, gold_applies
@@ -50,16 +51,14 @@ STRONGER = ("the embedded 135M model is fast and weak; for answers you can trust
             "one: a .gguf file, openai:MODEL@URL or litellm:PROVIDER/MODEL (see `thoughtloom models`)")
 
 
-async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, lm: LM,
-                  settings: EvalSettings, opts: o.RunOptions | None = None, *,
-                  status: RichStatus | None = None) -> ProblemRun:
-    """One question through the eval runner's per-example path, shown live on ``status``;
-    the model is closed after."""
-    try:
-        resources = EvalResources(lm) if opts is None else opts.resources(lm)
-        return await run_problem(strategy, task, problem, resources, settings, progress=status)
-    finally:
-        await lm.aclose()
+async def _answer(strategy: strategies.Strategy, task: tasks.Task, problem: Problem, spec: RunSpec, *,
+                  status: RichStatus | None = None, opened: Callable[[LM], None] | None = None) -> ProblemRun:
+    """One question through the eval runner's per-example path on ``spec``'s services, shown live on
+    ``status``; ``opened`` hears of the model once it is open. The model is closed after."""
+    async with spec.open() as resources:
+        if opened is not None:
+            opened(resources.lm)
+        return await run_problem(strategy, task, problem, resources, spec.settings(), progress=status)
 
 
 def demo(
@@ -71,15 +70,19 @@ def demo(
     parallel: o.Parallel = None,
 ) -> None:
     """Self-consistency (cot-sc) on a short word problem, on the embedded model by default; says if it is right."""
-    strategy = o.build_strategy("cot-sc", [f"n={n}"])
+    # the demo's services are the model alone: no retriever, no judge
+    spec = o.run_spec(model, cache, o.cache_mode(no_cache, False, False), entail="none", threads=threads,
+                      parallel=parallel)
+    strategy = spec.strategy("cot-sc", o.parse_sets([f"n={n}"]))
     task = tasks.get("gsm8k")
-    lm = o.build_lm(model, cache, o.cache_mode(no_cache, False, False), 1,
-                    threads=threads, parallel=parallel)
     out.print(f"[bold]question:[/] {DEMO_QUESTION}")
-    notes.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
+
+    def opened(lm: LM) -> None:
+        notes.print(f"[dim]sampling {n} chains of thought on {lm.model_id} ...[/]")
+
     with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), lm, EvalSettings(),
-                                       status=status))
+        answered = asyncio.run(_answer(strategy, task, Problem("demo", DEMO_QUESTION), spec, status=status,
+                                       opened=opened))
     result = _result_or_exit(answered)
     samples = ", ".join(str(a) for a in result.details.get("samples", []))
     out.print(f"[bold]samples:[/] {shown(samples)}")
@@ -119,15 +122,15 @@ def run(
 ) -> None:
     """Answer one question with a strategy: its answer, whether that is right (where it can be checked), its cost."""
     task_obj = usercode.task(task)
-    strat = opts.strategy(strategy, task_obj)
+    spec = opts.spec()
+    strat = spec.strategy(strategy, o.parse_sets(opts.sets), task_obj)
     question = _question(question)
     if gold is not None and not gold_applies(task_obj):
         raise ConfigError(f"--gold does not apply to --task {task_obj.name}: its answers are checked by its "
                           "own rule", hint="drop --gold")
     problem = Problem("cli", question)
     with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strat, task_obj, problem, opts.lm(),
-                                       EvalSettings(budget=opts.budget()), opts, status=status))
+        answered = asyncio.run(_answer(strat, task_obj, problem, spec, status=status))
     if trace_out is not None:
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)

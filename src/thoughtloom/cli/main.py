@@ -8,6 +8,7 @@ listing commands live in :mod:`.info`.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sys
 from pathlib import Path
@@ -21,7 +22,8 @@ from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
 from ..eval.results import disk_errors, dump_line
-from ..eval.runner import EvalSettings, evaluate, run_notes
+from ..eval.assembly import default_out
+from ..eval.runner import evaluate
 from ..lm import CompletionStore
 from ..tasks.datasets import load_examples
 from . import answer, cache_merge, config, info, scaleout, server_health, usercode
@@ -97,8 +99,9 @@ def eval_(
 ) -> None:
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
-    strat = opts.strategy(strategy, task_obj)
-    run_on = scaleout.executor(executor, opts, concurrency, ray_address, workers)
+    spec = opts.spec(concurrency=concurrency, seed=seed)
+    strat = spec.strategy(strategy, o.parse_sets(opts.sets), task_obj)
+    run_on = scaleout.executor(executor, spec, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
     dataset = load_examples(task_obj, data, offset=offset, limit=limit)
@@ -110,30 +113,22 @@ def eval_(
     if opts.index is None and pooled is not None and type(strat).needs == "open_domain":
         notes.print(f"[dim]no --index: {strategy} retrieves from the paragraphs of the data file pooled "
                     f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
-    out_dir = out_dir or Path("runs") / f"{task_obj.name}_{strategy}"
-    mode = opts.cache_mode()
-    settings = EvalSettings(concurrency=concurrency, budget=opts.budget(),
-                            retry_errors=retry_errors, seed=seed, example_timeout_s=example_timeout,
-                            breaker=server_health.settings(server_failures, server_silence, server_wait))
-    meta = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=mode, index=opts.index,
-                     entail=opts.entail, timeout_s=opts.timeout)
+    out_dir = out_dir or default_out(task_obj.name, strategy)
+    settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout,
+                             breaker=server_health.settings(server_failures, server_silence, server_wait))
+    notes_meta = spec.notes(dataset, settings, offset=offset, limit=limit)
     # Lock first: a folder in use is refused in one line, before the model loads.
     with disk_errors(out_dir), OutputLock(out_dir):
-        lm = opts.lm(concurrency) if run_on is None else None  # on Ray, each worker opens its own
-        if lm is not None:
-            meta = {"model": lm.model_id, **meta}
 
         async def go() -> dict[str, Any]:
-            try:
-                resources = None if lm is None else opts.resources(lm)
+            # on Ray, no model opens here: each worker opens its own from the spec
+            async with spec.open() if run_on is None else contextlib.nullcontext() as resources:
+                meta = notes_meta if resources is None else {"model": resources.lm.model_id, **notes_meta}
                 with RichProgress(task_obj.primary_metric, console=notes) as progress:
                     return await evaluate(strat, task_obj, examples[:pilot] if dry_run else examples, resources,
                                           out_dir, settings=settings, progress=progress, meta=meta, lock=False,
                                           force=force, source=DataSource(dataset.path, offset, limit),
                                           command=sys.argv, executor=run_on)
-            finally:
-                if lm is not None:
-                    await lm.aclose()
 
         try:
             summary = asyncio.run(go())
@@ -145,7 +140,7 @@ def eval_(
                       "run the same command again to resume.", soft_wrap=True)
             raise typer.Exit(130) from None
     if dry_run:  # the pilot's records stay: the real run resumes past them
-        with est.stored_times(opts.cache, mode) as model_seconds:
+        with est.stored_times(opts.cache, spec.cache_mode) as model_seconds:
             estimate = folder_estimate(out_dir, [e.problem.id for e in examples], concurrency=concurrency,
                                        model_seconds=model_seconds)
         est.print_estimate(estimate, price_in, price_out, as_json=as_json)

@@ -2,7 +2,9 @@
 
 ``run`` and ``eval`` take the same options for the strategy, model, cache,
 budget and services: :class:`RunOptions`, added to both commands by
-:func:`with_run_options`.
+:func:`with_run_options`. It is only the typer front of a run: it makes the
+:class:`~thoughtloom.eval.assembly.RunSpec` (:meth:`RunOptions.spec`) that
+every command, the library and the Ray workers open a run from.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import copy
 import dataclasses
 import functools
 import inspect
-import math
 import os
 import typing
 from dataclasses import dataclass
@@ -22,10 +23,7 @@ import typer
 
 from .. import strategies
 from ..core.errors import ConfigError
-from ..core.protocols import LM
-from ..eval.runner import EvalResources
-from ..eval.services import open_entail, open_retriever
-from ..lm import Budget, open_lm, requests_at_once
+from ..eval.assembly import DEFAULT_N_CTX, DEFAULT_TIMEOUT_S, RunSpec
 from ..strategies.interface import DEFAULT_MAX_CALLS
 from .index import EntailSpec, IndexDir
 
@@ -89,8 +87,10 @@ MetricSpec = Annotated[Optional[str], typer.Option(
     "--metric", help="With --task qa: em (default, with f1), f1, contains, numeric, choice, or MODULE:FUNCTION "
                      "for fn(prediction, gold) -> float.")]
 
-DEFAULT_TIMEOUT_S = 300.0
-DEFAULT_N_CTX = 4096
+def api_key() -> str | None:
+    """The API key for ``openai:`` models from the environment (THOUGHTLOOM_API_KEY, else OPENAI_API_KEY),
+    or None; the run spec carries it (to the Ray workers too)."""
+    return os.environ.get("THOUGHTLOOM_API_KEY") or os.environ.get("OPENAI_API_KEY") or None
 
 
 def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
@@ -101,23 +101,10 @@ def cache_mode(no_cache: bool, replay: bool, refresh: bool) -> str:
         chosen[0] if chosen else "", "use")
 
 
-def build_lm(model: str, cache: Path, mode: str, concurrency: int, n_ctx: int = DEFAULT_N_CTX,
-             timeout_s: float = DEFAULT_TIMEOUT_S, threads: int | None = None,
-             parallel: int | None = None) -> LM:
-    if not math.isfinite(timeout_s):
-        raise ConfigError(f"bad --timeout {timeout_s}", hint="pass a number of seconds")
-    api_key = os.environ.get("THOUGHTLOOM_API_KEY") or os.environ.get("OPENAI_API_KEY")
-    return open_lm(
-        model,
-        api_key=api_key,
-        cache_path=None if mode == "off" else cache.expanduser(),
-        cache_mode=mode,  # type: ignore[arg-type]
-        max_concurrent=requests_at_once(model, concurrency),
-        n_ctx=n_ctx,
-        timeout_s=timeout_s,
-        threads=threads,
-        max_parallel=parallel,
-    )
+def run_spec(model: str, cache: Path, mode: str, **fields: Any) -> RunSpec:
+    """The run spec for command-line values, with the API key from the environment (:func:`api_key`)."""
+    return RunSpec(model=model, api_key=api_key(), cache=cache, cache_mode=mode,  # type: ignore[arg-type]
+                   **fields)
 
 
 def parse_sets(sets: list[str] | None) -> dict[str, str]:
@@ -128,14 +115,6 @@ def parse_sets(sets: list[str] | None) -> dict[str, str]:
             raise ConfigError(f"bad --set {item!r}", hint="use --set KEY=VALUE")
         out[key.strip()] = value.strip()
     return out
-
-
-def build_strategy(name: str, sets: list[str] | None, task: Any = None, *,
-                   max_calls: int | None = None) -> strategies.Strategy:
-    """The strategy with its ``--set`` options (and, for a tree strategy, ``task``'s search settings
-    for the options not set), type- and range-checked before any model call; ``max_calls``
-    (``--max-calls``) is also its own cap (:func:`thoughtloom.strategies.build`)."""
-    return strategies.build(name, parse_sets(sets), task, max_calls=max_calls)
 
 
 @dataclass(frozen=True)
@@ -158,24 +137,20 @@ class RunOptions:
     index: IndexDir = None
     entail: EntailSpec = "llm"
 
-    def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
-        return build_strategy(name, self.sets, task, max_calls=self.max_calls)
-
     def cache_mode(self) -> str:
         return cache_mode(self.no_cache, self.replay, self.refresh)
 
-    def lm(self, concurrency: int = 1) -> LM:
-        return build_lm(self.model, self.cache, self.cache_mode(), concurrency, self.n_ctx, self.timeout,
-                        self.threads, self.parallel)
+    def spec(self, *, concurrency: int = 1, seed: int = 0) -> RunSpec:
+        """The run these flags ask for (``concurrency`` and ``seed`` are ``eval``'s own options)."""
+        return run_spec(self.model, self.cache, self.cache_mode(), max_calls=self.max_calls,
+                        max_tokens=self.max_tokens, index=self.index, entail=self.entail, prompts=self.prompts,
+                        seed=seed, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
+                        timeout_s=self.timeout, concurrency=concurrency)
 
-    def budget(self) -> Budget:
-        return Budget(max_calls=DEFAULT_MAX_CALLS if self.max_calls is None else self.max_calls,
-                      max_tokens=self.max_tokens)
-
-    def resources(self, lm: LM) -> EvalResources:
-        """The services every question shares; the judge may ask the model, so it comes after it."""
-        return EvalResources(lm, open_retriever(self.index), open_entail(self.entail, lm, self.prompts),
-                             prompt_dir=self.prompts)
+    def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
+        """The strategy with its ``--set`` options, checked before any model call; ``--max-calls`` is
+        also its own cap (:meth:`RunSpec.strategy`)."""
+        return self.spec().strategy(name, parse_sets(self.sets), task)
 
 
 RUN_OPTIONS_PANEL = "Strategy, model, cache, budget and services (run and eval)"

@@ -24,20 +24,21 @@ import shlex
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, Iterator, Optional
+from typing import Annotated, Any, Awaitable, Callable, Iterator, Optional
 
 import typer
 
 from ..version import __version__
-from ..core.protocols import LM
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.protocols import LM
+from ..eval.assembly import RunSpec
 from ..eval.estimate import NOTHING, CostEstimate
 from ..eval.identity import ConfigMismatch
+from ..eval.settings import EvalResources
 from ..eval.reproduce import card as cards
 from ..eval.reproduce import run as runs
 from ..eval.reproduce import suites
 from ..eval.reproduce.render import verdict_counts, write_card
-from ..eval.runner import EvalSettings
 from ..lm import Budget
 from ..view.card_curves import card_figures
 from . import estimate as est
@@ -159,31 +160,34 @@ def reproduce(
     if dry_run and replay:
         raise ConfigError("--dry-run and --replay cannot be used together",
                           hint="--replay spends nothing to estimate; drop --dry-run")
-    spec = suites.load(suite)
-    out_dir = out_dir or Path("runs") / "reproduce" / spec.name
-    budget = Budget(max_calls=max_calls or spec.budget.max_calls, max_tokens=max_tokens or spec.budget.max_tokens)
-    card_plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell
+    loaded = suites.load(suite)
+    out_dir = out_dir or Path("runs") / "reproduce" / loaded.name
+    budget = Budget(max_calls=max_calls or loaded.budget.max_calls,
+                    max_tokens=max_tokens or loaded.budget.max_tokens)
+    card_plan = runs.make_plan(loaded, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell
     slices, missing = runs.load_slices(card_plan, data_root)
-    plan = runs.make_plan(spec, out_dir, n=n, seeds=seeds, budget=budget, methods=method or (),
-                          datasets=dataset or [d.id for d in spec.datasets if d.id in slices] or [spec.datasets[0].id])
+    plan = runs.make_plan(loaded, out_dir, n=n, seeds=seeds, budget=budget, methods=method or (),
+                          datasets=dataset or [d.id for d in loaded.datasets if d.id in slices] or [loaded.datasets[0].id])
     for d in plan.datasets:
         if d.id in missing:  # named with --dataset, or no dataset has data here
             raise ConfigError(missing[d.id])
     for name, reason in missing.items():
         notes.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
-    services = runs.Services(index, entail or spec.entail or "llm", prompts)
-    settings = EvalSettings(concurrency=concurrency)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
-    run_opts = o.RunOptions(model=model, cache=cache, no_cache=no_cache, replay=replay, prompts=prompts, n_ctx=n_ctx,
-                            threads=threads, parallel=parallel, timeout=timeout, index=index, entail=services.entail)
-    on_ray = scaleout.executor(executor, run_opts, concurrency, ray_address, workers) is not None  # flags checked
-    executors = functools.partial(scaleout.executor, executor, run_opts, concurrency, ray_address, workers) \
-        if on_ray else None
+    # every cell's budget is the plan's (run_cells); the spec carries it for the workers' and the record's sake
+    spec = o.run_spec(model, cache, o.cache_mode(no_cache, replay, False), max_calls=plan.budget.max_calls,
+                      max_tokens=plan.budget.max_tokens, index=index, entail=entail or loaded.entail or "llm",
+                      prompts=prompts, n_ctx=n_ctx, threads=threads, parallel=parallel, timeout_s=timeout,
+                      concurrency=concurrency)
+    on_ray = scaleout.executor(executor, spec, ray_address, workers) is not None  # flags checked
+    executors = functools.partial(scaleout.executor, executor, spec, ray_address, workers) if on_ray else None
     needed = bool(todo) or dry_run  # a replay of complete cells needs no model at all
-    lm = run_opts.lm(concurrency) if needed and not on_ray else None  # on Ray, each worker opens its own
+    # opened before the sitting is logged (it records the model's id), and refused before anything is written;
+    # on Ray, each worker opens its own from the spec
+    lm = spec.open_lm() if needed and not on_ray else None
     provenance = {"version": __version__, "commit": git_commit(), "command": _command(), "generated": _now(),
-                  "entail": services.entail, "index": str(index) if index else None}
-    runs.log_sitting(out_dir, spec, {
+                  "entail": spec.entail, "index": str(index) if index else None}
+    runs.log_sitting(out_dir, loaded, {
         "kind": "dry-run" if dry_run else "replay" if replay else "run", "started": provenance["generated"],
         "command": provenance["command"], "model": lm.model_id if lm is not None else model if needed else None,
         "executor": executor,
@@ -196,10 +200,10 @@ def reproduce(
         return
     with _cluster(ray_address) if on_ray else contextlib.nullcontext():
         if dry_run:
-            parts = _dry_run(plan, slices, lm, services, settings, pilot, identity, cache, run_opts.cache_mode())
+            parts = _dry_run(plan, slices, spec, lm, pilot, identity)
             est.print_estimate(sum(parts.values(), NOTHING), price_in, price_out, parts, as_json=as_json)
         else:
-            _run_and_write_card(plan, slices, lm, services, settings, todo, identity, write_card)
+            _run_and_write_card(plan, slices, spec, lm, todo, identity, write_card)
 
 
 @contextlib.contextmanager
@@ -215,12 +219,25 @@ def _cluster(address: str | None) -> Iterator[None]:
             ray.shutdown()
 
 
-def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
-                        settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any],
-                        write_card: Callable[[], None]) -> None:
-    """Run the cells; the card is written however the sitting ends."""
+async def _on(spec: RunSpec, lm: LM | None, cells: Callable[[EvalResources | None], Awaitable[None]]) -> None:
+    """``cells`` on the spec's services around ``lm`` (None on Ray: the workers open their own);
+    ``lm`` is closed after."""
     try:
-        asyncio.run(_run(plan, slices, lm, services, settings, todo, identity))
+        async with spec.open(lm) if lm is not None else contextlib.nullcontext() as res:
+            await cells(res)
+    finally:
+        if lm is not None:
+            await lm.aclose()
+
+
+def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None,
+                        todo: list[runs.Cell], identity: dict[str, Any], write_card: Callable[[], None]) -> None:
+    """Run the cells; the card is written however the sitting ends."""
+    async def cells(res: EvalResources | None) -> None:
+        await runs.run_cells(plan, slices, spec, res=res, progress=SuiteBars(plan), cells=todo, **identity)
+
+    try:
+        asyncio.run(_on(spec, lm, cells))
     except ConfigMismatch as exc:  # the same line, with the flags that answer it; the card shows what is done
         write_card()
         raise ConfigMismatch(exc.folder, exc.differences,
@@ -236,26 +253,12 @@ def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM |
     write_card()
 
 
-async def _run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
-               settings: EvalSettings, todo: list[runs.Cell], identity: dict[str, Any]) -> None:
-    try:
-        await runs.run_cells(plan, slices, lm, services, settings, progress=SuiteBars(plan), cells=todo,
-                             **identity)
-    finally:
-        if lm is not None:
-            await lm.aclose()
+def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None, size: int,
+             identity: dict[str, Any]) -> dict[str, CostEstimate]:
+    async def cells(res: EvalResources | None) -> None:
+        await runs.pilot(plan, slices, spec, size, progress=SuiteBars(plan), res=res, **identity)
 
-
-def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], lm: LM | None, services: runs.Services,
-             settings: EvalSettings, size: int, identity: dict[str, Any], cache: Path,
-             mode: str) -> dict[str, CostEstimate]:
-    async def go() -> None:
-        try:
-            await runs.pilot(plan, slices, lm, services, settings, size, progress=SuiteBars(plan), **identity)
-        finally:
-            if lm is not None:
-                await lm.aclose()
-
-    asyncio.run(go())
-    with est.stored_times(cache, mode) as model_seconds:
-        return runs.estimate(plan, slices, settings.concurrency, model_seconds)
+    asyncio.run(_on(spec, lm, cells))
+    assert spec.cache is not None  # the CLI always names a cache file (--no-cache turns it off)
+    with est.stored_times(spec.cache, spec.cache_mode) as model_seconds:
+        return runs.estimate(plan, slices, spec.concurrency, model_seconds)

@@ -1,6 +1,7 @@
 """Evaluation: the resumable runner, its typed records (:class:`EvalRecord`) and results files (length
 stratification is a task's report: :mod:`thoughtloom.tasks.stratify`)."""
 
+from .assembly import RunSpec, default_out
 from .lock import OutputLock, OutputLocked
 from .progress import Progress, RunStats
 from .record import EvalRecord
@@ -8,6 +9,6 @@ from .runner import DEFAULT_MAX_CALLS, EvalResources, EvalSettings, ProblemRun, 
 from .summary import summarize
 
 __all__ = [
-    "DEFAULT_MAX_CALLS", "EvalRecord", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun", "Progress",
-    "RunStats", "evaluate", "run_example", "run_problem", "summarize",
+    "DEFAULT_MAX_CALLS", "EvalRecord", "EvalResources", "EvalSettings", "OutputLock", "OutputLocked", "ProblemRun",
+    "Progress", "RunSpec", "RunStats", "default_out", "evaluate", "run_example", "run_problem", "summarize",
 ]

@@ -1,12 +1,13 @@
 """``--executor ray``: an eval's examples on the actors of a Ray cluster.
 
-Each actor (:class:`ExampleWorker`) opens its own services once, from
-``open_resources``, a picklable function the caller gives (the CLI's run
-options): its LM stack (the embedded model loads once per actor; an
-OpenAI-compatible client), its retriever and its judge. Examples are sent
-to the actors as Ray tasks, ``--concurrency`` in flight per actor, to the
-least busy one; an actor runs them on one event loop, so their model calls
-share its LM stack as they do in a local run. Each record (an
+Each actor (:class:`ExampleWorker`) is sent the run's
+:class:`~.assembly.RunSpec` and opens its own services once from it, as a
+local run does (:meth:`~.assembly.RunSpec.open`): its LM stack (the
+embedded model loads once per actor; an OpenAI-compatible client), its
+retriever and its judge; the spec carries the API key the driver was
+given. Examples are sent to the actors as Ray tasks, ``--concurrency`` in
+flight per actor, to the least busy one; an actor runs them on one event
+loop, so their model calls share its LM stack as they do in a local run. Each record (an
 :class:`~.record.EvalRecord`, pickled with its trace events) comes back to the
 driver, which alone appends it (:func:`.runner.evaluate`): a driver stopped
 at any point is resumed by rerunning the command, with no lost and no
@@ -35,6 +36,7 @@ Ray is an optional extra, imported only here and only when a run asks for it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
 import socket
@@ -45,7 +47,9 @@ from typing import Any, Callable, Sequence
 
 from ..core.errors import ConfigError, LMError
 from ..core.progress import ProgressHook
+from ..core.protocols import LM
 from ..tasks.base import CorpusFile, Example
+from .assembly import RunSpec
 from .breaker import CircuitBreaker, ServerFailed
 from .executors import TICK_S, Job, OnRecord, with_pooled
 from .results import RecordAndTrace
@@ -86,17 +90,28 @@ def start_local_cluster(num_cpus: int | None = None, temp_dir: str | None = None
 
 
 class ExampleWorker:
-    """One Ray actor: opens its services once, then runs the examples it is sent."""
+    """One Ray actor: opens its services once from the run's spec, then runs the examples it is sent.
 
-    def __init__(self, open_resources: Callable[[], EvalResources], job: Job, pooled: CorpusFile | None) -> None:
-        self._open_resources = open_resources
+    ``lm``: makes the model on the worker in place of ``spec.model`` (a
+    scripted model in tests, a stack of the caller's own); the worker closes it.
+    """
+
+    def __init__(self, spec: RunSpec, job: Job, pooled: CorpusFile | None,
+                 lm: Callable[[], LM] | None = None) -> None:
+        self.spec = spec
+        self._lm = lm
         self._pooled = pooled
         self.job = job
         self.res: EvalResources | None = None
+        self._open = contextlib.AsyncExitStack()
 
     async def open(self) -> dict[str, Any]:
         if self.res is None:
-            self.res, self.facts = with_pooled(self._open_resources(), self._pooled)
+            lm = self._lm() if self._lm is not None else None
+            if lm is not None:
+                self._open.push_async_callback(lm.aclose)
+            res = await self._open.enter_async_context(self.spec.open(lm))
+            self.res, self.facts = with_pooled(res, self._pooled)
         return {"model": self.res.lm.model_id, **self.facts}
 
     async def describe(self, describe: Callable[[EvalResources], dict[str, Any]]) -> dict[str, Any]:
@@ -111,8 +126,8 @@ class ExampleWorker:
         return await self.job.run(example, self.res)
 
     async def close(self) -> None:
-        if self.res is not None:
-            await self.res.lm.aclose()
+        self.res = None
+        await self._open.aclose()
 
 
 @dataclass
@@ -134,16 +149,18 @@ class _Sent:
 
 @dataclass
 class RayExecutor:
-    """Examples on ``workers`` Ray actors, each opening its services with ``open_resources``.
+    """Examples on ``workers`` Ray actors, each opening its services from ``spec``
+    (:meth:`.assembly.RunSpec.open`); ``lm`` as :class:`ExampleWorker` takes it (picklable).
 
-    ``env``: environment variables for the actors (e.g. an API key the
-    nodes do not have), set through Ray's runtime environment.
+    ``env``: environment variables for the actors (e.g. a LiteLLM provider's
+    key the nodes do not have), set through Ray's runtime environment.
     """
 
-    open_resources: Callable[[], EvalResources]
+    spec: RunSpec
     workers: int = 2
     address: str | None = None
     env: dict[str, str] = field(default_factory=dict)
+    lm: Callable[[], LM] | None = None
     _ray: Any = field(default=None, init=False, repr=False)
     _connected_here: bool = field(default=False, init=False, repr=False)
     _spawn: Callable[[], Any] | None = field(default=None, init=False, repr=False)
@@ -166,7 +183,7 @@ class RayExecutor:
         if self.env:
             options["runtime_env"] = {"env_vars": dict(self.env)}
         actor_class = ray.remote(ExampleWorker).options(**options)
-        self._spawn = lambda: actor_class.remote(self.open_resources, job, pooled)
+        self._spawn = lambda: actor_class.remote(self.spec, job, pooled, self.lm)
         self._job, self._per_actor = job, max(1, job.settings.concurrency)
         self._slots = [_Slot(self._spawn()) for _ in range(self.workers)]
         try:

@@ -1,8 +1,9 @@
 """The shared services a run hands to every question's context: retriever and entailment judge.
 
-``thoughtloom run`` and ``thoughtloom eval`` build them from ``--index`` and
-``--entail`` with these factories (and so can scripts and benchmarks: the
-same cache wrappers, the same errors). They live in the eval layer, which
+A run opens them from its spec's ``index`` and ``entail``
+(:meth:`.assembly.RunSpec.open`, for the CLI, the library, reproduce and
+Ray workers alike) with these factories (and so can scripts and
+benchmarks: the same cache wrappers, the same errors). They live in the eval layer, which
 may import retrieval and entail and is imported by the CLI.
 
 Without ``--index``, an eval on a task whose data file carries paragraphs

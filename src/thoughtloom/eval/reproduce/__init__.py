@@ -8,10 +8,11 @@ spends, and summed up in a card with confidence intervals and judged claims.
 - :mod:`.render` -- the card as Markdown and HTML
 """
 
+from ..assembly import RunSpec
 from .card import CardData, collect
 from .render import write_card
-from .run import Cell, Plan, Services, estimate, load_slices, make_plan, pilot, run_cells
+from .run import Cell, Plan, estimate, load_slices, make_plan, pilot, run_cells
 from .suites import Suite, available, load
 
-__all__ = ["CardData", "Cell", "Plan", "Services", "Suite", "available", "collect", "estimate", "load",
+__all__ = ["CardData", "Cell", "Plan", "RunSpec", "Suite", "available", "collect", "estimate", "load",
            "load_slices", "make_plan", "pilot", "run_cells", "write_card"]

@@ -4,13 +4,14 @@ Each cell is one :func:`~thoughtloom.eval.runner.evaluate` into its own
 folder, ``OUT/<dataset>/<method>`` (``-seed<K>`` added for seeds after the
 first), so a suite resumes cell by cell and example by example after any
 stop, and a later sitting with a larger ``n`` or more seeds only runs what is
-new. All cells share one LM stack (one completion cache, one backend), the
-suite's per-example budget, and per dataset one retriever (``--index``, else
-BM25 over the data file's pooled paragraphs, built once for all methods).
-With an executor factory (``--executor ray``) no model opens here: each
-cell's examples run on a fresh executor's workers, which open their own
-services (:mod:`thoughtloom.eval.ray_executor`), and the driver writes the
-records.
+new. All cells run on the services of one :class:`~thoughtloom.eval.assembly.RunSpec`
+opened once (:meth:`~thoughtloom.eval.assembly.RunSpec.open`: one completion cache, one
+backend, one judge), the suite's per-example budget, and per dataset one
+retriever (``--index``, else BM25 over the data file's pooled paragraphs,
+built once for all methods). With an executor factory (``--executor ray``)
+no model opens here: each cell's examples run on a fresh executor's
+workers, which open their own services from the same spec
+(:mod:`thoughtloom.eval.ray_executor`), and the driver writes the records.
 
 A dry run (:func:`pilot`) runs the first few examples of each method's first
 seed into those same folders, then :func:`estimate` extrapolates from every
@@ -30,6 +31,7 @@ from typing import Any, Callable, ContextManager, Protocol, Sequence
 from ... import tasks
 from ...core.errors import ConfigError
 from ...core.protocols import LM
+from ..assembly import RunSpec
 from ...lm.meter import Budget
 from ...tasks.datasets import load_examples, sample_path
 from ..estimate import CostEstimate, cached_time, extrapolate
@@ -37,8 +39,8 @@ from ..executors import Executor
 from ..identity import DataSource
 from ..progress import Progress
 from ..results import atomic_write, read_records
-from ..runner import EvalResources, EvalSettings, evaluate
-from ..services import open_entail, open_retriever, pooled_retriever
+from ..runner import EvalResources, evaluate
+from ..services import pooled_retriever
 from .suites import DatasetSpec, MethodSpec, Suite
 
 #: Written beside the cells: the suite, and one entry per sitting (command, model, commit).
@@ -141,15 +143,6 @@ def load_slices(plan: Plan, data_root: Path | None) -> tuple[dict[str, Slice], d
     return slices, missing
 
 
-@dataclass(frozen=True)
-class Services:
-    """What every question shares besides the model: the ``--index`` retriever, the judge, prompts."""
-
-    index: Path | None = None
-    entail: str = "none"
-    prompt_dir: Path | None = None
-
-
 @dataclass
 class SuiteStatus:
     """Examples done and to do over the plan, and this sitting's pace, for progress displays."""
@@ -170,22 +163,20 @@ class SuiteProgress(Protocol):
         ...
 
 
-def _resources(datasets: set[str], slices: dict[str, Slice], lm: LM,
-               services: Services) -> dict[str, tuple[EvalResources, dict[str, Any]]]:
+def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
+               res: EvalResources) -> dict[str, tuple[EvalResources, dict[str, Any]]]:
     """Per dataset, the services of its questions and what its cells' summaries say about retrieval.
 
     Without ``--index``, a data file with paragraphs is indexed once here for
     every method (the runner's own fallback would index it once per cell).
     """
-    shared = open_retriever(services.index)
-    entail = open_entail(services.entail, lm, services.prompt_dir)
     out = {}
     for name in sorted(datasets):
-        pooled = slices[name].task.pooled_corpus() if shared is None else None
-        retriever = pooled_retriever(pooled) if pooled is not None else shared
-        meta = {"index": str(services.index)} if shared is not None else \
+        pooled = slices[name].task.pooled_corpus() if res.retriever is None else None
+        meta = {"index": str(spec.index)} if res.retriever is not None else \
             {"pooled_corpus": str(pooled.path)} if pooled is not None else {}
-        out[name] = (EvalResources(lm, retriever, entail, prompt_dir=services.prompt_dir), meta)
+        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled)) if pooled is not None else res,
+                     meta)
     return out
 
 
@@ -198,8 +189,8 @@ def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any
             "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
 
 
-async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM | None, services: Services,
-                    settings: EvalSettings, *, progress: SuiteProgress | None = None, limit: int | None = None,
+async def run_cells(plan: Plan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
+                    progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
                     force: bool = False, executors: Callable[[], Executor] | None = None) -> dict[str, dict[str, Any]]:
     """Evaluate ``cells`` (default: the whole plan) on their slices (the first ``limit`` examples
@@ -207,22 +198,25 @@ async def run_cells(plan: Plan, slices: dict[str, Slice], lm: LM | None, service
     finished example on disk -- a cell folder made with another config among them
     (:class:`~thoughtloom.eval.identity.ConfigMismatch`, unless ``force``).
 
-    ``executors``: makes each cell's executor (``lm`` is then None: the workers open their own
-    services); by default the cells run here on ``lm``."""
-    if (lm is None) == (executors is None):
-        raise ValueError("run_cells takes an lm (examples run here) or executors (on workers), not both")
+    ``res``: ``spec``'s services, opened by the caller (``async with spec.open() as res``), that the
+    cells run on here; or ``executors``, which makes each cell's executor (its workers open their own
+    services from ``spec``). Every cell has the plan's budget (the suite's, or ``--max-calls`` /
+    ``--max-tokens``) and its own seed."""
+    if (res is None) == (executors is None):
+        raise ValueError("run_cells takes res (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
-    resources = _resources({c.dataset.id for c in todo}, slices, lm, services) if lm is not None else {}
+    resources = _resources({c.dataset.id for c in todo}, slices, spec, res) if res is not None else {}
+    lm = res.lm if res is not None else None
     summaries = {}
     for i, cell in enumerate(todo):
         sl = slices[cell.dataset.id]
-        res, retrieval = resources.get(cell.dataset.id, (None, {}))
-        cell_settings = dataclasses.replace(settings, seed=cell.seed, budget=plan.budget)
+        cell_res, retrieval = resources.get(cell.dataset.id, (None, {}))
+        cell_settings = dataclasses.replace(spec.settings(), seed=cell.seed, budget=plan.budget)
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
-            summary = await evaluate(cell.method.build(sl.task), sl.task, sl.examples[:limit], res, cell.folder(plan.out),
-                                     settings=cell_settings, progress=bar,
+            summary = await evaluate(cell.method.build(sl.task), sl.task, sl.examples[:limit], cell_res,
+                                     cell.folder(plan.out), settings=cell_settings, progress=bar,
                                      meta={**cell_meta(plan, cell, sl, lm), **retrieval},
                                      source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),
                                      command=command, force=force,
@@ -242,13 +236,12 @@ def missing_cells(plan: Plan, slices: dict[str, Slice]) -> list[Cell]:
     return [c for c in plan.cells() if len(_done_ids(c, plan, slices, None)) < len(slices[c.dataset.id].examples)]
 
 
-async def pilot(plan: Plan, slices: dict[str, Slice], lm: LM | None, services: Services, settings: EvalSettings,
-                size: int, progress: SuiteProgress | None = None, **identity: Any) -> None:
+async def pilot(plan: Plan, slices: dict[str, Slice], spec: RunSpec, size: int,
+                progress: SuiteProgress | None = None, **where: Any) -> None:
     """The first ``size`` examples of each method's first seed, into the real cell folders
-    (``identity``: ``command``, ``force`` and ``executors`` as :func:`run_cells` takes them)."""
+    (``where``: ``res`` or ``executors``, and ``command`` and ``force``, as :func:`run_cells` takes them)."""
     first_seed = [c for c in plan.cells() if c.seed == 0]
-    await run_cells(plan, slices, lm, services, settings, progress=progress, limit=size, cells=first_seed,
-                    **identity)
+    await run_cells(plan, slices, spec, progress=progress, limit=size, cells=first_seed, **where)
 
 
 def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1,
