@@ -48,6 +48,9 @@ def _settings(cell: CellResult) -> str:
         preset = strategies.get(m.strategy).presets.get(str(m.settings["preset"]), {})
         spelt = ", ".join(f"{k}={v}" for k, v in preset.items() if k not in m.settings)
         opts = f"preset={m.settings['preset']}: {spelt}" + (f"; {opts}" if opts else "")
+    data = "; ".join(f"{k}={' + '.join(files)}" for k, files in m.data_settings.items())
+    if data:  # files under the data root
+        opts = f"{opts}; {data} (under the data root)" if opts else f"{data} (under the data root)"
     taken = _from_task(cell)
     return (f"{m.strategy}" + (f" ({opts})" if opts else "")
             + (f"; from the task: {', '.join(f'{k}={v}' for k, (v, _) in taken.items())}" if taken else ""))

@@ -99,6 +99,7 @@ class Slice:
     path: Path
     examples: list[tasks.Example]
     sample: bool = False  # the task's packaged sample stands in for the suite's data file
+    data_root: Path | None = None  # where the methods' data settings are read (None with a sample)
 
     @property
     def ids(self) -> list[str]:
@@ -119,6 +120,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
                               hint="check --data-root / THOUGHTLOOM_DATA")
         loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
     else:
         try:
             sample = sample_path(dataset.task)
@@ -215,7 +217,7 @@ async def run_cells(plan: Plan, slices: dict[str, Slice], spec: RunSpec, *, res:
         cell_res, retrieval = resources.get(cell.dataset.id, (None, {}))
         cell_settings = dataclasses.replace(spec.settings(), seed=cell.seed, budget=plan.budget)
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
-            summary = await evaluate(cell.method.build(sl.task), sl.task, sl.examples[:limit], cell_res,
+            summary = await evaluate(cell.method.build(sl.task, sl.data_root), sl.task, sl.examples[:limit], cell_res,
                                      cell.folder(plan.out), settings=cell_settings, progress=bar,
                                      meta={**cell_meta(plan, cell, sl, lm), **retrieval},
                                      source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),

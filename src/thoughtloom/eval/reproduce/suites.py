@@ -61,7 +61,9 @@ SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
             "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT,
                            "settings": {"type": "object", "additionalProperties": {
-                               "type": ["string", "integer", "number", "boolean"]}}}}},
+                               "type": ["string", "integer", "number", "boolean"]}},
+                           "data_settings": {"type": "object", "additionalProperties": {"anyOf": [
+                               _TEXT, {"type": "array", "minItems": 1, "items": _TEXT}]}}}}},
         "paper_figures": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
             "required": ["method", "metric", "value", "model", "source"],
@@ -92,16 +94,37 @@ class DatasetSpec:
 
 @dataclass(frozen=True)
 class MethodSpec:
+    """One method of a suite: a strategy and its settings. ``data_settings`` are options whose
+    values are files under the data root (e.g. HGOT's ``demo_file``: the authors' annotated
+    demonstrations), given relative to it; several files are joined with commas."""
+
     id: str
     strategy: str
     label: str
     settings: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
+    data_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
-    def build(self, task: tasks.Task | None = None) -> strategies.Strategy:
+    def build(self, task: tasks.Task | None = None, data_root: Path | None = None) -> strategies.Strategy:
         """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
-        a tree strategy takes ``task``'s search settings for the options the suite leaves unset."""
-        return strategies.build(self.strategy, self.settings, task)
+        a tree strategy takes ``task``'s search settings for the options the suite leaves unset. With a
+        ``data_root``, each data setting is its files under it (a missing one is an error naming it);
+        without one (a packaged sample stands in for the data) the data settings stay unset."""
+        return strategies.build(self.strategy, {**self.settings, **self.data_paths(data_root)}, task)
+
+    def data_paths(self, data_root: Path | None) -> dict[str, str]:
+        """Each data setting's value under ``data_root`` (none without a root)."""
+        if data_root is None:
+            return {}
+        out = {}
+        for option, files in self.data_settings.items():
+            paths = [data_root.expanduser() / f for f in files]
+            for p in paths:
+                if not p.is_file():
+                    raise ConfigError(f"data file not found: {p} (method {self.id!r}, option {option})",
+                                      hint="check --data-root / THOUGHTLOOM_DATA")
+            out[option] = ",".join(str(p) for p in paths)
+        return out
 
 
 @dataclass(frozen=True)
@@ -220,7 +243,9 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", "")))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
-                               m.get("note", "")) for m in doc["methods"])
+                               m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
+                                                   for k, v in m.get("data_settings", {}).items()})
+                    for m in doc["methods"])
     budget = doc.get("budget", {})
     return Suite(
         name=doc["name"], title=doc["title"], paper=doc["paper"], n=doc["n"], seeds=doc.get("seeds", 1),
@@ -258,6 +283,10 @@ def _check_meaning(suite: Suite, source: str) -> None:
                 m.build(tasks.get(d.task))
         except ThoughtloomError as exc:
             fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
+        try:  # a data setting names a text option of the strategy (its files are checked when a run finds them)
+            strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})
+        except ThoughtloomError as exc:
+            fail(f"methods[{i}].data_settings", str(exc))
     datasets = {d.id: d for d in suite.datasets}
     methods = {m.id for m in suite.methods}
     for kind, items in (("paper_figures", suite.figures), ("claims", suite.claims)):

@@ -52,7 +52,7 @@ class HGOTConfig(Options):
     # demonstrations (appendix D): none (HGOT), knn (HGOT+KNN: the annotated demos nearest the
     # question) or sampling (HGOT+Sampling: balanced over answer classes, random under the seed)
     demos: str = option("none", choices=DEMO_VARIANTS, hint="a file of annotated demos goes in demo_file=PATH")
-    demo_file: str | None = None  # annotated demos (authors' CSV columns); None: built on the fly by an eval
+    demo_file: str | None = None  # annotated demos (authors' CSV columns; several files: comma-separated); None: built on the fly by an eval
     knn_encoder: str = option("minilm", choices=KNN_ENCODERS)  # knn similarity: minilm (packaged all-MiniLM-L6-v2, dense extra) | bow (no model)
     n_demos: int = option(2, min=0)  # demos per prompt
     annotate_n: int = option(8, min=0)  # questions an eval annotates when demos != none and demo_file is unset

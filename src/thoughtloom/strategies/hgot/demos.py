@@ -273,7 +273,7 @@ class DemoSelector:
                               hint="set demo_file=PATH (the authors' CSV columns), or run it with "
                                    "`thoughtloom eval`, which annotates them from the task's sample first")
         if self._pool is None:
-            self._pool = tuple(load_annotated(cfg.demo_file))
+            self._pool = tuple(d for path in cfg.demo_file.split(",") for d in load_annotated(path.strip()))
         pool = [d for d in self._pool if d.question.strip() != question.strip()]
         if cfg.demos == "knn":
             chosen = knn_select(question, pool, cfg.n_demos, embed=self.embed if cfg.knn_encoder == "minilm" else None)
