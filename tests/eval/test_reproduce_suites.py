@@ -106,3 +106,52 @@ def test_unknown_suite_and_broken_toml(tmp_path):
     with pytest.raises(ConfigError, match="unknown suite 'nope'"):
         suites.load("nope")
     assert "toy.toml: not a valid TOML file" in _bad(tmp_path, "name = ")
+
+
+DATA_SETTINGS = GOOD.replace('settings = { max_tokens = 32 }',
+                             'settings = { max_tokens = 32 }\n'
+                             'data_settings = { prompt_file = ["demos/a.txt", "demos/b.txt"] }')
+
+
+def test_data_settings_are_files_under_the_data_root(tmp_path, monkeypatch):
+    """A method's data_settings are options whose values are files under the data root: joined with
+    commas when several, left unset without a data root, and a missing file is an error naming it."""
+    from thoughtloom.eval.reproduce import render
+    from thoughtloom.eval.reproduce.card import CellResult  # noqa: F401 (the card's cell type exists)
+
+    seen = {}
+    real_build = suites.strategies.build
+
+    def build(name, options, task=None, **kw):  # io has no file option: record what the suite passes
+        seen[name] = dict(options)
+        return real_build(name, {k: v for k, v in options.items() if k != "prompt_file"}, task, **kw)
+
+    monkeypatch.setattr(suites.strategies, "build", build)
+    path = tmp_path / "toy.toml"
+    path.write_text(DATA_SETTINGS)
+    method = suites.load(path).method("b")
+    assert method.data_settings == {"prompt_file": ("demos/a.txt", "demos/b.txt")}
+    assert method.data_paths(None) == {} and "prompt_file" not in (method.build() and seen["io"])
+    root = tmp_path / "data"
+    (root / "demos").mkdir(parents=True)
+    (root / "demos" / "a.txt").write_text("x")
+    with pytest.raises(ConfigError, match=r"data file not found: .*demos/b.txt \(method 'b', option prompt_file\)"):
+        method.build(None, root)
+    (root / "demos" / "b.txt").write_text("y")
+    method.build(None, root)
+    assert seen["io"]["prompt_file"] == f"{root / 'demos' / 'a.txt'},{root / 'demos' / 'b.txt'}"
+    assert "prompt_file=demos/a.txt + demos/b.txt (under the data root)" in render._settings(
+        type("Cell", (), {"method": method, "dataset": suites.load(path).datasets[0]})())
+
+
+def test_a_data_setting_must_be_an_option_of_the_strategy(tmp_path):
+    assert "toy.toml: methods[1].data_settings: strategy 'io' has no option 'prompt_file'" in \
+        _bad(tmp_path, DATA_SETTINGS)
+
+
+def test_hgot_hotpotqa_runs_knn_over_the_authors_demonstrations():
+    """The hgot-hotpotqa suite's HGOT is HGOT+KNN over the authors' annotated HotpotQA demos."""
+    method = suites.load("hgot-hotpotqa").method("hgot")
+    assert method.settings["preset"] == "paper" and method.build().config.demos == "knn"
+    assert method.data_settings["demo_file"] == tuple(
+        f"hgot_demos/HotPotQA_train_{s}_augmented.csv" for s in ("short", "medium", "long"))

@@ -110,3 +110,20 @@ def test_selector_with_demos_none_gives_empty_demos():
     calls = []
     assert DemoSelector(HGOTConfig(), encode=topic_encoder(calls)).select("q", 0) == Demos()
     assert calls == []
+
+
+def test_demo_file_with_several_files_pools_them_in_order(tmp_path):
+    """demo_file may name several CSVs, comma-separated (the authors keep HotpotQA's demos in one file
+    per length stratum): the pool is every row of each file, in the order given."""
+    first, second = tmp_path / "short.csv", tmp_path / "long.csv"
+    write_annotated([{"Question": "Who directed the film Jaws?", "Rationale": "Spielberg did [1].",
+                      "Answer": "Steven Spielberg"}], first)
+    write_annotated([{"Question": "What is the capital of France?", "Rationale": "Paris is [1].", "Answer": "Paris"},
+                     {"Question": "Who was the first president?", "Rationale": "Washington was [1].",
+                      "Answer": "George Washington"}], second)
+    cfg = HGOTConfig(demos="knn", demo_file=f"{first}, {second}", n_demos=3)
+    selector = DemoSelector(cfg, encode=topic_encoder([]))
+    picked = selector.select("Who wrote it?", 0)
+    assert [a in picked.infer for a in ("Spielberg", "Paris", "Washington")] == [True, True, True]
+    assert selector._pool is not None and [d.answer for d in selector._pool] == \
+        ["Steven Spielberg", "Paris", "George Washington"]
