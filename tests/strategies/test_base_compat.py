@@ -28,6 +28,15 @@ def test_every_old_name_is_the_object_its_new_module_holds():
 
 
 def test_no_module_of_the_package_imports_the_old_base():
+    assert _importers("thoughtloom.strategies.base") == []
+
+
+def test_no_module_imports_the_old_tree_search_path():
+    """``treesearch/search.py`` became ``scaffold.py`` (``search`` is retrieval); the old path re-exports."""
+    assert _importers("thoughtloom.strategies.treesearch.search") == []
+
+
+def _importers(module: str) -> list[str]:
     root = Path(thoughtloom.__file__).parent
     importing = []
     for path in root.rglob("*.py"):
@@ -41,6 +50,6 @@ def test_no_module_of_the_package_imports_the_old_base():
                 names = [a.name for a in node.names]
             else:
                 continue
-            if "thoughtloom.strategies.base" in names:
+            if module in names:
                 importing.append(str(path.relative_to(root)))
-    assert importing == []
+    return importing

@@ -5,7 +5,7 @@ import pytest
 
 from support import search_toy as toy
 from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
-from thoughtloom.strategies.treesearch.search import report
+from thoughtloom.strategies.treesearch.scaffold import report
 from thoughtloom.strategies.treesearch.tree import Tree
 
 

@@ -5,11 +5,13 @@ objects, and the symbolic evaluator as a swap."""
 import asyncio
 import json
 
+import pytest
+
 from support import search_toy as toy
 from thoughtloom.strategies import available
 from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
 from thoughtloom.strategies.treesearch.generator import ThoughtGenerator, ToTGenerator
-from thoughtloom.strategies.treesearch.search import SearchConfig, SearchRun, TreeSearch
+from thoughtloom.strategies.treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from thoughtloom.strategies.treesearch.tree import Node
 
 
@@ -18,7 +20,7 @@ class GrowForever(TreeSearch):
 
     algorithm = "grow-forever"
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         node = root
         while True:
             children = await s.generator.expand(node, 2)
@@ -90,3 +92,14 @@ async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
     assert [(n.score, n.evaluator) for n in model.tree.nodes] == [(0.2, "model"), (0.7, "model")]
     assert [(n.score, n.evaluator) for n in symbolic.tree.nodes] == [(1.0, "symbolic"), (0.7, "model")]
     assert json.loads(json.dumps(symbolic.tree.to_json()))[0]["feedback"] == "feedback on ab"
+
+
+def test_a_tree_strategy_writes_loop_not_search():
+    """One meaning per name (issue 28): ``search`` is retrieval (``Context.search``); a tree strategy's
+    control loop is ``loop``, and a subclass still defining ``search`` is told so instead of never running."""
+    with pytest.raises(TypeError, match=r"defines search\(\); .* named loop"):
+        class Old(TreeSearch):  # noqa: F841
+            async def search(self, s, root):
+                return None
+    from thoughtloom.strategies.treesearch import search as old_path
+    assert old_path.TreeSearch is TreeSearch  # the old module path still imports

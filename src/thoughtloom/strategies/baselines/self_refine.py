@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -32,7 +32,7 @@ class SelfRefine(TreeSearch):
     Config = SelfRefineConfig
     algorithm = "self-refine"
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         cfg: SelfRefineConfig = self.config
         for i in range(cfg.iterations):
             if cfg.stop_at_goal and s.solved(s.current):

@@ -32,7 +32,7 @@ from ...core.options import option
 from ..registry import register
 from ..treesearch.dfs import DepthFirst, DFSConfig
 from ..treesearch.generator import GENERATE_MODES, ToTGenerator
-from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -58,7 +58,7 @@ class ToTBFS(TreeSearch):
     algorithm = "tot-bfs"
     generator = ToTGenerator
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         cfg: BFSConfig = self.config
         frontier = [root]
         for level in range(cfg.max_depth):

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ..registry import register
 from ..treesearch.dfs import DepthFirst
-from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -43,7 +43,7 @@ class SculptDFS(TreeSearch):
     Config = GreedyDFSConfig
     algorithm = "dfs"
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         cfg: GreedyDFSConfig = self.config
         node = root
         for level in range(cfg.max_depth):

@@ -52,7 +52,7 @@ from typing import Sequence
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..treesearch.search import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 
 
@@ -173,7 +173,7 @@ class SculptMCTS(TreeSearch):
     Config = MCTSConfig
     algorithm = "mcts"
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         cfg: MCTSConfig = self.config
         s.tree.first_visit(root)
         done = 0

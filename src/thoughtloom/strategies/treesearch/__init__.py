@@ -5,8 +5,8 @@ task's :class:`~thoughtloom.core.protocols.SearchTask` view of it);
 ``generator`` and ``evaluator`` are how thoughts are proposed and judged
 (each a class a strategy picks once: revising or Tree-of-Thoughts generator,
 model or symbolic evaluator; every batch is one ``lm.generate``); ``tree``
-holds the nodes; ``search`` is the :class:`~.search.TreeSearch` base that
-runs a strategy's control loop inside one run's :class:`~.search.SearchRun`
+holds the nodes; ``scaffold`` is the :class:`~.scaffold.TreeSearch` base that
+runs a strategy's control loop (its ``loop``) inside one run's :class:`~.scaffold.SearchRun`
 state, its budget stop and its result. ``dfs`` is the pruned, backtracking
 depth-first loop that ``sculpt-dfs-backtrack`` and ``tot-dfs`` share; ``reading`` reads the
 evaluator's replies; ``budget`` cuts a batch to the calls left.

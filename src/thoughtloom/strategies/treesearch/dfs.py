@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import option
-from .search import SearchConfig, SearchRun, TreeSearch
+from .scaffold import SearchConfig, SearchRun, TreeSearch
 from .tree import Node
 
 
@@ -32,7 +32,7 @@ class DepthFirst(TreeSearch):
 
     Config = DFSConfig
 
-    async def search(self, s: SearchRun, root: Node) -> None:
+    async def loop(self, s: SearchRun, root: Node) -> None:
         cfg: DFSConfig = self.config
         steps = 0
 
