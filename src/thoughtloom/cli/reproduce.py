@@ -94,7 +94,7 @@ def print_suites(as_json: bool) -> None:
 class SuiteBars:
     """A suite-level line before each cell, then the eval's own progress bar for it."""
 
-    def __init__(self, plan: runs.Plan) -> None:
+    def __init__(self, plan: runs.SuitePlan) -> None:
         self.plan = plan
 
     @contextlib.contextmanager
@@ -107,7 +107,7 @@ class SuiteBars:
             yield bar
 
 
-def _write_card(card_plan: runs.Plan, slices: dict[str, runs.Slice], provenance: dict[str, Any],
+def _write_card(card_plan: runs.SuitePlan, slices: dict[str, runs.Slice], provenance: dict[str, Any],
                 missing: dict[str, str]) -> None:
     provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
     card = cards.collect(card_plan, slices, provenance, missing)
@@ -230,7 +230,7 @@ async def _on(spec: RunSpec, lm: LM | None, cells: Callable[[EvalResources | Non
             await lm.aclose()
 
 
-def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None,
+def _run_and_write_card(plan: runs.SuitePlan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None,
                         todo: list[runs.Cell], identity: dict[str, Any], write_card: Callable[[], None]) -> None:
     """Run the cells; the card is written however the sitting ends."""
     async def cells(res: EvalResources | None) -> None:
@@ -253,7 +253,7 @@ def _run_and_write_card(plan: runs.Plan, slices: dict[str, runs.Slice], spec: Ru
     write_card()
 
 
-def _dry_run(plan: runs.Plan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None, size: int,
+def _dry_run(plan: runs.SuitePlan, slices: dict[str, runs.Slice], spec: RunSpec, lm: LM | None, size: int,
              identity: dict[str, Any]) -> dict[str, CostEstimate]:
     async def cells(res: EvalResources | None) -> None:
         await runs.pilot(plan, slices, spec, size, progress=SuiteBars(plan), res=res, **identity)

@@ -11,8 +11,8 @@ spends, and summed up in a card with confidence intervals and judged claims.
 from ..assembly import RunSpec
 from .card import CardData, collect
 from .render import write_card
-from .run import Cell, Plan, estimate, load_slices, make_plan, pilot, run_cells
+from .run import Cell, SuitePlan, estimate, load_slices, make_plan, pilot, run_cells
 from .suites import Suite, available, load
 
-__all__ = ["CardData", "Cell", "Plan", "RunSpec", "Suite", "available", "collect", "estimate", "load",
+__all__ = ["CardData", "Cell", "RunSpec", "Suite", "SuitePlan", "available", "collect", "estimate", "load",
            "load_slices", "make_plan", "pilot", "run_cells", "write_card"]

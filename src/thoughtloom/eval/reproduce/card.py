@@ -28,7 +28,7 @@ from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..stats import Estimate, judge, mean_ci, paired_difference
 from .budgetwise import along_budget
-from .run import Cell, Plan, Slice
+from .run import Cell, SuitePlan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
 NOT_RUN = "not run"
@@ -72,7 +72,7 @@ class ClaimResult:
     along: str = "–"  # the verdict along the call budget (budgetwise.phrase); "–": a cell has no results
 
 
-def cell_result(plan: Plan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
+def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
     """One (dataset, method) over the plan's seeds, from its folders."""
     order = sl.ids
     runs = [read_records(Cell(dataset, method, seed).folder(plan.out)) for seed in range(plan.seeds)]
@@ -151,7 +151,7 @@ def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, s
 
 @dataclass(frozen=True)
 class CardData:
-    plan: Plan
+    plan: SuitePlan
     slices: Mapping[str, Slice]
     cells: tuple[CellResult, ...]
     claims: tuple[ClaimResult, ...]
@@ -160,7 +160,7 @@ class CardData:
     missing: Mapping[str, str] = field(default_factory=dict)  # dataset id -> why it has no data here
 
 
-def _models(plan: Plan) -> tuple[str, ...]:
+def _models(plan: SuitePlan) -> tuple[str, ...]:
     """The models behind the results: each cell folder's summary.json names its own."""
     found = []
     for cell in plan.cells():
@@ -173,7 +173,7 @@ def _models(plan: Plan) -> tuple[str, ...]:
     return tuple(found)
 
 
-def collect(plan: Plan, slices: Mapping[str, Slice], provenance: Mapping[str, Any],
+def collect(plan: SuitePlan, slices: Mapping[str, Slice], provenance: Mapping[str, Any],
             missing: Mapping[str, str] | None = None) -> CardData:
     """Every cell and claim of the plan's datasets that have data here (``slices``), from the folders
     under ``plan.out``; ``missing`` says why the others have none."""

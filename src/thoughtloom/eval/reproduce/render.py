@@ -22,7 +22,7 @@ from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
-from .run import Plan
+from .run import SuitePlan
 
 Block = Union[tuple[str, str], tuple[str, list[str]], tuple[str, list[str], list[list[str]]]]
 
@@ -130,7 +130,7 @@ def _claims_table(claims: Sequence[ClaimResult]) -> Block:
 CUT = "examples cut by the run's budget"
 
 
-def budget_mark(plan: Plan) -> tuple[int, str] | None:
+def budget_mark(plan: SuitePlan) -> tuple[int, str] | None:
     """The call budget a card's curves mark, and its label: the paper's where the suite declares
     it (``paper_budget``), else the suite's own equal budget; None with neither."""
     paper = plan.suite.paper_budget

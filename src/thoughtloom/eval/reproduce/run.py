@@ -62,8 +62,9 @@ class Cell:
 
 
 @dataclass(frozen=True)
-class Plan:
-    """What this sitting covers: the suite cut to the chosen datasets, methods, n and seeds."""
+class SuitePlan:
+    """What this sitting covers: the suite cut to the chosen datasets, methods, n and seeds (named apart
+    from HGOT's question plan, :class:`thoughtloom.strategies.hgot.plan.Plan`)."""
 
     suite: Suite
     out: Path
@@ -78,7 +79,7 @@ class Plan:
 
 
 def make_plan(suite: Suite, out: Path, *, n: int | None = None, seeds: int | None = None,
-              budget: Budget | None = None, datasets: Sequence[str] = (), methods: Sequence[str] = ()) -> Plan:
+              budget: Budget | None = None, datasets: Sequence[str] = (), methods: Sequence[str] = ()) -> SuitePlan:
     """The plan, refusing a dataset or method id the suite does not have."""
     def chosen(kind: str, items: tuple, wanted: Sequence[str]) -> tuple:
         known = [i.id for i in items]
@@ -87,7 +88,7 @@ def make_plan(suite: Suite, out: Path, *, n: int | None = None, seeds: int | Non
             raise ConfigError(f"suite {suite.name} has no {kind} {unknown[0]!r}", hint=f"choose from: {', '.join(known)}")
         return tuple(i for i in items if not wanted or i.id in wanted)
 
-    return Plan(suite, out, n or suite.n, seeds or suite.seeds, budget or suite.budget,
+    return SuitePlan(suite, out, n or suite.n, seeds or suite.seeds, budget or suite.budget,
                 chosen("dataset", suite.datasets, datasets), chosen("method", suite.methods, methods))
 
 
@@ -134,7 +135,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     return Slice(task, loaded.path, list(loaded.examples), loaded.sample)
 
 
-def load_slices(plan: Plan, data_root: Path | None) -> tuple[dict[str, Slice], dict[str, str]]:
+def load_slices(plan: SuitePlan, data_root: Path | None) -> tuple[dict[str, Slice], dict[str, str]]:
     """The plan's datasets that have data here, and for the others why not."""
     slices, missing = {}, {}
     for d in plan.datasets:
@@ -182,7 +183,7 @@ def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
     return out
 
 
-def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any]:
+def cell_meta(plan: SuitePlan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any]:
     """What a cell's summary.json says about where it comes from (the same in every sitting);
     without ``lm`` (examples on Ray workers) the executor adds the model."""
     return {"suite": plan.suite.name, "dataset": cell.dataset.id, "method": cell.method.id,
@@ -191,7 +192,7 @@ def cell_meta(plan: Plan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any
             "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
 
 
-async def run_cells(plan: Plan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
+async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
                     progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
                     force: bool = False, executors: Callable[[], Executor] | None = None) -> dict[str, dict[str, Any]]:
@@ -229,16 +230,16 @@ async def run_cells(plan: Plan, slices: dict[str, Slice], spec: RunSpec, *, res:
     return summaries
 
 
-def _done_ids(cell: Cell, plan: Plan, slices: dict[str, Slice], limit: int | None) -> set[str]:
+def _done_ids(cell: Cell, plan: SuitePlan, slices: dict[str, Slice], limit: int | None) -> set[str]:
     return set(read_records(cell.folder(plan.out))) & set(slices[cell.dataset.id].ids[:limit])
 
 
-def missing_cells(plan: Plan, slices: dict[str, Slice]) -> list[Cell]:
+def missing_cells(plan: SuitePlan, slices: dict[str, Slice]) -> list[Cell]:
     """Cells with examples of their slice not yet done."""
     return [c for c in plan.cells() if len(_done_ids(c, plan, slices, None)) < len(slices[c.dataset.id].examples)]
 
 
-async def pilot(plan: Plan, slices: dict[str, Slice], spec: RunSpec, size: int,
+async def pilot(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, size: int,
                 progress: SuiteProgress | None = None, **where: Any) -> None:
     """The first ``size`` examples of each method's first seed, into the real cell folders
     (``where``: ``res`` or ``executors``, and ``command`` and ``force``, as :func:`run_cells` takes them)."""
@@ -246,7 +247,7 @@ async def pilot(plan: Plan, slices: dict[str, Slice], spec: RunSpec, size: int,
     await run_cells(plan, slices, spec, progress=progress, limit=size, cells=first_seed, **where)
 
 
-def estimate(plan: Plan, slices: dict[str, Slice], concurrency: int = 1,
+def estimate(plan: SuitePlan, slices: dict[str, Slice], concurrency: int = 1,
              model_seconds: Any = None) -> dict[str, CostEstimate]:
     """Per ``dataset/method``, the cost of its examples not yet done over all seeds, from its records;
     ``model_seconds`` (a cache store's lookup) adds back what their cache hits took when they ran."""
