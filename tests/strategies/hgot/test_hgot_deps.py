@@ -276,3 +276,21 @@ def test_hostile_replies_parse_or_raise_plan_error_quickly(text):
         return
     assert 1 <= len(plan.steps) <= 4
     assert nx.is_directed_acyclic_graph(plan.graph())
+
+
+# -- exact values the mutation run found unchecked (deps.py) --------------------------------------
+
+def test_a_bare_number_is_a_step_only_inside_a_list_of_steps():
+    """_tokens: "a bare number is a step only inside a list of steps" ("Steps 1 and 2"): the 3 of
+    "the top 3 results" after "depends on" is no step, so Step 2 depends on Step 1 alone."""
+    assert deps.read_edges("Step 2 depends on the top 3 results of Step 1") == [(1, 2)]
+    assert deps.read_edges("Steps 1 and 2 -> Step 3") == [(1, 3), (2, 3)]
+
+
+def test_above_the_exact_limit_each_cycle_loses_its_last_edge():
+    """break_cycles: "Above _EXACT_LIMIT steps, each cycle found loses its last edge (the authors'
+    loop)". With 11 steps the cycle 1 -> 2 -> 3 -> 1, found from step 1, loses 3 -> 1; the edges on no
+    cycle stay."""
+    assert deps._EXACT_LIMIT == 10
+    kept, dropped = deps.break_cycles(list(range(1, 12)), [(1, 2), (2, 3), (3, 1), (10, 11)])
+    assert (kept, dropped) == ([(1, 2), (2, 3), (10, 11)], [(3, 1)])
