@@ -329,3 +329,11 @@ def test_a_csv_without_a_puzzles_column_names_line_1(tmp_path, content):
     path.write_text(content, encoding="utf-8")
     with pytest.raises(DataError, match=r"p\.csv:1: expected a CSV header with a 'Puzzles' column"):
         get("game24").load(path)
+
+
+@pytest.mark.parametrize("candidate", ["(13 - 9", "13 9 10 4", "24", "", "(13-9)*(10-4)*x"])
+def test_an_unparseable_candidate_is_worth_nothing_to_the_symbolic_evaluator(candidate):
+    """symbolic_score: "1 if solved; else the share of the puzzle's numbers the expression uses legally".
+    A candidate that does not parse uses nothing legally: 0.0, never the solved 1.0 or a partial share
+    (a bare "24" is not the four numbers combined either)."""
+    assert get("game24").symbolic_score(Problem("p", "4 9 10 13"), candidate) == 0.0

@@ -103,3 +103,13 @@ def test_format_number_writes_integers_whole_and_huge_fractions_exactly():
     assert format_number(Fraction(1234567)) == "1234567"
     assert format_number(Fraction(1, 3)) == "0.333333"
     assert format_number(Fraction(10 ** 400, 3)) == "1" + "0" * 400 + "/3"
+
+
+def test_every_scorer_given_no_answer_scores_zero():
+    """A prediction of None ("no answer": an error, a cut-off reply, nothing the reader found) scores 0
+    against a real gold answer under every metric, including HotpotQA's yes/no rule and numbers."""
+    from thoughtloom.tasks.metrics import hotpot_f1, squad_f1
+
+    for gold in ("Paris", "yes", "no", "18"):
+        assert (exact_match(None, gold), token_f1(None, gold), squad_f1(None, gold), hotpot_f1(None, gold),
+                numbers_equal(None, gold)) == (0.0, 0.0, 0.0, 0.0, 0.0)
