@@ -294,3 +294,50 @@ def test_above_the_exact_limit_each_cycle_loses_its_last_edge():
     assert deps._EXACT_LIMIT == 10
     kept, dropped = deps.break_cycles(list(range(1, 12)), [(1, 2), (2, 3), (3, 1), (10, 11)])
     assert (kept, dropped) == ([(1, 2), (2, 3), (10, 11)], [(3, 1)])
+
+
+def test_mentions_lists_each_named_step_once_and_nothing_else():
+    """mentions: "The step numbers text names" -- the steps of a chain, once each, no arrow or other token."""
+    assert deps.mentions("Step 1 -> Step 2 -> Step 3, then Step 1 again") == [1, 2, 3]
+
+
+def test_a_single_parent_is_written_without_a_group():
+    """render: "Step 1 -> Step 2" for one parent, a parenthesised group only for several."""
+    assert deps.render([(1, 2)]) == "Step 1 -> Step 2"
+    assert deps.render([(1, 3), (2, 3)]) == "(Step 1 and Step 2) -> Step 3"
+
+
+def test_parentheses_holding_a_relation_anywhere_inside_are_dropped():
+    """_strip_operator_parens: parentheses "that hold a relation" are dropped, also when the relation is
+    not their first token: "(and it depends on Step 3)" is read as "and it depends on Step 3"."""
+    assert deps.read_edges("Step 4 (and it depends on Step 3)") == [(3, 4)]
+
+
+def test_up_to_ten_steps_the_fewest_edges_are_dropped_exactly():
+    """_EXACT_LIMIT = 10: "steps up to which the fewest edges are found exactly". Edges 1->2, 2->1, 2->3,
+    3->1 make two cycles that share 1->2: with 10 steps dropping that one edge is enough; with 11 the
+    authors' loop drops the last edge of each cycle it finds, two edges."""
+    edges = [(1, 2), (2, 1), (2, 3), (3, 1)]
+    assert deps.break_cycles(list(range(1, 11)), edges) == ([(2, 1), (2, 3), (3, 1)], [(1, 2)])
+    assert deps.break_cycles(list(range(1, 12)), edges) == ([(1, 2), (2, 3)], [(2, 1), (3, 1)])
+
+
+@pytest.mark.parametrize("text", ["Step 3 depends on Step 1 but not Step 2", "Step 3 depends on Step 1, not Step 2",
+                                  "Step 3 depends on Step 1 and not on Step 2"])
+def test_a_step_negated_after_the_group_gives_no_edge(text):
+    """Module docstring: "A negated relation ("does not depend on") gives no edge". "Step 3 depends on
+    Step 1 but not Step 2" says Step 3 needs Step 1 alone; Step 2 was read into Step 1's group, an edge
+    2 -> 3 the text denies (found by the mutation run: that branch was never tested)."""
+    assert deps.read_edges(text) == [(1, 3)]
+
+
+def test_a_middle_group_in_parentheses_stays_whole():
+    """"(Step 1 and Step 2) -> Step 3, Step 1 -> (Step 2 and Step 3)" are groups (module docstring); a
+    parenthesised group between two arrows is one item, so both its steps depend on Step 1 and feed Step 4."""
+    assert deps.read_edges("Step 1 -> (Step 2 and Step 3) -> Step 4") == [(1, 2), (1, 3), (2, 4), (3, 4)]
+
+
+def test_among_equally_few_a_backward_edge_is_dropped_first():
+    """break_cycles: "Among equally few, edges from a higher to a lower step (the order the plan prompt
+    forbids) go first". The cycle 2 <-> 3 loses 3 -> 2, not 2 -> 3."""
+    assert deps.break_cycles([1, 2, 3], [(2, 3), (3, 1), (3, 2)]) == ([(2, 3), (3, 1)], [(3, 2)])
