@@ -331,6 +331,12 @@ def test_a_step_negated_after_the_group_gives_no_edge(text):
     assert deps.read_edges(text) == [(1, 3)]
 
 
+def test_only_the_step_right_after_not_is_left_out_of_a_list():
+    """The negation covers the step it precedes: in "Step 3 uses Step 1 but not Step 2, and Step 4 uses
+    Step 3" the reader's list after "not" runs on to Step 4, which still starts the next relation."""
+    assert deps.read_edges("Step 3 uses Step 1 but not Step 2, and Step 4 uses Step 3") == [(1, 3), (3, 4)]
+
+
 def test_a_middle_group_in_parentheses_stays_whole():
     """"(Step 1 and Step 2) -> Step 3, Step 1 -> (Step 2 and Step 3)" are groups (module docstring); a
     parenthesised group between two arrows is one item, so both its steps depend on Step 1 and feed Step 4."""

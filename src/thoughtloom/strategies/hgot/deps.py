@@ -15,8 +15,9 @@ needs step u's answer"). It reads, in any mix:
 
 A group between two relations is split where the next relation starts
 (``A -> B, C -> D`` is ``A -> B`` and ``C -> D``; ``A -> B -> C`` is a chain).
-A negated relation ("does not depend on") gives no edge, nor does a step
-negated after a group ("Step 3 depends on Step 1 but not Step 2": 1 -> 3 only). Words around the
+A negated relation ("does not depend on") gives no edge, nor does the step
+right after a "not" that follows a group ("Step 3 depends on Step 1 but not
+Step 2": 1 -> 3 only; in "but not Steps 1 and 2" only Step 1 is left out). Words around the
 notation are ignored, so "the answer from" or "both" change nothing.
 
 :func:`render` writes edges back as ``Step 1 -> Step 2, (Step 1 and Step 2) ->
@@ -143,10 +144,9 @@ def _clause_edges(clause: list[tuple[str, int]]) -> list[Edge]:
                 ops.append(pending)
                 groups.append(items)
             elif groups and pending is None:
-                if negated:  # "Step 3 depends on Step 1 but not Step 2": a step after "not" is left out
-                    negated = False
-                else:
-                    groups[-1].extend(items)  # "Step 1 Step 2": one group
+                if negated:  # "Step 3 uses Step 1 but not Step 2, and Step 4 ...": the step after "not" is left out
+                    items, negated = items[1:], False
+                groups[-1].extend(items)  # "Step 1 Step 2": one group
             else:
                 groups = [items]  # a relation with nothing on its left restarts here
             pending = None
