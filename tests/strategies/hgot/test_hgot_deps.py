@@ -347,3 +347,10 @@ def test_among_equally_few_a_backward_edge_is_dropped_first():
     """break_cycles: "Among equally few, edges from a higher to a lower step (the order the plan prompt
     forbids) go first". The cycle 2 <-> 3 loses 3 -> 2, not 2 -> 3."""
     assert deps.break_cycles([1, 2, 3], [(2, 3), (3, 1), (3, 2)]) == ([(2, 3), (3, 1)], [(3, 2)])
+
+
+def test_a_full_stop_ends_a_clause():
+    """Clauses are split by commas, "and", ";", "." or new lines (module docstring): the step named in the
+    sentence after "." is no part of the arrow before it."""
+    assert deps.read_edges("Step 1 -> Step 2. Step 3 is independent") == [(1, 2)]
+    assert deps.read_edges("Step 1 -> Step 2; Step 3 stands alone") == [(1, 2)]
