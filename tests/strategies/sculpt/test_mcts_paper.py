@@ -188,3 +188,14 @@ async def test_stop_at_goal_ends_the_iteration_in_which_any_leaf_reaches_the_goa
     result = await SculptMCTS(cfg).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.details["rollouts_done"] == done
     assert result.answer.startswith("a.1.") and result.confidence == 1.0
+
+
+def test_ucb1_under_a_parent_with_no_visit_yet_is_the_nodes_value():
+    """Eq. 4's ln n(x_parent) is read with n(x_parent) at least 1 (ln 1 = 0): a child evaluated (one
+    visit, v = 0.6) under a parent not yet visited scores its own value, not a math domain error."""
+    tree = Tree()
+    root = tree.add("r")
+    child = tree.add("c", root, "revised")
+    child.score = 0.6
+    tree.first_visit(child)
+    assert ucb1(child, 0, 1.0) == pytest.approx(0.6)
