@@ -354,3 +354,12 @@ def test_a_full_stop_ends_a_clause():
     sentence after "." is no part of the arrow before it."""
     assert deps.read_edges("Step 1 -> Step 2. Step 3 is independent") == [(1, 2)]
     assert deps.read_edges("Step 1 -> Step 2; Step 3 stands alone") == [(1, 2)]
+
+
+def test_a_tie_between_equally_few_backward_edges_keeps_the_numbering_from_the_end():
+    """break_cycles' tie rule: among orders dropping equally few edges (and equally few forward ones), the
+    last step is the highest-numbered one such an order allows, then the one before it. The cycle
+    4 -> 3 -> 5 -> 4 can lose 5 -> 4 (order 1 2 4 3 5) or 4 -> 3 (order 1 2 3 5 4), both backward; step 5
+    can be last only in the first, so 5 -> 4 goes."""
+    edges = [(1, 4), (2, 4), (3, 5), (4, 3), (5, 4)]
+    assert deps.break_cycles([1, 2, 3, 4, 5], edges) == ([(1, 4), (2, 4), (3, 5), (4, 3)], [(5, 4)])

@@ -241,8 +241,10 @@ def break_cycles(nodes: Sequence[int], edges: Sequence[Edge]) -> tuple[list[Edge
     The fewest edges whose removal leaves a DAG (a minimum feedback arc set)
     are those against the best ordering of the steps; the ordering is found
     exactly by dynamic programming over subsets. Among equally few, edges from
-    a higher to a lower step (the order the plan prompt forbids) go first. A
-    self-loop is always dropped. Above ``_EXACT_LIMIT`` steps, each cycle
+    a higher to a lower step (the order the plan prompt forbids) go first; a
+    tie left keeps the plan's numbering from the end (the last step is the
+    highest-numbered one such an order allows, then the one before it, and so
+    on). A self-loop is always dropped. Above ``_EXACT_LIMIT`` steps, each cycle
     found loses its last edge (the authors' loop), which may drop more.
     """
     loops = [e for e in edges if e[0] == e[1]]
