@@ -11,8 +11,13 @@ name it equivalent.
     python benchmarks/mutation.py src/thoughtloom/tasks/game24.py tests/tasks/test_game24.py --sample 40
 
 Each mutant runs pytest with ``-x -q`` under ``--timeout`` seconds (a mutant
-that makes a search loop forever counts as killed, by timeout). ``--sample
-N`` draws N mutants (seeded) instead of all of them.
+that makes a search loop forever counts as killed, by timeout; its whole
+process group is killed, so nothing it started lingers). The default timeout
+is ten times the unmutated run's time, at least 20 seconds: pyproject's
+per-test ``timeout = 900`` is sized for the integration tests and would let
+one hung mutant stall the run for a quarter of an hour. ``--sample N`` draws
+N mutants (seeded) instead of all of them; ``--line L`` (repeatable) keeps
+only the mutants on line L, to recheck a run's survivors after adding tests.
 """
 
 from __future__ import annotations
@@ -22,9 +27,11 @@ import ast
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -91,12 +98,17 @@ def mutate(source: str, mutant: Mutant) -> str:
 def killed(work: Path, module: Path, source: str, tests: list[str], timeout: float) -> str:
     (work / module).write_text(source, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(work / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    # its own session, so a timeout kills the test run and anything it started (a server, a worker)
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
+                            cwd=work, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
     try:
-        r = subprocess.run([sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests],
-                           cwd=work, env=env, capture_output=True, timeout=timeout)
+        returncode = proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
         return "timeout"
-    return "survived" if r.returncode == 0 else "killed"
+    return "survived" if returncode == 0 else "killed"
 
 
 def main() -> None:
@@ -105,11 +117,16 @@ def main() -> None:
     ap.add_argument("tests", nargs="+", help="the test files that should kill its mutants")
     ap.add_argument("--sample", type=int, default=0, help="draw this many mutants (default: all)")
     ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--line", type=int, action="append", default=[],
+                    help="only the mutants on this line (repeatable): recheck survivors after adding tests")
+    ap.add_argument("--timeout", type=float, default=0.0,
+                    help="seconds per mutant's test run (default: 10x the unmutated run, at least 20)")
     args = ap.parse_args()
     module = Path(args.module)
     original = (REPO / module).read_text(encoding="utf-8")
     found = mutants(ast.parse(original))
+    if args.line:
+        found = [m for m in found if m.line in set(args.line)]
     if args.sample and args.sample < len(found):
         found = sorted(random.Random(args.seed).sample(found, args.sample), key=lambda m: m.index)
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,13 +135,17 @@ def main() -> None:
         shutil.copytree(REPO / "tests", work / "tests", ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")
         os.environ.setdefault("THOUGHTLOOM_DATA", str(REPO.parent / "shared" / "data"))
-        if killed(work, module, original, args.tests, args.timeout) != "survived":
+        t0 = time.monotonic()
+        if killed(work, module, original, args.tests, args.timeout or 900.0) != "survived":
             sys.exit(f"the tests fail on the unmutated {module}: fix them first")
+        timeout = args.timeout or max(20.0, 10 * (time.monotonic() - t0))
+        print(f"{len(found)} mutants, {timeout:.0f} s each at most", file=sys.stderr, flush=True)
         results = {"killed": 0, "timeout": 0, "survived": 0}
         survivors = []
         for m in found:
-            outcome = killed(work, module, mutate(original, m), args.tests, args.timeout)
+            outcome = killed(work, module, mutate(original, m), args.tests, timeout)
             results[outcome] += 1
+            print(f"  line {m.line}: {m.what}: {outcome}", file=sys.stderr, flush=True)
             if outcome == "survived":
                 survivors.append(m)
         (work / module).write_text(original, encoding="utf-8")

@@ -106,6 +106,7 @@ def test_the_exit_codes_are_in_the_help():
 LONG = "Which of these is longest: " + ", ".join(f"word{i}" for i in range(60)) + "?"
 
 
+@pytest.mark.integration  # the loopback fake server (rule 11)
 def test_output_under_a_pipe_is_whole_lines(tmp_path):
     out = tmp_path / ("a-folder-name-well-past-eighty-columns-" * 3) / "out"
     with FakeOpenAIServer(lambda p: "The answer is: word59") as server:

@@ -3,6 +3,7 @@
 import hashlib
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from thoughtloom.eval import assembly
@@ -78,6 +79,7 @@ def _eval(*args):
                           capture_output=True, text=True, env=env, timeout=120)
 
 
+@pytest.mark.integration  # the loopback fake server (rule 11)
 def test_a_pilot_answered_from_the_cache_is_estimated_from_the_stored_model_time(tmp_path):
     """Issue 26: after an earlier eval the pilot's calls are cache hits (0 s each); the estimate
     adds back the model time stored with each entry, and says how much of the pilot that was."""

@@ -155,6 +155,7 @@ async def test_exhausted_retries_mid_run_cost_one_example_and_retry_errors_rerun
     assert summary["n_errors"] == 0 and summary["this_run"]["examples"] == 1
 
 
+@pytest.mark.integration  # the loopback fake server (rule 11)
 async def test_an_outage_mid_run_pauses_and_resumes_without_losing_an_example(tmp_path):
     with FakeOpenAIServer(lambda prompt: "The answer is: 1", latency_s=0.01) as server:
         lm = fast_lm(server.base_url)
@@ -181,6 +182,7 @@ async def test_an_outage_mid_run_pauses_and_resumes_without_losing_an_example(tm
     assert summary["this_run"]["server_paused_s"] >= 1.0
 
 
+@pytest.mark.integration  # the loopback fake server (rule 11)
 async def test_a_server_that_stays_dead_stops_the_eval_after_the_wait_with_records_kept(tmp_path):
     with FakeOpenAIServer(lambda prompt: "The answer is: 1") as server:
         done = []
@@ -201,6 +203,7 @@ async def test_a_server_that_stays_dead_stops_the_eval_after_the_wait_with_recor
     assert len(records) >= 5 and not any(r["error"] for r in records)  # the outage cost no record
 
 
+@pytest.mark.integration  # the loopback fake server (rule 11)
 async def test_a_flaky_server_is_survived_with_every_question_recorded_once(tmp_path):
     with FakeOpenAIServer(lambda prompt: "The answer is: 1", faults=Faults(rate=0.3, seed=1, retry_after_s=0)) as s:
         summary = await evaluate(strategies.get("cot")(), tasks.get("gsm8k"), questions(60),

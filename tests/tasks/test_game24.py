@@ -273,3 +273,67 @@ def test_a_row_with_an_empty_puzzle_names_its_line(tmp_path):
     path.write_text("Rank,Puzzles\n1,1 2 3 4\n2,\n", encoding="utf-8")
     with pytest.raises(DataError, match=r"p\.csv:3"):
         get("game24").load(path)
+
+
+# -- the reader's order, case by case (each kills a mutant that the cases above let through) -----------
+
+def test_without_numbers_a_line_using_four_numbers_beats_a_later_working_line():
+    """find_expression's docstring: "else the last line whose expression uses exactly ``numbers``
+    (any four numbers when they are not given)". Without numbers, the four-number line wins over
+    the later two-number working line, which is only the last resort."""
+    assert find_expression("(13 - 9) * (10 - 4) = 24\nwhere 13 - 9 = 4") == "(13 - 9) * (10 - 4)"
+
+
+def test_a_marker_with_its_expression_on_the_same_line_does_not_read_the_next_line():
+    """"the last marked line": the expression after "Answer:" is the answer; the line after a
+    marker is read only when the marker ends its line (here the next line holds `6 - 3`)."""
+    assert find_expression("Answer: (6 - 3) * 2 * 4\nCheck: 6 - 3 = 3") == "(6 - 3) * 2 * 4"
+
+
+def test_a_bare_marker_reads_the_line_right_after_it_not_a_later_one():
+    """"or the line after a bare marker": the first line after "Answer:", even though a later
+    unmarked line also uses four numbers (the fallback would take that last one)."""
+    assert find_expression("Answer:\n(6 - 3) * 2 * 4\n(13 - 9) * (10 - 4)") == "(6 - 3) * 2 * 4"
+
+
+def test_the_last_marker_on_a_line_starts_the_answer():
+    """Two markers on one line: the text after the LAST one is the answer ("the answer is:"),
+    not the rejected attempt after the first ("Expression:")."""
+    text = "Expression: 1 + 2 + 3 + 4 is wrong, so the answer is: (13 - 9) * (10 - 4)"
+    assert find_expression(text) == "(13 - 9) * (10 - 4)"
+
+
+def test_equally_ranked_sides_of_an_equals_sign_keep_the_side_written_first():
+    """``EXPR = 24`` gives EXPR: the side written first is the model's expression and what follows
+    '=' is what it equals. When both sides rank alike (an operator, two numbers, neither the
+    puzzle's), the first still wins."""
+    assert find_expression("3 * 8 = 4 * 6") == "3 * 8"
+
+
+def test_parse_candidate_holds_expressions_to_the_puzzles_own_numbers():
+    """parse_candidate passes the puzzle's four numbers: a later line using four OTHER numbers is
+    not the candidate; with three numbers in the question any four numbers count (and the later
+    three-number line does not)."""
+    task = get("game24")
+    text = "(13 - 9) * (10 - 4) = 24\nnot 1 + 2 + 3 + 4"
+    assert task.parse_candidate(Problem("p", "4 9 10 13"), text, None) == "(13 - 9) * (10 - 4)"
+    assert task.parse_candidate(Problem("p", "4 9 10"), "4 * (10 - 9) * 6\nthen 4 + 9 + 10", None) == "4 * (10 - 9) * 6"
+
+
+@pytest.mark.parametrize("content", ["", "Rank,Numbers\n1,1 2 3 4\n"])
+def test_a_csv_without_a_puzzles_column_names_line_1(tmp_path, content):
+    """An empty file and a header without 'Puzzles' are both refused at line 1, naming the column."""
+    from thoughtloom.core.errors import DataError
+
+    path = tmp_path / "p.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(DataError, match=r"p\.csv:1: expected a CSV header with a 'Puzzles' column"):
+        get("game24").load(path)
+
+
+@pytest.mark.parametrize("candidate", ["(13 - 9", "13 9 10 4", "24", "", "(13-9)*(10-4)*x"])
+def test_an_unparseable_candidate_is_worth_nothing_to_the_symbolic_evaluator(candidate):
+    """symbolic_score: "1 if solved; else the share of the puzzle's numbers the expression uses legally".
+    A candidate that does not parse uses nothing legally: 0.0, never the solved 1.0 or a partial share
+    (a bare "24" is not the four numbers combined either)."""
+    assert get("game24").symbolic_score(Problem("p", "4 9 10 13"), candidate) == 0.0

@@ -51,7 +51,7 @@ def _tokens(text: str) -> list[str | Fraction]:
             raise ExpressionError(f"expression longer than {MAX_TOKENS} tokens")
         num, other = m.groups()
         if num is not None:
-            if len(num) > MAX_NUMBER_DIGITS + 1:
+            if len(num) - ("." in num) > MAX_NUMBER_DIGITS:  # digits, the decimal point not counted
                 raise ExpressionError(f"number with more than {MAX_NUMBER_DIGITS} digits")
             out.append(Fraction(num))
         elif other is not None:

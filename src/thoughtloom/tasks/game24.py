@@ -106,7 +106,8 @@ def _plain(line: str) -> str:
 
 def _expression(line: str, numbers: Sequence[int] | None) -> str | None:
     """The best expression on one line: each side of an '=' is a candidate,
-    and the one using the puzzle's numbers (else the most numbers) wins."""
+    and the one using the puzzle's numbers (else the most numbers) wins; a tie keeps
+    the side written first."""
     best: tuple[tuple[bool, bool, int], str] | None = None
     for part in line.split("="):
         for m in _EXPR_RUN.finditer(part):

@@ -265,13 +265,19 @@ def test_list_replies_are_read_within_bounds_and_stay_encodable(reply):
     (value if isinstance(value, str) else "".join(value)).encode("utf-8")
 
 
-@pytest.mark.parametrize("text", ["", "answer is" * 20_000, "The answer is " + "9" * 5000,
-                                  "the answer is \ud800 7", "[" * 5000 + "answer is 3"])
-def test_the_math_reader_survives_hostile_replies(text):
+@pytest.mark.parametrize("text,answer", [
+    ("", None),
+    ("answer is" * 20_000, None),                   # a marker with no number after it
+    ("The answer is " + "9" * 5000, None),          # beyond the digits a number may have: no readable number
+    ("the answer is \ud800 7", "7"),                # a lone surrogate before the number changes nothing
+    ("[" * 5000 + "answer is 3", "3"),
+])
+def test_the_math_reader_survives_hostile_replies(text, answer):
+    """GSM8K's reader takes the number after "answer is" (tasks/mathqa.py); hostile text around it
+    changes nothing, and the score against the gold 7 follows from the answer read."""
     gsm = get_task("gsm8k")
-    answer = gsm.extract_answer(text)
-    assert answer is None or answer == "7" or answer == "3"
-    assert gsm.score(text, "7")["accuracy"] in (0.0, 1.0)
+    assert gsm.extract_answer(text) == answer
+    assert gsm.score(text, "7") == {"accuracy": 1.0 if answer == "7" else 0.0}
 
 
 @pytest.mark.parametrize("text", ["", "#" * 100_000, "#1" * 50_000, '"' * 100_000, "without " * 20_000,

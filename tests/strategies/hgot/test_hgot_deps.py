@@ -276,3 +276,90 @@ def test_hostile_replies_parse_or_raise_plan_error_quickly(text):
         return
     assert 1 <= len(plan.steps) <= 4
     assert nx.is_directed_acyclic_graph(plan.graph())
+
+
+# -- exact values the mutation run found unchecked (deps.py) --------------------------------------
+
+def test_a_bare_number_is_a_step_only_inside_a_list_of_steps():
+    """_tokens: "a bare number is a step only inside a list of steps" ("Steps 1 and 2"): the 3 of
+    "the top 3 results" after "depends on" is no step, so Step 2 depends on Step 1 alone."""
+    assert deps.read_edges("Step 2 depends on the top 3 results of Step 1") == [(1, 2)]
+    assert deps.read_edges("Steps 1 and 2 -> Step 3") == [(1, 3), (2, 3)]
+
+
+def test_above_the_exact_limit_each_cycle_loses_its_last_edge():
+    """break_cycles: "Above _EXACT_LIMIT steps, each cycle found loses its last edge (the authors'
+    loop)". With 11 steps the cycle 1 -> 2 -> 3 -> 1, found from step 1, loses 3 -> 1; the edges on no
+    cycle stay."""
+    assert deps._EXACT_LIMIT == 10
+    kept, dropped = deps.break_cycles(list(range(1, 12)), [(1, 2), (2, 3), (3, 1), (10, 11)])
+    assert (kept, dropped) == ([(1, 2), (2, 3), (10, 11)], [(3, 1)])
+
+
+def test_mentions_lists_each_named_step_once_and_nothing_else():
+    """mentions: "The step numbers text names" -- the steps of a chain, once each, no arrow or other token."""
+    assert deps.mentions("Step 1 -> Step 2 -> Step 3, then Step 1 again") == [1, 2, 3]
+
+
+def test_a_single_parent_is_written_without_a_group():
+    """render: "Step 1 -> Step 2" for one parent, a parenthesised group only for several."""
+    assert deps.render([(1, 2)]) == "Step 1 -> Step 2"
+    assert deps.render([(1, 3), (2, 3)]) == "(Step 1 and Step 2) -> Step 3"
+
+
+def test_parentheses_holding_a_relation_anywhere_inside_are_dropped():
+    """_strip_operator_parens: parentheses "that hold a relation" are dropped, also when the relation is
+    not their first token: "(and it depends on Step 3)" is read as "and it depends on Step 3"."""
+    assert deps.read_edges("Step 4 (and it depends on Step 3)") == [(3, 4)]
+
+
+def test_up_to_ten_steps_the_fewest_edges_are_dropped_exactly():
+    """_EXACT_LIMIT = 10: "steps up to which the fewest edges are found exactly". Edges 1->2, 2->1, 2->3,
+    3->1 make two cycles that share 1->2: with 10 steps dropping that one edge is enough; with 11 the
+    authors' loop drops the last edge of each cycle it finds, two edges."""
+    edges = [(1, 2), (2, 1), (2, 3), (3, 1)]
+    assert deps.break_cycles(list(range(1, 11)), edges) == ([(2, 1), (2, 3), (3, 1)], [(1, 2)])
+    assert deps.break_cycles(list(range(1, 12)), edges) == ([(1, 2), (2, 3)], [(2, 1), (3, 1)])
+
+
+@pytest.mark.parametrize("text", ["Step 3 depends on Step 1 but not Step 2", "Step 3 depends on Step 1, not Step 2",
+                                  "Step 3 depends on Step 1 and not on Step 2"])
+def test_a_step_negated_after_the_group_gives_no_edge(text):
+    """Module docstring: "A negated relation ("does not depend on") gives no edge". "Step 3 depends on
+    Step 1 but not Step 2" says Step 3 needs Step 1 alone; Step 2 was read into Step 1's group, an edge
+    2 -> 3 the text denies (found by the mutation run: that branch was never tested)."""
+    assert deps.read_edges(text) == [(1, 3)]
+
+
+def test_only_the_step_right_after_not_is_left_out_of_a_list():
+    """The negation covers the step it precedes: in "Step 3 uses Step 1 but not Step 2, and Step 4 uses
+    Step 3" the reader's list after "not" runs on to Step 4, which still starts the next relation."""
+    assert deps.read_edges("Step 3 uses Step 1 but not Step 2, and Step 4 uses Step 3") == [(1, 3), (3, 4)]
+
+
+def test_a_middle_group_in_parentheses_stays_whole():
+    """"(Step 1 and Step 2) -> Step 3, Step 1 -> (Step 2 and Step 3)" are groups (module docstring); a
+    parenthesised group between two arrows is one item, so both its steps depend on Step 1 and feed Step 4."""
+    assert deps.read_edges("Step 1 -> (Step 2 and Step 3) -> Step 4") == [(1, 2), (1, 3), (2, 4), (3, 4)]
+
+
+def test_among_equally_few_a_backward_edge_is_dropped_first():
+    """break_cycles: "Among equally few, edges from a higher to a lower step (the order the plan prompt
+    forbids) go first". The cycle 2 <-> 3 loses 3 -> 2, not 2 -> 3."""
+    assert deps.break_cycles([1, 2, 3], [(2, 3), (3, 1), (3, 2)]) == ([(2, 3), (3, 1)], [(3, 2)])
+
+
+def test_a_full_stop_ends_a_clause():
+    """Clauses are split by commas, "and", ";", "." or new lines (module docstring): the step named in the
+    sentence after "." is no part of the arrow before it."""
+    assert deps.read_edges("Step 1 -> Step 2. Step 3 is independent") == [(1, 2)]
+    assert deps.read_edges("Step 1 -> Step 2; Step 3 stands alone") == [(1, 2)]
+
+
+def test_a_tie_between_equally_few_backward_edges_keeps_the_numbering_from_the_end():
+    """break_cycles' tie rule: among orders dropping equally few edges (and equally few forward ones), the
+    last step is the highest-numbered one such an order allows, then the one before it. The cycle
+    4 -> 3 -> 5 -> 4 can lose 5 -> 4 (order 1 2 4 3 5) or 4 -> 3 (order 1 2 3 5 4), both backward; step 5
+    can be last only in the first, so 5 -> 4 goes."""
+    edges = [(1, 4), (2, 4), (3, 5), (4, 3), (5, 4)]
+    assert deps.break_cycles([1, 2, 3, 4, 5], edges) == ([(1, 4), (2, 4), (3, 5), (4, 3)], [(5, 4)])

@@ -70,3 +70,94 @@ def test_parse_rewrite():
     # a step that names its parent gets the parent's answer in place of the name
     assert fallback_rewrite("When was the director from Step 1 born?", [(1, "Who directed Jaws?", "Spielberg")]) == \
         "When was the director (Spielberg) born?"
+
+
+# -- exact values the mutation run found unchecked (plan.py) --------------------------------------
+
+def _ctx(seed=0):
+    from thoughtloom.strategies.context import Context
+    from thoughtloom.testing import ScriptedLM
+
+    return Context(lm=ScriptedLM(lambda req: ""), task=None, seed=seed)
+
+
+def test_a_plan_is_a_value():
+    """Plan is frozen: the steps and edges a level was searched with cannot change under it."""
+    import dataclasses
+
+    plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was the director in Step 1 born?")
+    assert hash(plan) == hash(Plan(plan.steps, plan.edges))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        plan.edges = ()
+
+
+def test_a_step_line_without_a_question_mark_is_a_step_until_a_dependencies_line():
+    """Module docstring: "A step that names another ("the director in Step 1") depends on it". A step
+    written as an instruction (no "?") that names Step 1 is still step 2 when no Dependencies line came
+    before it; only under a Dependencies line does "Step 3: Step 1, Step 2" say what step 3 depends on."""
+    plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: Find the birth year of the director from Step 1")
+    assert plan.steps == ("Who directed Jaws?", "Find the birth year of the director from Step 1")
+    assert plan.edges == ((1, 2),)
+
+
+def test_a_rewrite_of_two_words_is_kept_and_one_word_is_none():
+    """parse_rewrite reads the first line with at least two words (a question, however short); a
+    single word is no rewritten question, so the caller falls back to fallback_rewrite."""
+    assert parse_rewrite("Rewrite: Spielberg born?") == "Spielberg born?"
+    assert parse_rewrite("Rewrite: Spielberg") is None
+
+
+def test_the_plan_request_carries_question_passages_budget_and_stop():
+    """The plan prompt (appendix C.1's shape): the numbered passages, the question, at most max_steps
+    steps; the reply stops where the model would start another "Question:" demo."""
+    from thoughtloom.strategies.hgot.plan import plan_request
+
+    req = plan_request(_ctx(seed=7), "In what year was the director of Jaws born?",
+                       ["Jaws is a 1975 film.", "Spielberg was born in 1946."], "", max_tokens=200, max_steps=3)
+    text = req.messages[0].content
+    assert "Use at most 3 steps" in text
+    assert "Context:\n[1] Jaws is a 1975 film.\n[2] Spielberg was born in 1946.\n\n" in text
+    assert "Question: In what year was the director of Jaws born?" in text
+    assert (req.max_tokens, req.seed, tuple(req.stop)) == (200, 7, ("\nQuestion:",))
+    assert "Context:\n(none)\n" in plan_request(_ctx(), "Q?", [], "", max_tokens=10, max_steps=2).messages[0].content
+
+
+def test_the_rewrite_request_labels_each_known_answer_with_its_step():
+    """rewrite_request: "each labelled by its step number (as in the authors' rewrite context, "Step 1:
+    ... ANSWER: ...")" so the step's "Step 1" can be resolved; one paragraph back (stop at a blank line)."""
+    from thoughtloom.strategies.hgot.plan import rewrite_request
+
+    req = rewrite_request(_ctx(seed=3), "In what year was the director from Step 1 born?",
+                          [(1, "Who directed the film Jaws?", "Steven Spielberg")], "", max_tokens=64)
+    text = req.messages[0].content
+    assert text.endswith("Known answers:\n- Step 1: Who directed the film Jaws? ANSWER: Steven Spielberg\n"
+                         "Question: In what year was the director from Step 1 born?\nRewrite:")
+    assert (req.max_tokens, req.seed, tuple(req.stop)) == (64, 3, ("\n\n",))
+
+
+def test_a_remark_is_looked_for_only_in_the_last_300_characters_of_a_step():
+    """"a remark ends its line: look for one only in the last characters" (_REMARK_CHARS = 300, a bound
+    on the work per line): "(depends on Step 1)" is cut from the step and read as its dependency, while
+    a parenthesis opening more than 300 characters before the end is part of the question (its mention
+    of Step 1 still makes the edge)."""
+    short = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was he born? (depends on Step 1)")
+    assert short.steps[1] == "When was he born?" and short.edges == ((1, 2),)
+    tail = "(depends on Step 1 " + "and on what the film was about, " * 10 + "as said)"
+    assert len(tail) > 300
+    long = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was he born? " + tail)
+    assert long.steps[1] == "When was he born? " + tail and long.edges == ((1, 2),)
+
+
+def test_a_step_line_holding_only_a_remark_is_no_step():
+    """A remark is cut from its step line; a line that is nothing but a remark ("Step 2: (depends on
+    Step 1)") has no question left, so it is no step, and its edge names a step the plan does not have."""
+    plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: (depends on Step 1)")
+    assert (plan.steps, plan.edges, plan.unknown) == (("Who directed Jaws?",), (), ((1, 2),))
+
+
+def test_an_edge_from_a_step_that_does_not_exist_is_unknown():
+    """Module docstring: "an edge naming a step that does not exist is dropped too" -- whichever end
+    it names: Step 9 -> Step 2 of a two-step plan is kept in Plan.unknown, not in the graph."""
+    plan = parse_plan("Step 1: Who directed Jaws?\nStep 2: When was he born?\nDependencies: Step 9 -> Step 2")
+    assert (plan.edges, plan.unknown) == ((), ((9, 2),))
+    assert sorted(plan.graph().nodes) == [1, 2]

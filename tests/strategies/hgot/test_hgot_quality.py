@@ -111,3 +111,102 @@ def test_passage_quality_and_retriever_normalization():
     assert passage_quality(0.5, 1.0, 0.8, 0.2, 0.55, 0.25) == pytest.approx(0.1 + 0.55 + 0.2)
     assert normalize_retriever_scores([12.0, 6.0, 3.0]) == [1.0, 0.5, 0.25]
     assert normalize_retriever_scores([0.0, 0.0]) == [1.0, 0.5]
+
+
+# -- exact values the mutation run found unchecked ------------------------------------------------
+
+def test_statements_and_scores_are_frozen_values():
+    """A Statement and CitationScores are values (frozen dataclasses): a statement can be a set member
+    or a dict key, and no caller can change a thought's scores after the fact."""
+    import dataclasses
+
+    s = Statement("Jaws was directed by Spielberg.", (0,))
+    assert {s: 1}[Statement("Jaws was directed by Spielberg.", (0,))] == 1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.cites = (1,)
+    sc = citation_scores([s], P, {(P[0], s.text): True}, expand=False)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        sc.recall = 0.0
+
+
+def test_entailment_pairs_are_exactly_the_ones_the_scores_look_up():
+    """A single citation needs one pair, E(p_c, s); a statement citing {1, 2} needs E(concat), and for
+    each citation c, E(c alone) and E(the rest: with three citations, the other two) -- the three terms of ALCE's irrelevant(c, s). With
+    expand, every passage alone is judged against every statement, cited or not."""
+    one = Statement("Jaws was directed by Spielberg.", (0,))
+    two = Statement("Spielberg was born in 1946.", (0, 1))
+    none = Statement("He is famous.", ())
+    assert entailment_pairs([one, none], P, expand=False) == {(P[0], one.text)}
+    assert entailment_pairs([two], P, expand=False) == {(P[0] + "\n" + P[1], two.text),
+                                                         (P[0], two.text), (P[1], two.text)}
+    assert entailment_pairs([none], P, expand=True) == {(p, none.text) for p in P}
+    three = Statement("Spielberg, born 1946, made a film about sharks.", (0, 1, 2))
+    rests = {(P[1] + "\n" + P[2], three.text), (P[0] + "\n" + P[2], three.text), (P[0] + "\n" + P[1], three.text)}
+    assert entailment_pairs([three], P, expand=False) == {("\n".join(P), three.text), *rests,
+                                                           *((p, three.text) for p in P)}
+
+
+def test_irrelevant_needs_both_halves_of_alces_rule():
+    """Module docstring (ALCE): irrelevant(c, s) = E(concat(C(s)), s) and not E(c, s) and
+    E(concat(C(s) - {c}), s). A citation that alone entails s is never irrelevant, even when the other
+    citation also does (both precise: 2 of 2); a citation that does not entail alone but without which
+    the rest no longer entails is needed (both precise again); only "not alone AND the rest suffices"
+    makes one irrelevant (1 of 2)."""
+    s = Statement("Spielberg was born in 1946.", (0, 1))
+    joint = (P[0] + "\n" + P[1], s.text)
+    each_alone = {joint: True, (P[0], s.text): True, (P[1], s.text): True}
+    assert citation_scores([s], P, each_alone, expand=False).precision == 1.0
+    only_together = {joint: True, (P[0], s.text): False, (P[1], s.text): False}
+    assert citation_scores([s], P, only_together, expand=False).precision == 1.0
+    one_suffices = {joint: True, (P[0], s.text): False, (P[1], s.text): True}
+    assert citation_scores([s], P, one_suffices, expand=False).precision == 0.5
+
+
+def test_no_statement_scores_zero_not_a_division_error():
+    """"A thought with no statements scores 0 / 0" -- read as 0 recall and 0 precision, nothing cited."""
+    sc = citation_scores([], P, {}, expand=True)
+    assert (sc.recall, sc.precision, dict(sc.cited_by)) == (0.0, 0.0, {})
+
+
+async def test_judge_pairs_sends_each_pair_once_and_a_score_equal_to_the_threshold_entails():
+    """"a pair counts as entailed when E >= threshold": a score of exactly 0.5 is entailed, 0.49 is not;
+    duplicate pairs go to the judge once (sorted), the trace counts pairs and entailed ones, and no pair
+    means no judge call at all."""
+    from thoughtloom.core.trace import Trace
+    from thoughtloom.strategies.hgot.quality import judge_pairs
+
+    class Judge:
+        def __init__(self):
+            self.calls = []
+
+        async def judge(self, pairs):
+            self.calls.append(list(pairs))
+            return [0.5 if h == "b" else 0.49 for _, h in pairs]
+
+    judge, trace = Judge(), Trace()
+    got = await judge_pairs(judge, [("p", "b"), ("p", "a"), ("p", "b")], threshold=0.5, trace=trace)
+    assert got == {("p", "a"): False, ("p", "b"): True}
+    assert judge.calls == [[("p", "a"), ("p", "b")]]
+    assert [(e["pairs"], e["entailed"]) for e in trace.of_type("entailment")] == [(2, 1)]
+    assert await judge_pairs(judge, [], threshold=0.5) == {} and len(judge.calls) == 1
+    assert await judge_pairs(judge, [("p", "b")], threshold=0.5) == {("p", "b"): True}  # no trace given
+
+
+def test_citation_frequency_below_one_is_still_scaled_to_one():
+    """§3.3: the weighted frequency is normalized "so the highest passage value in a retrieval set is 1",
+    also when every raw frequency is below 1 (q = 0.5, one citation: f = [0.5, 0.25] -> [1, 0.5]);
+    a passage index outside the set is ignored."""
+    assert citation_frequency([{0: 1}, {1: 1, 7: 3}], [0.5, 0.25], 2) == [1.0, 0.5]
+
+
+def test_passage_quality_weights_each_term_by_its_own_weight():
+    """s'(p) = w1 * s(p) + w2 * f~(p) + w3 * conf with the paper's best (w1, w2, w3) = (0.2, 0.55, 0.25)
+    (§6): s = 0.5, f~ = 0.5, conf = 0.4 gives 0.1 + 0.275 + 0.1."""
+    assert passage_quality(0.5, 0.5, 0.4, 0.2, 0.55, 0.25) == pytest.approx(0.475)
+
+
+def test_retriever_scores_below_one_and_negative_ones_normalize_by_the_best():
+    """score / max score when the best is positive, even below 1 (a cosine score), and a negative
+    score counts as 0; only when no score is positive does the rank decide, 1/(1+rank)."""
+    assert normalize_retriever_scores([0.5, 0.25, -0.5]) == [1.0, 0.5, 0.0]
+    assert normalize_retriever_scores([-1.0, -2.0, -3.0]) == [1.0, 0.5, pytest.approx(1 / 3)]

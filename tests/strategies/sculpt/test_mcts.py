@@ -168,7 +168,10 @@ async def test_every_node_is_traced_and_report_shows_the_tree():
         assert key in nodes[0]
     assert {"score", "feedback"} <= set(evals[0])
     text = report(result)
-    assert "mcts:" in text and "#0 [root]" in text and "*" in text
+    assert "mcts:" in text and "#0 [root]" in text
+    # the chosen node's line, and only it, is marked with a leading "*"
+    marked = [line for line in text.splitlines() if line.startswith("*")]
+    assert len(marked) == 1 and marked[0].lstrip("* ").startswith(f"#{result.details['chosen']} [")
 
 
 async def test_last_batch_is_trimmed_to_the_budget_not_refused():

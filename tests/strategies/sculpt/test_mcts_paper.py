@@ -124,3 +124,78 @@ async def test_stop_at_goal_is_off_by_default_and_ends_the_search_when_on():
     lm = toy.make_lm({"ab": 10, "ac": 10, "aa": 10}, default=5)
     result = await SculptMCTS(MCTSConfig(rollouts=4, stop_at_goal=True)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.details["rollouts_done"] < 4 and result.confidence == 1.0
+
+
+# -- the loop's counting and stopping, exactly (each kills a mutant the tests above let through) ------
+
+def test_the_defaults_are_the_papers_sequential_search():
+    """§4.1: "In this and all the experiments below, ThoughtSculpt with MCTS will have a maximum
+    d_simulation of 1"; Algorithm 1 runs its rollouts one after another ("for j <- 1 to d_rollout")
+    with no early exit, so parallel is 1 and stop_at_goal off by default."""
+    cfg = MCTSConfig()
+    assert (cfg.simulation_depth, cfg.parallel, cfg.stop_at_goal) == (1, 1, False)
+
+
+def test_virtual_loss_may_be_zero_but_not_negative():
+    """The config's rule: "parallel must be >= 1 and virtual_loss >= 0" (0 = plain leaf-parallel, no
+    steering); a negative loss would ADD value to a path in flight and is refused."""
+    assert MCTSConfig(parallel=2, virtual_loss=0).virtual_loss == 0
+    with pytest.raises(Exception, match="virtual_loss >= 0"):
+        MCTSConfig(virtual_loss=-1)
+
+
+async def test_leaf_parallel_rollouts_are_counted_leaf_by_leaf_up_to_exactly_d_rollout():
+    """"Each leaf counts as one of the rollouts": with rollouts=6 and parallel=3 the iterations take
+    1 (only the root exists), 3, then the 2 left, never a 7th; a search that spent its rollouts did not
+    stop early (no tree_exhausted event, no stopped_early note)."""
+    ctx = toy.make_ctx(toy.make_lm({}, default=5))
+    result = await SculptMCTS(MCTSConfig(rollouts=6, k=3, parallel=3, max_depth=4)).run(toy.PROBLEM, ctx)
+    assert [e["parallel"] for e in ctx.trace.of_type("tree_select")] == [1, 3, 3, 3, 2, 2]
+    assert result.details["rollouts_done"] == 6
+    assert ctx.trace.of_type("tree_exhausted") == [] and "stopped_early" not in result.details
+
+
+async def test_a_root_that_cannot_grow_does_no_rollout_and_says_so():
+    """With max_depth=0 the root is at the cap: no leaf can grow, so the search stops before its first
+    rollout, with rollouts_done 0 and the reason."""
+    ctx = toy.make_ctx(toy.make_lm({}, default=5))
+    result = await SculptMCTS(MCTSConfig(rollouts=4, max_depth=0)).run(toy.PROBLEM, ctx)
+    assert result.details["rollouts_done"] == 0
+    assert result.details["stopped_early"] == "no leaf below max_depth=0 left to grow"
+    assert [(e["rollouts"], e["planned"]) for e in ctx.trace.of_type("tree_exhausted")] == [(0, 4)]
+
+
+class _GrandchildrenOfTheFirstChildSolve(dict):
+    """Scores for the toy model: 10/10 for every node below the root's first child ("a.1."), else 5/10."""
+
+    def get(self, cand, default=None):
+        return 10 if cand.startswith("a.1.") else 5
+
+
+def _numbered_children():
+    counter = itertools.count(1)
+    return lambda cand, sample_index: f"CAND: {cand}.{next(counter)}"
+
+
+@pytest.mark.parametrize("stop_at_goal, done", [(True, 3), (False, 6)])
+async def test_stop_at_goal_ends_the_iteration_in_which_any_leaf_reaches_the_goal(stop_at_goal, done):
+    """Leaf-parallel, 2 leaves per iteration, no simulation: iteration 1 expands the root into a.1 and a.2
+    (5/10), iteration 2 expands both; a.1's children score 10/10, a.2's 5/10. With stop_at_goal the search
+    ends after that iteration because ONE of its rewarded nodes is solved (1 + 2 = 3 rollouts); without
+    it, Algorithm 1 spends all 6 rollouts although solved nodes were rewarded."""
+    lm = toy.make_lm(_GrandchildrenOfTheFirstChildSolve(), child=_numbered_children())
+    cfg = MCTSConfig(rollouts=6, k=2, parallel=2, simulation_depth=0, stop_at_goal=stop_at_goal)
+    result = await SculptMCTS(cfg).run(toy.PROBLEM, toy.make_ctx(lm))
+    assert result.details["rollouts_done"] == done
+    assert result.answer.startswith("a.1.") and result.confidence == 1.0
+
+
+def test_ucb1_under_a_parent_with_no_visit_yet_is_the_nodes_value():
+    """Eq. 4's ln n(x_parent) is read with n(x_parent) at least 1 (ln 1 = 0): a child evaluated (one
+    visit, v = 0.6) under a parent not yet visited scores its own value, not a math domain error."""
+    tree = Tree()
+    root = tree.add("r")
+    child = tree.add("c", root, "revised")
+    child.score = 0.6
+    tree.first_visit(child)
+    assert ucb1(child, 0, 1.0) == pytest.approx(0.6)

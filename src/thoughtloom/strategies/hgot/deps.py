@@ -15,7 +15,9 @@ needs step u's answer"). It reads, in any mix:
 
 A group between two relations is split where the next relation starts
 (``A -> B, C -> D`` is ``A -> B`` and ``C -> D``; ``A -> B -> C`` is a chain).
-A negated relation ("does not depend on") gives no edge. Words around the
+A negated relation ("does not depend on") gives no edge, nor does the step
+right after a "not" that follows a group ("Step 3 depends on Step 1 but not
+Step 2": 1 -> 3 only; in "but not Steps 1 and 2" only Step 1 is left out). Words around the
 notation are ignored, so "the answer from" or "both" change nothing.
 
 :func:`render` writes edges back as ``Step 1 -> Step 2, (Step 1 and Step 2) ->
@@ -142,6 +144,8 @@ def _clause_edges(clause: list[tuple[str, int]]) -> list[Edge]:
                 ops.append(pending)
                 groups.append(items)
             elif groups and pending is None:
+                if negated:  # "Step 3 uses Step 1 but not Step 2, and Step 4 ...": the step after "not" is left out
+                    items, negated = items[1:], False
                 groups[-1].extend(items)  # "Step 1 Step 2": one group
             else:
                 groups = [items]  # a relation with nothing on its left restarts here
@@ -237,8 +241,10 @@ def break_cycles(nodes: Sequence[int], edges: Sequence[Edge]) -> tuple[list[Edge
     The fewest edges whose removal leaves a DAG (a minimum feedback arc set)
     are those against the best ordering of the steps; the ordering is found
     exactly by dynamic programming over subsets. Among equally few, edges from
-    a higher to a lower step (the order the plan prompt forbids) go first. A
-    self-loop is always dropped. Above ``_EXACT_LIMIT`` steps, each cycle
+    a higher to a lower step (the order the plan prompt forbids) go first; a
+    tie left keeps the plan's numbering from the end (the last step is the
+    highest-numbered one such an order allows, then the one before it, and so
+    on). A self-loop is always dropped. Above ``_EXACT_LIMIT`` steps, each cycle
     found loses its last edge (the authors' loop), which may drop more.
     """
     loops = [e for e in edges if e[0] == e[1]]
