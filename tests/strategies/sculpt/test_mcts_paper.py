@@ -140,7 +140,7 @@ def test_virtual_loss_may_be_zero_but_not_negative():
     """The config's rule: "parallel must be >= 1 and virtual_loss >= 0" (0 = plain leaf-parallel, no
     steering); a negative loss would ADD value to a path in flight and is refused."""
     assert MCTSConfig(parallel=2, virtual_loss=0).virtual_loss == 0
-    with pytest.raises(Exception, match="virtual_loss >= 0"):
+    with pytest.raises(Exception, match=r"option virtual_loss: -1 \(must be >= 0\)"):
         MCTSConfig(virtual_loss=-1)
 
 
@@ -155,14 +155,17 @@ async def test_leaf_parallel_rollouts_are_counted_leaf_by_leaf_up_to_exactly_d_r
     assert ctx.trace.of_type("tree_exhausted") == [] and "stopped_early" not in result.details
 
 
-async def test_a_root_that_cannot_grow_does_no_rollout_and_says_so():
-    """With max_depth=0 the root is at the cap: no leaf can grow, so the search stops before its first
-    rollout, with rollouts_done 0 and the reason."""
+async def test_a_tree_that_cannot_grow_stops_its_rollouts_and_says_so():
+    """With max_depth=1 and k=1 the first rollout expands the root into one child at the cap; no leaf
+    can grow after it, so the search stops after 1 of its 4 rollouts, with rollouts_done 1 and the reason
+    (max_depth=0, a root at the cap, is refused when the config is made: max_depth >= 1)."""
     ctx = toy.make_ctx(toy.make_lm({}, default=5))
-    result = await SculptMCTS(MCTSConfig(rollouts=4, max_depth=0)).run(toy.PROBLEM, ctx)
-    assert result.details["rollouts_done"] == 0
-    assert result.details["stopped_early"] == "no leaf below max_depth=0 left to grow"
-    assert [(e["rollouts"], e["planned"]) for e in ctx.trace.of_type("tree_exhausted")] == [(0, 4)]
+    result = await SculptMCTS(MCTSConfig(rollouts=4, k=1, max_depth=1)).run(toy.PROBLEM, ctx)
+    assert result.details["rollouts_done"] == 1
+    assert result.details["stopped_early"] == "no leaf below max_depth=1 left to grow"
+    assert [(e["rollouts"], e["planned"]) for e in ctx.trace.of_type("tree_exhausted")] == [(1, 4)]
+    with pytest.raises(Exception, match=r"option max_depth: 0 \(must be >= 1\)"):
+        MCTSConfig(max_depth=0)
 
 
 class _GrandchildrenOfTheFirstChildSolve(dict):
