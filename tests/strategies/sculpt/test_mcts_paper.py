@@ -202,3 +202,18 @@ def test_ucb1_under_a_parent_with_no_visit_yet_is_the_nodes_value():
     child.score = 0.6
     tree.first_visit(child)
     assert ucb1(child, 0, 1.0) == pytest.approx(0.6)
+
+
+def test_d_rollout_is_at_least_one():
+    """d_rollout counts the rollouts MCTS runs; a search of 0 rollouts is refused when the config is made."""
+    assert MCTSConfig(rollouts=1).rollouts == 1
+    with pytest.raises(Exception, match=r"option rollouts: 0 \(must be >= 1\)"):
+        MCTSConfig(rollouts=0)
+
+
+async def test_a_budget_stop_inside_the_first_rollout_reports_none_done():
+    """The root's generation and evaluation take the first 2 calls; a budget of 2 stops the search in its
+    first rollout (its batch of k=3 children does not fit), so the answer so far says 0 rollouts done."""
+    ctx = toy.make_ctx(toy.make_lm({}, default=5))
+    result = await SculptMCTS(MCTSConfig(rollouts=4, max_calls=2)).run(toy.PROBLEM, ctx)
+    assert result.stopped == "budget" and result.details["rollouts_done"] == 0 and result.details["nodes"] == 1
