@@ -213,3 +213,13 @@ def test_a_planted_cycle_and_upward_imports_are_caught(tmp_path):
         "pkg.lm.meter -> pkg.retrieval", "pkg.lm.meter -> pkg.retrieval.index",
         "pkg.tasks.odqa -> pkg.eval", "pkg.tasks.odqa -> pkg.eval.runner",
     ]
+
+
+def test_no_import_hides_under_type_checking():
+    """The graph above skips imports under ``if TYPE_CHECKING:``, so a cycle could hide there (issue 28:
+    "no TYPE_CHECKING circle"); the package has none of them at all, so none can."""
+    root = Path(thoughtloom.__file__).parent
+    hiding = [str(path.relative_to(root)) for path in sorted(root.rglob("*.py"))
+              for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+              if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test)]
+    assert hiding == []

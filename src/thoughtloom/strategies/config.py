@@ -13,14 +13,12 @@ each value came from.
 from __future__ import annotations
 
 import dataclasses
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..core.options import make
 from ..core.protocols import TaskView
-
-if TYPE_CHECKING:
-    from .interface import Strategy
+from .interface import Strategy
 
 
 #: Where an option's value came from (:func:`option_sources`): the user (``--set``, a

@@ -11,8 +11,10 @@ from dataclasses import dataclass
 
 from ...core.options import Options, option
 from ..interface import DEFAULT_MAX_CALLS
-from .stages import PLAN_STAGES
 from .thought import THOUGHT_FORMATS
+
+#: plan_stages' choices: 1, one plan call; 3, plan, self-reflection and formalization (appendix C.1-C.3)
+PLAN_STAGES = (1, 3)
 
 DEMO_VARIANTS = ("none", "knn", "sampling")
 KNN_ENCODERS = ("minilm", "bow")

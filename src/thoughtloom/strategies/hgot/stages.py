@@ -23,19 +23,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from ...core.events import RAW_CHARS
 from ...core.types import Completion, Request
 from ..context import Context
 from ..prompting import finished
 from . import deps
+from .config import HGOTConfig
 from .plan import Plan, PlanError, parse_plan, plan_request
 
-if TYPE_CHECKING:
-    from .config import HGOTConfig
-
-PLAN_STAGES = (1, 3)
 _NONE = re.compile(r"\bnone\b|\bno\s+dependenc", re.IGNORECASE)
 
 
