@@ -80,6 +80,11 @@ class Strategy(ABC):
     #: where the anytime trajectory's point at budget b equals a run capped at b (one of
     #: :data:`.anytime.EXACT`; a strategy that reads the budget left says where it does not)
     anytime_exact: ClassVar[str] = "every budget"
+    #: methods a subclass may not define, each with what it writes instead: a definition would never be
+    #: called (or would replace the wrapper), so it is refused when the class is made
+    retired: ClassVar[Mapping[str, str]] = {
+        "run": "a strategy writes solve(problem, ctx) and Strategy.run wraps it with the call cap and the budget stop",
+    }
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:
@@ -97,9 +102,9 @@ class Strategy(ABC):
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        if "run" in cls.__dict__:
-            raise TypeError(f"{cls.__qualname__} defines run(); a strategy writes solve(problem, ctx) "
-                            "and Strategy.run wraps it with the call cap and the budget stop")
+        for name, instead in cls.retired.items():
+            if name in cls.__dict__:
+                raise TypeError(f"{cls.__qualname__} defines {name}(); {instead}")
 
     @final
     async def run(self, problem: Problem, ctx: Context) -> Result:

@@ -283,10 +283,11 @@ def _check_meaning(suite: Suite, source: str) -> None:
                 m.build(tasks.get(d.task))
         except ThoughtloomError as exc:
             fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
-        try:  # a data setting names a text option of the strategy (its files are checked when a run finds them)
-            strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})
-        except ThoughtloomError as exc:
-            fail(f"methods[{i}].data_settings", str(exc))
+        if m.data_settings:  # each names a text option of the strategy (its files are checked when a run finds them)
+            try:
+                strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})
+            except ThoughtloomError as exc:
+                fail(f"methods[{i}].data_settings", str(exc))
     datasets = {d.id: d for d in suite.datasets}
     methods = {m.id for m in suite.methods}
     for kind, items in (("paper_figures", suite.figures), ("claims", suite.claims)):

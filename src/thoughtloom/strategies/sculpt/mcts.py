@@ -52,6 +52,7 @@ from typing import Sequence
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
+from ..result import Result
 from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 

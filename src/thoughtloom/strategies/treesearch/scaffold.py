@@ -120,6 +120,8 @@ class TreeSearch(Strategy):
     generator: ClassVar[type[ThoughtGenerator]] = ThoughtGenerator
     # a capped run trims its last batch to the budget left (budget.affordable)
     anytime_exact = "batch boundaries"
+    retired = {**Strategy.retired,
+               "search": "a tree strategy's control loop is named loop(s, root) (search is retrieval: Context.search)"}
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         s = SearchRun(problem, ctx, self.config, self.generator)
@@ -134,12 +136,6 @@ class TreeSearch(Strategy):
         if not s.tree.nodes:
             return Result(answer="", details={"nodes": 0})
         return s.result(self.choose(s), self.algorithm)
-
-    def __init_subclass__(cls, **kwargs: Any) -> None:
-        super().__init_subclass__(**kwargs)
-        if "search" in cls.__dict__:
-            raise TypeError(f"{cls.__qualname__} defines search(); a tree strategy's control loop is named "
-                            "loop(s, root) (search is retrieval: Context.search)")
 
     @abstractmethod
     async def loop(self, s: SearchRun, root: Node) -> None:
