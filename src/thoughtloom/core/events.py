@@ -164,6 +164,9 @@ EVENTS: dict[str, EventType] = {
                            ("node", "score", "feedback", "evaluator", "items"), source=_TREE),
     "tree_eval_salvaged": EventType("a malformed evaluation read in part: its complete items or leading score",
                                     ("node", "items"), source=_TREE),
+    "tree_eval_limited": EventType("an evaluation held to the task's rubric limits (score_limits): `items` "
+                                   "scores lowered, the node's `score` after", ("node", "items", "score"),
+                                   source=_TREE),
     "tree_rejected": EventType("a readable child dropped: a duplicate, or it revised its parent where "
                                "only extension is allowed", ("parent", "reason", "candidate"), source=_TREE),
     "tree_budget_trim": EventType("a batch cut to the calls the budget has left", ("wanted", "sent"),

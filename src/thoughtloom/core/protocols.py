@@ -92,7 +92,10 @@ class SearchTask(Protocol):
     ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate,
     not a step extending its parent) and ``child_per_feedback_item`` (the
     children of an itemized evaluation are tied one-to-one to its items of
-    feedback).
+    feedback). One optional method: ``score_limits(problem, candidate)``, the
+    most each of :meth:`evaluation_items` may score by the task's own rubric
+    (0-1, same order), to which a search holds the model's scores (its
+    ``score_limits`` option; crosswords: a clue with blanks, at most 0.5).
     """
 
     def describe(self, problem: Problem) -> str:

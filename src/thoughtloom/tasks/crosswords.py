@@ -9,7 +9,8 @@ A search candidate is a board: 25 characters row by row, ``_`` for a blank.
 Each child fills one word or overwrites one (overwriting letters already
 there is a *revision*; ToT children may only fill consistently). The
 evaluator judges clue by clue against the letters already in place
-("h1. <clue>: A____"). Metrics: share of letters, of words and of whole
+("h1. <clue>: A____"); a clue with blanks scores at most 5/10, as the guide
+says, and the search holds the model to that (``score_limits``). Metrics: share of letters, of words and of whole
 games right.
 """
 
@@ -26,6 +27,8 @@ from ..core.types import Problem
 from .base import Example, Task, read_json
 
 BLANK = "_"
+#: The most a clue with blanks may score (0-1), as the evaluation guide says ("scores at most 5").
+BLANK_LIMIT = 0.5
 SLOTS = tuple(f"h{i}" for i in range(1, 6)) + tuple(f"v{i}" for i in range(1, 6))
 _CLUE_LINE = re.compile(r"^\s*([hv][1-5])\s*[.:)]\s*(.+)$", re.IGNORECASE)  # group stripped
 #: A word line ("h2. [clue]: WORD") is short; longer lines are read up to here, because the
@@ -178,8 +181,15 @@ class MiniCrosswords(Task):
     def evaluation_guide(self, problem: Problem) -> str:
         return ("For each clue, judge the letters in place ('_' is blank): a filled word that fits the clue "
                 "scores high; letters that make every answer impossible score low; a clue with blanks is not "
-                "solved yet and scores at most 5; for a partly filled clue, name a 5-letter answer that fits "
-                "its letters if you can.")
+                f"solved yet and scores at most {BLANK_LIMIT * 10:g}; for a partly filled clue, name a 5-letter "
+                "answer that fits its letters if you can.")
+
+    def score_limits(self, problem: Problem, candidate: str) -> list[float]:
+        """The guide's "a clue with blanks is not solved yet and scores at most 5",
+        for each clue in :meth:`evaluation_items`' order: small models score an
+        empty board 10/10 clue by clue, and a search would then stop at, or
+        answer with, a board it never filled."""
+        return [BLANK_LIMIT if BLANK in word_at(candidate, s) else 1.0 for s in SLOTS]
 
     def change_kind(self, parent: str, child: str) -> str:
         return "revised" if overwrites(parent, child) else "extended"

@@ -10,7 +10,7 @@ for 0 to 10; v(x) is the fraction of the scale's maximum, in [0, 1].
 
 import pytest
 
-from thoughtloom.strategies.treesearch.reading import read_evaluation, read_score, salvage_holistic
+from thoughtloom.strategies.treesearch.reading import limit_reading, read_evaluation, read_score, salvage_holistic
 
 
 @pytest.mark.parametrize("raw,want", [
@@ -62,3 +62,31 @@ def test_scales_inside_whole_replies():
                                        {"item": "h3", "score": 70}]})
     assert mixed.score == pytest.approx((0.5 + 0.9 + 0.7) / 3)
     assert salvage_holistic('{"score": 0.8, "feedback": "cut of').score == pytest.approx(0.8)
+
+
+def test_limits_lower_items_by_label_then_position_and_the_mean_follows():
+    """limit_reading: each item held to its own limit, found by label (any order, '[h2]' or 'H2.'),
+    else by position; the node's score is the mean of the items again, and the feedback shows it."""
+    r = read_evaluation({"items": [{"item": "H2.", "score": 10, "feedback": "a"},
+                                   {"item": "h1", "score": 9, "feedback": "b"},
+                                   {"item": "??", "score": 8, "feedback": "c"}]})
+    assert limit_reading(r, ["h1", "h2", "h3"], [1.0, 0.5, 0.3]) == 2
+    assert [i["score"] for i in r.items] == [0.5, 0.9, 0.3]  # h2 by label, h1 kept, '??' is third
+    assert r.score == pytest.approx((0.5 + 0.9 + 0.3) / 3)
+    assert "H2.: a (score 5/10)" in r.feedback
+
+
+def test_limits_never_raise_a_score_and_skip_unscored_items():
+    r = read_evaluation({"items": [{"item": "h1", "score": 2, "feedback": ""}, {"item": "h2", "feedback": ""}]})
+    before = (r.score, r.feedback)
+    assert limit_reading(r, ["h1", "h2"], [0.5, 0.5]) == 0
+    assert (r.score, r.feedback) == before and r.items[1]["score"] is None
+    assert limit_reading(r, ["h1", "h2"], []) == 0  # a task without limits
+
+
+def test_a_holistic_reading_is_held_to_the_mean_limit():
+    """Without item scores, the node can score at most what its items could average."""
+    r = read_evaluation({"score": 10, "feedback": "solved"})
+    assert limit_reading(r, [], [1.0, 0.5, 0.5, 0.5]) == 1 and r.score == pytest.approx(0.625)
+    r = read_evaluation({"score": 4, "feedback": "meh"})
+    assert limit_reading(r, [], [1.0, 0.5]) == 0 and r.score == pytest.approx(0.4)

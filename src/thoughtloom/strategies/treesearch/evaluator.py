@@ -11,7 +11,10 @@ finish is not read, not even in part. Each reply that cannot be read is a
 ``malformed`` trace event (``what: tree_evaluation``, ``reason``
 truncated, unparseable or no_score); a salvaged one is
 ``tree_eval_salvaged``; a node left without a reading is scored with
-``evaluator: malformed`` (its ``tree_eval`` event says so).
+``evaluator: malformed`` (its ``tree_eval`` event says so). With
+``score_limits`` on, each reading is held to the task's own rubric limits
+(:func:`~.reading.limit_reading`; crosswords: a clue with blanks scores at
+most 5/10), and a reading so lowered is a ``tree_eval_limited`` event.
 :class:`SymbolicEvaluator` is the same, except that the task's exact
 checker (the 24 checker, concept coverage) sets the score wherever it has
 one. A strategy run picks one of the two once, from ``evaluator=``.
@@ -29,7 +32,7 @@ from ...lm.structured import parse_json
 from ..context import Context
 from ..prompting import finished
 from .budget import affordable
-from .reading import Reading, read_evaluation, salvage_holistic, salvage_items
+from .reading import Reading, limit_reading, read_evaluation, salvage_holistic, salvage_items
 from .tree import Node, Tree
 from .world import World
 
@@ -41,12 +44,14 @@ class ModelEvaluator:
     """The model's verdict on each node (``evaluator: model``)."""
 
     def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
-                 temperature: float, malformed_score: float, samples: int = 1) -> None:
+                 temperature: float, malformed_score: float, samples: int = 1,
+                 score_limits: bool = True) -> None:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.malformed_score = malformed_score
         self.samples = samples  # evaluations per node; the node's score is their mean (ToT's value samples)
+        self.score_limits = score_limits  # hold readings to the task's rubric limits (a symbolic check)
 
     def _mode(self, items: Sequence[str]) -> str:
         if self.evaluation == "auto":
@@ -116,7 +121,20 @@ class ModelEvaluator:
             else:
                 malformed(self.ctx.trace, "tree_evaluation", reason, text, error=error, node=node.id,
                           attempt=attempt)
+        if reading is not None and self.score_limits:
+            self._limit(node, reading, item_labels)
         return reading
+
+    def _limit(self, node: Node, reading: Reading, item_labels: list[str]) -> None:
+        w = self.world
+        limits = getattr(w.view, "score_limits", None)
+        limits = limits(w.problem, node.candidate) if callable(limits) else None
+        if limits:
+            labels = item_labels or [i.split(".", 1)[0].split(":", 1)[0].strip()
+                                     for i in w.view.evaluation_items(w.problem, node.candidate)]
+            lowered = limit_reading(reading, labels, limits)
+            if lowered:
+                self.ctx.trace.emit("tree_eval_limited", node=node.id, items=lowered, score=reading.score)
 
     def settle(self, node: Node, reading: Reading | None) -> None:
         """Put the verdict on ``node`` (``malformed_score`` when there is no reading)."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 from ...core.bounded import clip, loads_json, to_float
 from ...core.errors import ParseError
@@ -163,7 +163,7 @@ def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading
 
 
 def _itemized(items: list, labels: list[str], reply: dict) -> Reading | None:
-    parsed, scores, lines = [], [], []
+    parsed, scores = [], []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
@@ -173,10 +173,49 @@ def _itemized(items: list, labels: list[str], reply: dict) -> Reading | None:
         parsed.append({"item": label, "score": score, "feedback": feedback})
         if score is not None:
             scores.append(score)
-        lines.append(f"{label}: {feedback}" + ("" if score is None else f" (score {score * 10:.0f}/10)"))
     if not scores:
         overall = read_score(_first(reply, "score"))
         if overall is None:
             return None
         scores = [overall]
-    return Reading(sum(scores) / len(scores), "\n".join(lines), parsed)
+    return Reading(sum(scores) / len(scores), _item_lines(parsed), parsed)
+
+
+def _item_lines(items: list[dict[str, Any]]) -> str:
+    """The feedback the generator reads: each item's under its label, with its score."""
+    return "\n".join(f"{i['item']}: {i['feedback']}" + ("" if i["score"] is None else f" (score {i['score'] * 10:.0f}/10)")
+                     for i in items)
+
+
+def _key(label: str) -> str:
+    return label.strip().strip("[]().:").strip().lower()
+
+
+def limit_reading(reading: Reading, labels: Sequence[str], limits: Sequence[float]) -> int:
+    """Hold a reading to the task's own limits (``SearchTask.score_limits``), in place;
+    returns how many scores were lowered.
+
+    ``limits[i]`` is the most the task's rubric lets item ``labels[i]`` score
+    (crosswords: a clue with blanks "scores at most 5"). A reply's item is
+    matched to its limit by label (``h2``, ``[3]``), else by its position; the
+    node's score is again the mean of its items' scores. A reading without
+    item scores is held to the mean of the limits, the most its items could
+    average. A symbolic check of the rubric the evaluator was given, never
+    of the answer: it can only lower a score.
+    """
+    if not limits:
+        return 0
+    where = {_key(label): i for i, label in enumerate(labels)}
+    lowered = 0
+    scored = [item for item in reading.items if item.get("score") is not None]
+    for pos, item in enumerate(reading.items):
+        i = where.get(_key(str(item.get("item", ""))), pos)
+        if item.get("score") is not None and i < len(limits) and item["score"] > limits[i]:
+            item["score"], lowered = limits[i], lowered + 1
+    if scored:
+        if lowered:
+            reading.score = sum(item["score"] for item in scored) / len(scored)
+            reading.feedback = _item_lines(reading.items)
+    elif reading.score > (most := sum(limits) / len(limits)):
+        reading.score, lowered = most, 1
+    return lowered

@@ -16,7 +16,7 @@ A :class:`SearchRun` is created inside ``solve`` and dropped with it; it holds
 the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
-Trace events (``tree_node``, ``tree_eval``, ``tree_eval_salvaged``,
+Trace events (``tree_node``, ``tree_eval``, ``tree_eval_salvaged``, ``tree_eval_limited``,
 ``tree_rejected``, ``tree_select``, ``tree_backprop``,
 ``tree_prune``, ``tree_budget_trim``, ``tree_answer``, ``malformed``
 with ``what`` tree_root / tree_child / tree_evaluation) and their
@@ -68,6 +68,9 @@ class SearchConfig(Options):
     keep_tree: bool = True                        # put the tree JSON in Result.details
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
     value_samples: int = option(1, min=1, max=100)  # evaluations per node, mean score
+    score_limits: bool = option(True, help="hold the model's scores to the task's own rubric limits, a symbolic "
+                                "check that can only lower a score (crosswords: a clue with blanks scores at "
+                                "most 5/10, so a board with blanks never counts as solved)")
 
 
 class SearchRun:
@@ -82,7 +85,8 @@ class SearchRun:
         evaluator = SymbolicEvaluator if cfg.evaluator == "symbolic" else ModelEvaluator
         self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
-                                   malformed_score=cfg.malformed_score, samples=cfg.value_samples)
+                                   malformed_score=cfg.malformed_score, samples=cfg.value_samples,
+                                   score_limits=cfg.score_limits)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
