@@ -248,3 +248,25 @@ def test_the_card_counts_each_arms_no_answer_examples(toy, monkeypatch):
     assert "| n | no answer | seeds |" in md
     assert re.search(r"\| CoT \| cot \| [^|]+ \| [^|]+ \| 12 \| 2 \| 1 \|", md)
     assert re.search(r"\| IO \| io \| [^|]+ \| [^|]+ \| 12 \| 0 \| 1 \|", md)
+
+
+def test_the_card_says_where_the_rubric_limits_lowered_an_evaluation(tmp_path):
+    """score_limits is a symbolic check, so the card labels the examples it touched (from each record's
+    step_problems, counted from tree_eval_limited events)."""
+    from thoughtloom.eval.reproduce import card as cards
+    from thoughtloom.eval.reproduce import run as runs
+    from thoughtloom.eval.reproduce import suites
+    from thoughtloom.eval.reproduce.render import _flags
+    from thoughtloom.tasks import get as get_task
+
+    plan = runs.make_plan(suites.parse(SUITE.encode(), "toy.toml"), tmp_path, n=2)
+    folder = runs.Cell(plan.datasets[0], plan.methods[0], 0).folder(tmp_path)
+    folder.mkdir(parents=True)
+    records = [{"id": "q0", "metrics": {"accuracy": 1.0}, "step_problems": {"limited": {"tree_evaluation": 4}}},
+               {"id": "q1", "metrics": {"accuracy": 0.0}}]
+    (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
+    sl = runs.Slice(get_task("gsm8k"), tmp_path / "baskets.jsonl", [])
+    sl.examples = [type("E", (), {"problem": type("P", (), {"id": f"q{i}"})()})() for i in range(2)]
+    result = cards.cell_result(plan, plan.datasets[0], plan.methods[0], sl)
+    assert result.limited == 1
+    assert _flags(result) == "1 with an evaluation held to the task's rubric (score_limits)"

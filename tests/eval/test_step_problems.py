@@ -30,15 +30,20 @@ def test_the_trace_events_fall_into_their_categories():
     malformed(trace, "tree_evaluation", "unparseable", "{oops")
     malformed(trace, "hgot_plan", "invalid_plan", "nonsense")
     trace.emit("tree_eval_salvaged", node=3, items=2)
+    trace.emit("tree_eval_limited", node=3, items=9, score=0.55)
+    trace.emit("tree_eval_limited", node=4, items=10, score=0.5)
     trace.emit("budget_exceeded", limit="calls", cap=5, used=5)
     trace.emit("llm_call", request_hash="h")  # not a problem
     assert count_step_problems(trace.events) == {
         "cut_off": {"tree_child": 2},
         "unparsed": {"tree_evaluation": 1, "hgot_plan": 1},
         "salvaged": {"tree_evaluation": 1},
+        "limited": {"tree_evaluation": 2},
         "budget_stopped": {"calls": 1},
     }
     assert count_step_problems([]) == {}
+    assert step_problem_lines(tally_step_problems([count_step_problems(trace.events)]))[3] == (
+        "held to the task's rubric limits (score_limits, a symbolic check): 2 evaluations (tree_evaluation 2)")
 
 
 def test_the_tally_sums_examples_and_says_each_category_in_one_line():

@@ -263,6 +263,8 @@ STEP_PROBLEMS: dict[str, str] = {
     "cut_off": "replies cut off at max_tokens (malformed events, reason truncated), by step",
     "unparsed": "replies that ended but could not be read as asked (malformed events, any other reason), by step",
     "salvaged": "evaluations read only in part from a malformed reply (tree_eval_salvaged), by step",
+    "limited": "evaluations that scored above the task's rubric and were held to it (tree_eval_limited, "
+               "score_limits: a symbolic check), by step",
     "budget_stopped": "calls refused because a budget was spent (budget_exceeded), by limit",
 }
 
@@ -277,6 +279,8 @@ def count_step_problems(events: Iterable[dict[str, Any]]) -> dict[str, dict[str,
             key, by = ("cut_off" if event.get("reason") == "truncated" else "unparsed"), event.get("what")
         elif kind == "tree_eval_salvaged":
             key, by = "salvaged", "tree_evaluation"
+        elif kind == "tree_eval_limited":
+            key, by = "limited", "tree_evaluation"
         elif kind == "budget_exceeded":
             key, by = "budget_stopped", event.get("limit")
         else:

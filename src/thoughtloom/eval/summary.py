@@ -40,6 +40,7 @@ STEP_PROBLEM_WORDS: dict[str, tuple[str, str, str]] = {
     "cut_off": ("malformed (cut off at max_tokens)", "reply", "replies"),
     "unparsed": ("malformed (unparsed)", "reply", "replies"),
     "salvaged": ("salvaged (read in part)", "reply", "replies"),
+    "limited": ("held to the task's rubric limits (score_limits, a symbolic check)", "evaluation", "evaluations"),
     "budget_stopped": ("budget-stopped", "refused call", "refused calls"),
 }
 

@@ -51,6 +51,7 @@ class CellResult:
     budget_stopped: int = 0
     truncated: int = 0
     cut_off: int = 0  # examples with a reply cut off at max_tokens anywhere in their run
+    limited: int = 0  # examples with an evaluation held to the task's rubric (score_limits, a symbolic check)
     no_answer: int = 0  # records scored as no answer: errored, truncated, or no answer the task's reader reads
     by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
     stratum_of: Mapping[str, str] = field(default_factory=dict)
@@ -106,6 +107,7 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
         budget_stopped=sum(1 for r in records if r.budget_stopped),
         truncated=sum(1 for r in records if r.truncated is True),
         cut_off=sum(1 for r in records if r.used("truncated_calls") > 0),
+        limited=sum(1 for r in records if r.step_problems.get("limited")),
         no_answer=sum(1 for r in records if not answered(sl, r)),
         by_example=by_example, stratum_of=stratum_of, curves=curves)
 

@@ -84,6 +84,7 @@ def _flags(cell: CellResult) -> str:
     parts = [f"{cell.errors} errors" if cell.errors else "", f"{cell.budget_stopped} budget-stopped"
              if cell.budget_stopped else "", f"{cell.truncated} truncated" if cell.truncated else "",
              f"{cell.cut_off} with a reply cut off at max_tokens" if cell.cut_off else "",
+             f"{cell.limited} with an evaluation held to the task's rubric (score_limits)" if cell.limited else "",
              f"incomplete: {cell.n} of {cell.total}" if cell.seeds and not cell.complete else ""]
     return ", ".join(p for p in parts if p) or "–"
 
@@ -224,7 +225,10 @@ def outline(card: CardData) -> list[Block]:
         *_curve_notes(card),
         "Notes column: \"truncated\" examples gave no answer because a reply was cut off at max_tokens "
         "(scored as no answer); \"with a reply cut off\" counts examples where any model call of the run "
-        "was, whatever the answer.",
+        "was, whatever the answer."
+        + (" \"Held to the task's rubric\" counts examples where the search lowered an evaluation the model "
+           "scored above the task's own rubric (score_limits, a symbolic check: a crossword clue with blanks "
+           "scores at most 5/10)." if any(c.limited for c in card.cells) else ""),
     ]
     blocks += [("h2", "Notes"), ("list", notes)]
     return blocks
