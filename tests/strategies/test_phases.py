@@ -47,7 +47,7 @@ async def test_cot_sc_says_how_many_it_samples():
     ("sculpt-mcts", {"rollouts": 2}, ["first answer", "rollout 1/2", "rollout 2/2"]),
     ("tot-bfs", {"max_depth": 2}, ["first answer", "depth 1/2", "depth 2/2"]),
     ("self-refine", {"iterations": 2, "stop_at_goal": False}, ["first answer", "round 1/2", "round 2/2"]),
-    ("sculpt-dfs", {"max_depth": 2}, ["first answer", "depth 1/2"]),  # its one child is the root again: stops
+    ("sculpt-dfs", {"max_depth": 2}, ["first answer", "depth 1/2", "depth 2/2"]),  # its one child is the root again: tried again (retry_empty)
     ("sculpt-dfs-backtrack", {"max_steps": 2}, ["first answer", "expansion 1/2"]),
 ])
 async def test_tree_searches_count_their_loop(name, options, expected):

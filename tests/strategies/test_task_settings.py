@@ -80,12 +80,12 @@ def test_the_card_says_which_settings_came_from_the_task():
     suite = suites.load("sculpt-crosswords")
     cell = CellResult(suite.datasets[0], suite.method("sculpt-mcts"), total=20, seeds=0, n=0)
     text = _settings(cell)
-    assert text.startswith("sculpt-mcts (gen_max_tokens=64, eval_max_tokens=320); from the task: ")
+    assert text.startswith("sculpt-mcts (gen_max_tokens=64, eval_max_tokens=640); from the task: ")
     assert "rollouts=20" in text and "max_depth=20" in text and "k=3" in text
     listed = " ".join(_task_settings([cell])[1])
     assert "rollouts = 20 (search setting of task crosswords" in listed and "§4.2" in listed
     cot = CellResult(suite.datasets[0], suite.method("cot"), total=20, seeds=0, n=0)
-    assert _settings(cot) == "cot"
+    assert _settings(cot) == "cot (max_tokens=1024)"  # its own setting only: no search settings from the task
 
 
 def test_tree_strategies_sample_at_the_papers_temperature_and_simulate_one_step():

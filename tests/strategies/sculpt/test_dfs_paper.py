@@ -39,11 +39,31 @@ async def test_the_descent_is_d_expansions_whatever_the_scores():
     assert not ctx.trace.of_type("tree_prune")
 
 
-async def test_a_descent_with_no_readable_child_stops_and_says_so():
+async def test_with_retry_empty_off_a_descent_with_no_readable_child_stops_and_says_so():
     lm = toy.make_lm({}, default=5, child=lambda cand, i: "I cannot improve this.")
-    result = await SculptDFS(GreedyDFSConfig(max_depth=3)).run(toy.PROBLEM, toy.make_ctx(lm))
+    result = await SculptDFS(GreedyDFSConfig(max_depth=3, retry_empty=False)).run(toy.PROBLEM, toy.make_ctx(lm))
     assert result.answer == "a" and "no readable child of node #0" in result.details["stopped_early"]
-    assert len(expanded_in_order(lm)) == 1
+    assert len(expanded_in_order(lm)) == 1 and result.details["empty_expansions"] == 1
+
+
+async def test_an_expansion_with_no_readable_child_is_tried_again_and_spends_a_step():
+    """Algorithm 2 line 7, "Expand node x by generating a set of children nodes X_child", says nothing of
+    an empty X_child. Our choice (retry_empty, the default): expand x again, and that attempt is one of the
+    d steps. Here the first k = 3 samples are unreadable and every later one reads: with d = 3 the root is
+    expanded twice (the first attempt empty), then its best child once, so the descent ends at depth 2
+    after 3 expansions; calls: root + its evaluation + 3 x 3 children + 2 x 3 evaluations = 17."""
+    asked = []
+
+    def child(cand, i):
+        asked.append(cand)
+        return "no idea" if len(asked) <= 3 else f"CAND: {cand}{'abc'[len(asked) % 3]}"
+
+    lm = toy.make_lm({"ab": 9}, default=5, child=child)
+    result = await SculptDFS(GreedyDFSConfig(max_depth=3, k=3)).run(toy.PROBLEM, toy.make_ctx(lm))
+    assert expanded_in_order(lm) == ["a", "a", "ab"]
+    assert result.details["empty_expansions"] == 1 and result.details["descent_depth"] == 2
+    assert "stopped_early" not in result.details
+    assert lm.calls == 2 + 3 * 3 + 2 * 3
 
 
 async def test_stop_at_goal_ends_the_descent_on_a_solved_node():
