@@ -100,7 +100,7 @@ def eval_(
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
     spec = opts.spec(concurrency=concurrency, seed=seed)
-    strat = spec.strategy(strategy, o.parse_sets(opts.sets), task_obj)
+    strat = opts.strategy(strategy, task_obj)
     run_on = scaleout.executor(executor, spec, ray_address, workers)
     if example_timeout is not None and not example_timeout < float("inf"):
         raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")

@@ -73,7 +73,7 @@ class ModelEvaluator:
                                      solution=w.view.render(w.problem, n.candidate),
                                      guide=w.view.evaluation_guide(w.problem),
                                      items="\n".join(items))
-            label = [i.split(".", 1)[0].split(":", 1)[0].strip() for i in items] if name.endswith("items") else []
+            label = item_labels(items) if name.endswith("items") else []
             for j in range(self.samples):  # sample 0 is the request a single evaluation sends
                 labels.append(label)
                 requests.append(Request.of(prompt, max_tokens=self.max_tokens, temperature=self.temperature,
@@ -98,7 +98,7 @@ class ModelEvaluator:
                 self.settle(owners[i], mean_reading(readings[i:i + self.samples]))
                 self.tree.scored(owners[i])
 
-    def _read(self, node: Node, reply: Completion, item_labels: list[str], attempt: int) -> Reading | None:
+    def _read(self, node: Node, reply: Completion, labels: list[str], attempt: int) -> Reading | None:
         """Parse (parse_json), else salvage the complete items of a malformed reply; None if
         the reply was cut off at max_tokens or cannot be read."""
         if not finished(self.ctx, reply, "tree_evaluation", node=node.id, attempt=attempt):
@@ -106,13 +106,13 @@ class ModelEvaluator:
         text = reply.text
         reason, error = "no_score", "no usable score"
         try:
-            reading = read_evaluation(parse_json(text), item_labels)
+            reading = read_evaluation(parse_json(text), labels)
         except ParseError as exc:
             reason, error, reading = "unparseable", str(exc), None
         if reading is None:
-            if item_labels:
+            if labels:
                 salvaged = salvage_items(text)
-                reading = read_evaluation(salvaged, item_labels) if salvaged else None
+                reading = read_evaluation(salvaged, labels) if salvaged else None
             else:
                 reading = salvage_holistic(text)
             if reading is not None:
@@ -122,16 +122,15 @@ class ModelEvaluator:
                 malformed(self.ctx.trace, "tree_evaluation", reason, text, error=error, node=node.id,
                           attempt=attempt)
         if reading is not None and self.score_limits:
-            self._limit(node, reading, item_labels)
+            self._limit(node, reading, labels)
         return reading
 
-    def _limit(self, node: Node, reading: Reading, item_labels: list[str]) -> None:
+    def _limit(self, node: Node, reading: Reading, labels: list[str]) -> None:
         w = self.world
         limits = getattr(w.view, "score_limits", None)
         limits = limits(w.problem, node.candidate) if callable(limits) else None
         if limits:
-            labels = item_labels or [i.split(".", 1)[0].split(":", 1)[0].strip()
-                                     for i in w.view.evaluation_items(w.problem, node.candidate)]
+            labels = labels or item_labels(w.view.evaluation_items(w.problem, node.candidate))
             lowered = limit_reading(reading, labels, limits)
             if lowered:
                 self.ctx.trace.emit("tree_eval_limited", node=node.id, items=lowered, score=reading.score)
@@ -143,6 +142,12 @@ class ModelEvaluator:
         else:
             node.score, node.feedback, node.items = reading.score, reading.feedback, reading.items
             node.evaluator, node.salvaged = "model", reading.salvaged
+
+
+def item_labels(items: Sequence[str]) -> list[str]:
+    """Each evaluation item's label, as the prompt shows it: the text before its first '.' or ':'
+    ("h2. One who wires: _____" -> "h2")."""
+    return [i.split(".", 1)[0].split(":", 1)[0].strip() for i in items]
 
 
 def mean_reading(readings: Sequence[Reading | None]) -> Reading | None:
