@@ -55,3 +55,38 @@ def symbolic_answer(name, question):
     fn = symbolic_function(name)
     assert fn is not None, f"no symbolic twin for {name}"
     return fn(question)
+
+
+def arm_prompts(program: str) -> dict[str, str]:
+    """Every prompt file a program's model may read, by relative path -> its demonstrations (the
+    text under the header, the template lines ``$question``/``$context`` left out): its
+    decomposer's, every handler's it may call, nested programs' included, and for a fixed
+    program every handler its steps name."""
+    import re
+
+    from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
+
+    found: dict[str, str] = {}
+    todo, seen = [program], set()
+    while todo:
+        name = todo.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        p = get_program(name)
+        handlers = list(p.handlers)
+        if p.decomposer:
+            found[f"decomposers/{p.decomposer}"] = _demos(prompts.read(f"decomp/decomposers/{p.decomposer}"))
+        else:
+            handlers += [m.group(1) for step in p.reference("") if (m := re.match(r"\((\w+)\)", step))]
+        for h in handlers:
+            if h in PROGRAMS:
+                todo.append(h)
+            elif (text := prompts.read(f"decomp/handlers/{h}")) is not None:
+                found[f"handlers/{h}"] = _demos(text)
+    return found
+
+
+def _demos(text: str) -> str:
+    body = split_header(text)[1]
+    return "\n".join(line for line in body.splitlines() if "$question" not in line and "$context" not in line)

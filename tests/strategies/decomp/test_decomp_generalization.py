@@ -1,9 +1,10 @@
 """The letter task is all-model under handlers=lm, and the paper's generalization axes stay unseen.
 
 Every letter step is a model call (the paper's §F.1.1 error case shows the lookup
-is one); every method's letter demonstrations are 3-word, space-separated names
-at positions the tests never ask; the reversal prompts share three short
-demonstrations; the decomp suites name metrics their tasks emit.
+is one); every prompt file of every arm (handlers included) is built from the same
+three 3-word, space-separated names at positions the tests never ask; every
+reversal prompt of every arm shares the same three demonstrations of 3-5 items;
+the decomp suites name metrics their tasks emit.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import json
 import re
 
 from conftest import data_file
-from support.decomp_prompt_files import qa_pairs, symbolic_answer, worked_examples
+from support.decomp_prompt_files import arm_prompts, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
 from thoughtloom.core.types import Problem
 from thoughtloom.strategies import get
@@ -92,10 +93,15 @@ async def test_handlers_symbolic_is_the_labelled_exact_option():
                      "merge": "symbolic"}
 
 
-# -- the generalization axes stay unseen -------------------------------------------------
+# -- every arm sees the same demonstrations, and the generalization axes stay unseen ------
+
+LETTER_ARMS = ("letter_cat", "letter_cat_cot", "letter_cat_cot_rollout", "letter_cat_l2m")
+REVERSAL_ARMS = ("reverse_halving", "reverse_tail", "list_reversal_cot", "list_reversal_unrolled")
 
 _LETTER_Q = re.compile(r'Take the (?:letters at position (\d+)|last letters) of the words in "([^"]+)" and '
                        r"concatenate them using a (\w+)\.")
+_NAME = re.compile(r'"([A-Z][a-z]*(?: [A-Z][a-z]*)*)"')  # a quoted name, or a quoted word of one
+_LIST = re.compile(r"\[([^\[\]]*)\]")
 
 
 def _letter_questions() -> dict[str, list[tuple[str, str, str]]]:
@@ -105,46 +111,131 @@ def _letter_questions() -> dict[str, list[tuple[str, str, str]]]:
     return found
 
 
-def test_letter_demonstrations_leave_the_papers_generalization_axes_unseen():
+def _list_items(body: str) -> list[str]:
+    pairs = re.findall(r"\((\w+), \d+\)", body)
+    return pairs if pairs else re.findall(r'"([^"]*)"', body)
+
+
+def letter_leaks(files: dict[str, str], names: list[str], positions: set[int], words: int) -> list[str]:
+    """What a letter prompt shows that the test must leave unseen: the test's separator (the
+    semicolon), a position it asks, a name longer than ``words`` words, or a word that is not
+    from the shared worked questions' ``names``."""
+    vocab = {w for n in names for w in n.split()}
+    leaks = []
+    for path, text in files.items():
+        if ";" in text or re.search(r"semi-?colon", text, re.I):
+            leaks.append(f"{path}: the semicolon")
+        leaks += [f"{path}: position {p}" for p in map(int, re.findall(r"position (\d+)", text)) if p in positions]
+        shown = [n.split() for n in _NAME.findall(text)] + [_list_items(b) for b in _LIST.findall(text)]
+        for group in shown:
+            long = [w for w in group if len(w) > 1]  # words, not letters
+            if len(long) > words:
+                leaks.append(f"{path}: {len(long)} words {long}")
+            leaks += [f"{path}: {w!r} is no word of the shared names" for w in long if w not in vocab]
+    return leaks
+
+
+def test_every_letter_prompt_of_every_arm_leaves_the_papers_generalization_axes_unseen():
     """§4.1: "평가는 학습에서 보지 못한 글자 위치, 더 긴 입력, 새로운 구분자를 다룬다" (the
     evaluation covers letter positions, longer inputs and a separator the demonstrations do not
-    show). So every method's demonstrations are 3-word names joined with a space at positions
-    other than 3, and the decomp-letter suite asks position 3 of 3, 4 and 5 words with a semicolon."""
+    show). So every prompt file any arm reads -- decomposers, the nested str_position program and
+    every handler (split, arr_position, merge) as well as the CoT, rollout and least-to-most
+    prompts -- is built from the same three 3-word names joined with a space, and none shows the
+    test's semicolon, a position the test asks, or a name longer than the shortest test name."""
     from thoughtloom.eval.reproduce import suites
 
-    for name, questions in _letter_questions().items():
-        assert len(questions) == 3, name
-        for position, words, sep in questions:
-            assert len(words.split()) == 3 and sep == "space" and position != "3", (name, words)
-    assert [q[1] for q in _letter_questions()["letter_cat"]] == [q[1] for q in _letter_questions()["letter_cot"]]
+    questions = _letter_questions()
+    names = [q[1] for q in questions["letter_cat"]]
+    for name, qs in questions.items():
+        assert [q[1] for q in qs] == names and all(sep == "space" for *_, sep in qs), name
     suite = suites.load("decomp-letter")
-    files = [d.data for d in suite.datasets]
-    assert files == [f"decomp_letter_cat/n{n}_eg100_pos2_semic.json" for n in (3, 4, 5)]
-    letters = get_task("letter_cat").load(data_file("decomp_letter_cat", "n5_eg100_pos2_semic.json"))
-    assert {e.problem.meta["position"] for e in letters} == {3} and {e.problem.meta["sep"] for e in letters} == {"semicolon"}
+    assert [d.data for d in suite.datasets] == [f"decomp_letter_cat/n{n}_eg100_pos2_semic.json" for n in (3, 4, 5)]
+    test = [e.problem.meta for d in suite.datasets
+            for e in get_task("letter_cat").load(data_file(*d.data.split("/")))]
+    assert {m["sep"] for m in test} == {"semicolon"}
+    files = {path: text for arm in LETTER_ARMS for path, text in arm_prompts(arm).items()}
+    assert {"handlers/split", "handlers/arr_position", "handlers/merge", "decomposers/str_position",
+            "handlers/letter_cot", "handlers/letter_l2m"} <= set(files)
+    assert letter_leaks(files, names, {m["position"] for m in test}, min(m["n"] for m in test)) == []
     assert {d.settings.get("handlers", "lm") for d in suite.methods} == {"lm"}
 
 
-def _sequences(name: str, kind: str) -> list[str]:
-    if kind == "decomposer":
-        return [re.findall(r'"([^"]*)"', e.question)[0] for e in worked_examples(name)]
-    return [re.findall(r'"([^"]*)"', q)[0] for _, q, _ in qa_pairs(name)]
+def test_the_letter_leak_check_catches_a_semicolon_or_position_3_demo():
+    """The check above fails on the leaks the issue names: a semicolon demo added to merge.txt,
+    a position-3 demo added to arr_position.txt, a 4-word name added to split.txt."""
+    names = [q[1] for q in _letter_questions()["letter_cat"]]
+    files = arm_prompts("letter_cat")
+    assert letter_leaks(files, names, {3}, 3) == []
+    for path, demo in (("handlers/merge", 'Q: Concatenate ["A", "M", "T"] using a semi-colon.\nA: A;M;T'),
+                       ("handlers/arr_position", "Q: What is at position 3 in [(G, 1), (r, 2), (a, 3)]?\nA: a"),
+                       ("handlers/split", 'Q: What are the words in "Alan Mathison Turing Grace"?')):
+        assert letter_leaks({**files, path: files[path] + "\n\n" + demo}, names, {3}, 3), path
 
 
-def test_reversal_prompts_share_three_demonstrations_of_3_to_5_items():
+_SEQ = re.compile(r'"([a-z]+(?:, [a-z]+)*)"|^A: ([a-z]+(?:, [a-z]+)*)$|answer is: ([a-z]+(?:, [a-z]+)*)', re.M)
+
+
+def reversal_leaks(files: dict[str, str], shared: list[str]) -> list[str]:
+    """What a reversal prompt shows beyond the three shared demonstrations: a sequence longer
+    than the longest of them, an item that is none of theirs, a position past their length,
+    another separator."""
+    vocab = {x for s in shared for x in items(s)}
+    longest = max(len(items(s)) for s in shared)
+    leaks = []
+    for path, text in files.items():
+        leaks += [f"{path}: another separator in {q!r}" for q in re.findall(r'"([^"]*)"', text) if ";" in q]
+        for seq in (next(g for g in m.groups() if g) for m in _SEQ.finditer(text)):
+            if len(items(seq)) > longest:
+                leaks.append(f"{path}: {len(items(seq))} items ({seq})")
+            leaks += [f"{path}: {x!r} is no item of the shared demonstrations" for x in items(seq) if x not in vocab]
+        for number, item in re.findall(r"\b(\d+): ([a-z]+)", text):
+            if int(number) > longest or item not in vocab:
+                leaks.append(f"{path}: position {number}: {item}")
+    return leaks
+
+
+def _top_questions(program: str) -> list[str]:
+    from thoughtloom.strategies.decomp.catalogue import get_program
+
+    p = get_program(program)
+    if p.decomposer:
+        return [e.question for e in worked_examples(p.decomposer)]
+    handler = re.match(r"\((\w+)\)", p.reference("")[0]).group(1)
+    return [q for _, q, _ in qa_pairs(handler)]
+
+
+def test_every_reversal_prompt_of_every_arm_shares_three_demonstrations_of_3_to_5_items():
     """§4.2: "모든 프롬프트는 항목 3–5개로 구성된 예시 세 개를 공유하고 항목 4개, 6개, 8개, 10개로
     구성된 시퀀스에서 평가된다" (all prompts share three examples of 3-5 items and are evaluated
-    on sequences of 4, 6, 8 and 10 items)."""
+    on sequences of 4, 6, 8 and 10 items). So every arm's worked questions are the same three
+    lists of 3, 4 and 5 items, and every prompt file any arm reads -- handlers included
+    (split_half, reverse_small, swap_concat, and the tail variant's first_item, rest_items,
+    append_item) -- shows only those lists and pieces of them: no sequence of 6 or more items."""
     from thoughtloom.eval.reproduce import suites
 
-    halving = _sequences("reverse_halving", "decomposer")
-    assert sorted(len(items(s)) for s in halving) == [3, 4, 5]
-    for name in ("reverse_cot", "reverse_unrolled"):
-        assert _sequences(name, "handler") == halving, name
+    shared = [re.findall(r'"([^"]*)"', q)[0] for q in _top_questions("reverse_halving")]
+    assert sorted(len(items(s)) for s in shared) == [3, 4, 5]
+    for arm in REVERSAL_ARMS:
+        assert [re.findall(r'"([^"]*)"', q)[0] for q in _top_questions(arm)] == shared, arm
+    files = {path: text for arm in REVERSAL_ARMS for path, text in arm_prompts(arm).items()}
+    assert {"handlers/split_half", "handlers/reverse_small", "handlers/swap_concat", "handlers/append_item",
+            "handlers/reverse_cot", "handlers/reverse_unrolled"} <= set(files)
+    assert reversal_leaks(files, shared) == []
     suite = suites.load("decomp-reversal")
     assert [d.data for d in suite.datasets] == [f"decomp_list_reversal/test_{n}_normal_words.json" for n in (4, 6, 8, 10)]
-    assert {m.settings["program"] for m in suite.methods} == {"reverse_halving", "list_reversal_cot",
+    assert {m.settings["program"] for m in suite.methods} >= {"reverse_halving", "list_reversal_cot",
                                                               "list_reversal_unrolled"}
+
+
+def test_the_reversal_leak_check_catches_a_six_item_demo():
+    """The old split_half.txt showed a 6-item list that no other arm saw; the check fails on it."""
+    shared = ["cup, pen, lamp", "sock, bell, rope, fork, kite", "map, coin, hat, drum"]
+    files = arm_prompts("reverse_halving")
+    assert reversal_leaks(files, shared) == []
+    six = 'Q: Split "sock, bell, rope, fork, kite, cup" into two halves.\nA: ["sock, bell, rope", "fork, kite, cup"]'
+    assert reversal_leaks({**files, "handlers/split_half": files["handlers/split_half"] + "\n\n" + six}, shared)
+    other = 'Q: Reverse the sequence "egg, tent".\nA: tent, egg'
+    assert reversal_leaks({**files, "handlers/reverse_small": files["handlers/reverse_small"] + "\n\n" + other}, shared)
 
 
 async def test_the_unrolled_baseline_is_one_chain_read_by_the_cot_pattern():

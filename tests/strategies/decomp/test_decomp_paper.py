@@ -73,21 +73,48 @@ def _depth(run) -> int:
     return max([0] + [1 + _depth(c) for s in run["steps"] for c in s["children"]])
 
 
+def imitating_decomposer(req) -> str:
+    """A scripted decomposer that follows the prompt it is sent, as a model copying its
+    demonstrations would: it takes the worked example whose sequence is closest in length to
+    the question's and writes that example's next step with the question's sequence in place of
+    the example's. So the program it writes is the one the prompt teaches, not our reference."""
+    import re
+
+    from thoughtloom.strategies.decomp.functions import items, last_quoted
+
+    demos, tail = req.messages[-1].content.split(NEXT_STEP, 1)
+    question = re.search(r"QC: (.*)", tail).group(1)
+    done = tail.count("\nA: ")
+    seq = last_quoted(question)
+    examples = []
+    for block in demos.split("\n\nQC: ")[1:]:
+        rows = block.splitlines()
+        examples.append((last_quoted(rows[0]), [r[4:] for r in rows[1:] if r.startswith("QS: ")]))
+    shown, lines = min(examples, key=lambda e: (abs(len(items(e[0])) - len(items(seq))), len(items(e[0]))))
+    return lines[done].replace(f'"{shown}"', f'"{seq}"')
+
+
 async def test_halving_recursion_is_logarithmic_and_tail_recursion_linear():
     """Appendix E: "리스트의 꼬리 부분을 재귀적으로 뒤집어 머리 원소 앞에 이어 붙이는 방식은 GPT3
     호출이 O(n)번 필요하지만, 이진 분할은 O(log(n))번 필요하다" (reversing the tail recursively
     needs O(n) sequential GPT3 calls, binary splitting O(log n)). Appendix G.2.1: fewer than 4
-    items are reversed directly. So on 10 items halving nests 10 -> 5 -> 2 or 3 (depth 2) and
-    the tail program 10 -> 9 -> ... -> 2 (depth 8: it stops below 3 items)."""
+    items are reversed directly (our tail variant keeps the same base case). A decomposer that
+    follows each prompt's worked examples (``imitating_decomposer``) on 10 items: halving nests
+    10 -> 5 -> 2 or 3, depth ceil(log2(10 / 3)) = 2, and the tail program 10 -> 9 -> ... -> 3,
+    depth 10 - 3 = 7, and it asks the decomposer more often."""
+    import math
+
     cls = get("decomp")
-    depths = {}
+    depths, turns = {}, {}
     for program in ("reverse_halving", "reverse_tail"):
-        result = await cls(cls.Config(program=program, decomposer="reference", handlers="symbolic")).run(
+        lm = ScriptedLM(imitating_decomposer)
+        result = await cls(cls.Config(program=program, handlers="symbolic")).run(
             Problem("q", 'Reverse the sequence "a, b, c, d, e, f, g, h, i, j".'),
-            Context(lm=ScriptedLM([]), task=get_task("list_reversal")))
-        assert result.answer == "j, i, h, g, f, e, d, c, b, a"
-        depths[program] = _depth(result.details["executed"])
-    assert depths == {"reverse_halving": 2, "reverse_tail": 8}
+            Context(lm=lm, task=get_task("list_reversal")))
+        assert result.answer == "j, i, h, g, f, e, d, c, b, a", result.text
+        depths[program], turns[program] = _depth(result.details["executed"]), lm.calls
+    assert depths == {"reverse_halving": math.ceil(math.log2(10 / 3)), "reverse_tail": 10 - 3}
+    assert turns["reverse_tail"] > turns["reverse_halving"]
 
 
 async def test_the_cot_baselines_separate_the_chain_from_regex_extraction():

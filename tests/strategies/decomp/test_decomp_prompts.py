@@ -229,13 +229,34 @@ def test_fine_handlers_have_more_examples_of_each_question_type_than_the_coarse_
 def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
     from support.commaqa_kb import solve
 
-    pairs = qa_pairs("commaqa_cot")
-    assert len(pairs) == 3
-    for facts, question, chain in pairs:
+    for facts, question, chain in qa_pairs("commaqa_cot"):
         claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
         assert sorted(solve(read_kb(facts), question)) == sorted(claimed), question
     for example in worked_examples("commaqa_fine"):  # and the decomposer examples, over their own KB
         assert sorted(solve(DECOMPOSER_KB, example.question)) == sorted(parse_value(example.answers[-1]))
+
+
+def _template(question: str) -> str:
+    from support.commaqa_kb import CHAINS
+
+    return next(p for p, _ in CHAINS if re.fullmatch(p, question))
+
+
+def test_commaqa_cot_works_the_decomposers_six_questions_one_per_iid_template():
+    """G.3.1 and G.3.3 build the CoT and the decomposition prompts on the same worked questions.
+    So CoT's worked questions are the decomposer's (fine and coarse), word for word, over the
+    knowledge base the decomposer examples describe, and they are one per question template of
+    the i.i.d. test file: each i.i.d. test question has a worked question of its type in every
+    arm, not in DecomP's alone (the old CoT prompt worked 3 of the 6 types, 51 of the 100)."""
+    questions = [e.question for e in worked_examples("commaqa_fine")]
+    assert [e.question for e in worked_examples("commaqa_coarse")] == questions
+    pairs = qa_pairs("commaqa_cot")
+    assert [q for _, q, _ in pairs] == questions
+    assert all(read_kb(facts) == DECOMPOSER_KB for facts, _, _ in pairs)
+    templates = [_template(q) for q in questions]
+    data = json.loads(data_file("commaqa_e", "iid_test_eg100.json").read_text(encoding="utf-8"))
+    iid = {_template(qa["question"]) for block in data.values() for qa in block["qa_pairs"]}
+    assert len(set(templates)) == len(templates) and set(templates) == iid
 
 
 def test_the_chains_answer_every_commaqa_question_from_its_facts():

@@ -109,7 +109,7 @@ def _halving_reference(question: str) -> list[str]:
 
 def _tail_reference(question: str) -> list[str]:
     seq = last_quoted(question)
-    if len(items(seq)) < 3:
+    if len(items(seq)) < 4:  # the same base case as halving: both share the three 3-5 item demos
         return [f'(reverse_small) "Reverse the sequence "{seq}"."']
     return [f'(first_item) "What is the first item of "{seq}"?"',
             f'(rest_items) "What are the items after the first in "{seq}"?"',
