@@ -110,7 +110,7 @@ async def test_the_steps_own_counts_add_up_to_what_the_meter_counted():
     trace = Trace()
     lm = Metered(ScriptedLM(letter_lm(bad_first=1)), trace=trace)
     ctx = ctx_for(lm, trace=trace)
-    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
     executed = result.details["executed"]
     # the top decomposer's 4 turns and 1 re-ask, split and merge; 3 nested runs of 3 turns and 2 handlers
     assert result.answer == "d y e" and lm.totals.calls == 5 + 2 + 3 * (3 + 2)
@@ -126,13 +126,13 @@ async def test_the_steps_own_counts_add_up_to_what_the_meter_counted():
 async def test_malformed_decomposer_output_is_traced_and_retried_with_sampling():
     lm = ScriptedLM(letter_lm(bad_first=1))
     ctx = ctx_for(lm)
-    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    result = await decomp(max_retries=2).run(Problem("q", LETTER_Q), ctx)
     assert result.answer == "d y e"
     bad = ctx.trace.of_type("malformed")
     assert [(b["what"], b["reason"], b["attempt"]) for b in bad] == [("decomp_step", "unparseable", 0)]
     retry = [r for r in lm.requests if NEXT_STEP in r.messages[-1].content][1]
     assert retry.temperature > 0 and retry.sample_index == 1
-    assert result.details["format_errors"] == 1
+    assert result.details["format_errors"] == 1 and result.details["resampled"] == 1
 
 
 async def test_a_step_cut_off_at_max_tokens_is_malformed_and_asked_again():
@@ -147,7 +147,7 @@ async def test_a_step_cut_off_at_max_tokens_is_malformed_and_asked_again():
         return text
 
     ctx = ctx_for(ScriptedLM(reply))
-    result = await decomp().run(Problem("q", LETTER_Q), ctx)
+    result = await decomp(max_retries=1).run(Problem("q", LETTER_Q), ctx)
     assert result.answer == "d y e"
     assert [(b["reason"], b["attempt"]) for b in ctx.trace.of_type("malformed")] == [("truncated", 0)]
 
@@ -406,7 +406,7 @@ async def test_structured_steps_carry_a_schema_and_are_checked_like_lines():
                     '{"handler": "EOQ", "operator": "select", "question": ""}'])
     lm = ScriptedLM(lambda req: next(replies))
     ctx = ctx_for(lm)
-    result = await decomp(program="str_position", handlers="symbolic", structured=True).run(
+    result = await decomp(program="str_position", handlers="symbolic", structured=True, max_retries=1).run(
         Problem("q", 'What is the letter at position 2 of "Ada"?'), ctx)
     assert result.answer == "d"
     first = lm.requests[0]

@@ -69,6 +69,43 @@ async def test_the_decomposer_decodes_greedily():
     assert lm.requests and all(r.temperature == 0.0 for r in lm.requests)
 
 
+def _greedy_breaks_sampled_works(req):
+    """A model whose greedy decomposer turns are malformed and whose sampled ones are not."""
+    prompt = req.messages[-1].content
+    if NEXT_STEP not in prompt:
+        return "b, a"
+    if req.temperature == 0.0:
+        return "I think the answer is b, a"
+    done = prompt.split(NEXT_STEP, 1)[1].count("\nA: ")
+    return '(reverse_small) "Reverse the sequence "a, b"."' if done == 0 else "[EOQ]"
+
+
+async def test_every_arm_gets_one_greedy_ask_per_turn_and_resampling_is_a_labelled_option():
+    """§3.2 decodes greedily, once: no sampled second try, for DecomP as for the one greedy call
+    of each baseline. So by default a malformed decomposer turn ends the program (the model
+    that writes well-formed steps only when sampled gets no answer from DecomP, where it used to
+    after sampled re-asks), every request is greedy, and no decomp suite turns re-asks on.
+    ``max_retries`` > 0 is our option for small models, and each sampled re-ask is counted in
+    the result's ``resampled``."""
+    from thoughtloom.eval.reproduce import suites
+
+    cls = get("decomp")
+    task = get_task("list_reversal")
+    lm = ScriptedLM(_greedy_breaks_sampled_works)
+    greedy = await cls(cls.Config(handlers="symbolic")).run(Problem("q", 'Reverse the sequence "a, b".'),
+                                                            Context(lm=lm, task=task))
+    assert greedy.answer == "" and greedy.details["status"] == "malformed" and lm.calls == 1
+    assert greedy.details["resampled"] == 0 and all(r.temperature == 0.0 for r in lm.requests)
+    lm = ScriptedLM(_greedy_breaks_sampled_works)
+    sampled = await cls(cls.Config(handlers="symbolic", max_retries=2)).run(
+        Problem("q", 'Reverse the sequence "a, b".'), Context(lm=lm, task=task))
+    assert sampled.answer == "b, a" and sampled.details["resampled"] == 2
+    for name in [n for n in suites.available() if n.startswith("decomp-")]:
+        for method in suites.load(name).methods:
+            config = method.build().config
+            assert getattr(config, "max_retries", 0) == 0, (name, method.id)
+
+
 def _depth(run) -> int:
     return max([0] + [1 + _depth(c) for s in run["steps"] for c in s["children"]])
 

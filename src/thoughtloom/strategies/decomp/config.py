@@ -23,7 +23,10 @@ class DecompConfig(Options):
     handlers: str = option("lm", choices=HANDLER_MODES)  # lm: every handler with a prompt is a model call (the paper) | symbolic: exact Python functions win (the controller check)
     max_steps: int = option(10, min=1)  # steps one program may run
     max_depth: int = option(12, min=1)  # nesting of sub-programs (a handler that decomposes again)
-    max_retries: int = option(2, min=0)  # re-asks of the decomposer after a malformed step
+    # re-asks of the decomposer after a malformed step; 0: the paper's greedy protocol (one greedy
+    # ask per turn, as every baseline's one greedy call); > 0 is our option, each sampled re-ask
+    # counted in the result's ``resampled``
+    max_retries: int = option(0, min=0)
     retry_temperature: float = option(0.7, min=0)  # sampling temperature of those re-asks
     decomposer_max_tokens: int = option(96, min=1)  # cap on each decomposer step
     k: int = option(0, min=0)  # passages per retrieval; 0: the program's default

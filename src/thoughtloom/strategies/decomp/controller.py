@@ -248,6 +248,7 @@ class Controller:
                 r = runs[i]
                 r.tokens += c.usage.total_tokens
                 r.calls += 1
+                r.resampled += not greedy
                 if c.truncated:  # a step cut off at max_tokens is not a step: ask again
                     self._malformed(r, "truncated", "the step was cut off at max_tokens", c.text, attempt)
                     failed.append(i)
@@ -335,6 +336,7 @@ class Controller:
         r.calls += calls
         children = [c for o in got for c in o.children]
         r.format_errors += sum(c.format_errors for c in children)
+        r.resampled += sum(c.resampled for c in children)
         r.cut_off += sum(c.cut_off for c in children)
         r.evidence_shortened += sum(c.evidence_shortened for c in children)
         r.evidence_dropped += sum(c.evidence_dropped for c in children)

@@ -56,6 +56,7 @@ class Run:
     tokens: int = 0
     calls: int = 0
     format_errors: int = 0
+    resampled: int = 0  # decomposer re-asks at retry_temperature (max_retries > 0), here and in nested programs
     cut_off: int = 0  # handler replies cut off at max_tokens, here and in nested programs
     evidence_shortened: int = 0  # passages a prompt showed shortened to fit its evidence budget (nested too)
     evidence_dropped: int = 0  # passages a prompt left out to fit its evidence budget (nested too)

@@ -68,7 +68,7 @@ def _result(run: Run) -> Result:
         text=run.render(),
         truncated=not text and run.status == "ok" and run.cut_off > 0,  # no answer: a reply was cut off
         details={"program": run.program, "status": run.status, "steps": len(run.steps),
-                 "format_errors": run.format_errors, "cut_off": run.cut_off,
+                 "format_errors": run.format_errors, "resampled": run.resampled, "cut_off": run.cut_off,
                  "evidence_shortened": run.evidence_shortened, "evidence_dropped": run.evidence_dropped,
                  "executed": run.to_json()},
     )
