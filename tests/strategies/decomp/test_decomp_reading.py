@@ -22,6 +22,8 @@ from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM, StaticRetriever
 
 GSM_Q = "Ann has 4 bags with 2 dollars in each. How much money does she have?"
+#: The first line of the extraction prompt (gpt_ans), by which a scripted model tells it from the CoT.
+EXTRACTION_HEAD = "Read the question and its worked solution"
 
 
 def run(strategy, question, lm, task="gsm8k", **kw):
@@ -31,8 +33,7 @@ def run(strategy, question, lm, task="gsm8k", **kw):
 
 def math_lm(chain, extraction="8"):
     """A model that writes ``chain`` as the CoT and ``extraction`` as the extraction prompt's reply."""
-    return ScriptedLM(lambda req: extraction if req.messages[-1].content.startswith("Read the worked solution")
-                      else chain)
+    return ScriptedLM(lambda req: extraction if req.messages[-1].content.startswith(EXTRACTION_HEAD) else chain)
 
 
 # -- answer reading: one reader for both math arms -------------------------------------------------
@@ -65,6 +66,32 @@ async def test_the_extraction_modules_reply_is_read_by_the_same_number_reader():
     # the same chain without a statement: only the extraction arm recovers it (the paper's gain)
     cot_unstated = await run("decomp-cot", GSM_Q, math_lm("4 * 2 = 8, so she has 8 dollars."))
     assert gsm.score(cot_unstated.answer, "8") == {"accuracy": 0.0}
+
+
+async def test_both_math_arms_read_the_same_cut_off_chain_and_the_extraction_sees_the_question():
+    """Appendix B: DecomP "먼저 CoT 추론을 생성한 뒤, 두 번째 GPT3 기반 하위 모듈에 정답 추출을
+    맡긴다" -- the CoT is generated first and a second module extracts the answer from it; the
+    arms differ only in the extraction. So a chain cut off at max_tokens is the same chain for
+    both: one that already said "The answer is 8" reads 8 in the pattern arm too (it was thrown
+    away, CoT scoring '' where DecomP guessed '8'), and the extraction prompt is sent that cut
+    chain with the question, never an empty solution without it."""
+    from thoughtloom.core.types import Completion
+
+    said = "4 * 2 = 8. The answer is 8. Let us check: 2 + 2 + 2 + 2 is"
+    cut = lambda text: ScriptedLM(lambda req: "8" if req.messages[-1].content.startswith(EXTRACTION_HEAD)
+                                  else Completion(text, finish_reason="length"))
+    lm_d, lm_c = cut(said), cut(said)
+    decomp, cot = await run("decomp", GSM_Q, lm_d), await run("decomp-cot", GSM_Q, lm_c)
+    assert cot.answer == "8" and decomp.answer == "8"
+    assert decomp.details["cut_off"] == cot.details["cut_off"] == 1
+    extraction = lm_d.requests[1].messages[-1].content
+    assert extraction.endswith(f"Question: {GSM_Q}\nSolution: {said}\nA:")
+    # a chain cut off before it says anything: the pattern finds none, the extraction prompt
+    # still reads that chain and the question
+    lm = cut("4 * 2 =")
+    early = await run("decomp", GSM_Q, lm)
+    assert lm.requests[1].messages[-1].content.endswith(f"Question: {GSM_Q}\nSolution: 4 * 2 =\nA:")
+    assert (await run("decomp-cot", GSM_Q, cut("4 * 2 ="))).answer == "" and early.details["cut_off"] == 1
 
 
 async def test_both_math_arms_send_the_same_eight_wei_et_al_exemplars():

@@ -298,7 +298,7 @@ class Controller:
         async def call(name: str) -> list[Outcome]:
             # a nested run's id: its caller's run, step number (the step is appended after) and item
             calls = [Call(todo[ti][2][ii], todo[ti][0].context, tuple(todo[ti][0].evidence), todo[ti][0].depth,
-                          run_id=f"{todo[ti][0].id}.{len(todo[ti][0].steps) + 1}.{ii + 1}")
+                          run_id=f"{todo[ti][0].id}.{len(todo[ti][0].steps) + 1}.{ii + 1}", qc=todo[ti][0].question)
                      for ti, ii in groups[name]]
             handler = self.handler(name, program)
             kinds[name] = handler.kind

@@ -54,6 +54,7 @@ class Call:
     evidence: tuple[Passage, ...] = ()  # passages retrieved earlier in this run
     depth: int = 0
     run_id: str = "1"  # the id of a program run that answers it (its place in the nesting, for the trace)
+    qc: str = ""  # the question (QC) of the program whose step asks it: a prompt's ``$qc``
 
 
 @dataclass(frozen=True)
@@ -179,12 +180,14 @@ class PromptHeader(Options):
 
 
 class PromptHandler(Handler):
-    """A few-shot prompt: ``$question``, ``$context`` and ``$evidence`` fields.
+    """A few-shot prompt: ``$question``, ``$context``, ``$evidence`` and ``$qc`` (the question of
+    the program whose step asks it) fields.
 
     Header options (:class:`PromptHeader`): ``stop`` (``|``-separated; default a
     blank line or a new ``Q:``; unless ``raw`` only the first non-empty line is
     kept), ``max_tokens`` (default 64), ``raw=true`` to keep the text unparsed
-    (e.g. a chain of thought), ``evidence_tokens`` (default
+    (e.g. a chain of thought; one cut off at ``max_tokens`` is kept as it is, and
+    counted as cut off), ``evidence_tokens`` (default
     :data:`EVIDENCE_TOKENS`: about how many tokens ``$evidence`` may take; see
     :func:`render_evidence`).
     """
@@ -203,7 +206,8 @@ class PromptHandler(Handler):
 
     def render(self, call: Call) -> tuple[str, Fit | None]:
         evidence, fit = render_evidence(call.evidence, self.evidence_tokens) if call.evidence else ("", None)
-        return self.template.safe_substitute(question=call.question, context=call.context, evidence=evidence), fit
+        return self.template.safe_substitute(question=call.question, context=call.context, evidence=evidence,
+                                             qc=call.qc), fit
 
     async def answer(self, calls: Sequence[Call], env: HandlerEnv) -> list[Outcome]:
         rendered = [self.render(c) for c in calls]
@@ -212,8 +216,14 @@ class PromptHandler(Handler):
         completions = await env.lm.generate(requests)
         out = []
         for c, (_, fit) in zip(completions, rendered):
-            if c.truncated and (self.raw or "\n" not in c.text.strip()):
-                # cut off at max_tokens before its (first) line ended: not an answer
+            if c.truncated and self.raw:
+                # a chain cut off at max_tokens goes on as it is, to whatever reads it next (the
+                # pattern, or an extraction prompt): every arm reads the same cut chain
+                out.append(Outcome(c.text.strip(), tokens=c.usage.total_tokens, calls=1, fit=fit,
+                                   cut_off=c.text))
+                continue
+            if c.truncated and "\n" not in c.text.strip():
+                # an answer line cut off at max_tokens before it ended: not an answer
                 out.append(Outcome("", tokens=c.usage.total_tokens, calls=1, fit=fit,
                                    error="the reply was cut off at max_tokens", cut_off=c.text))
                 continue
