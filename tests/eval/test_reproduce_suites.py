@@ -9,7 +9,8 @@ from thoughtloom.cli.main import app
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.eval.reproduce import suites
 
-ISSUE_SUITES = {"decomp-letter", "decomp-math", "decomp-odqa", "decomp-reversal", "decomp-commaqa", "hgot-hotpotqa",
+ISSUE_SUITES = {"decomp-letter", "decomp-letter-space", "decomp-math", "decomp-odqa", "decomp-reversal",
+                "decomp-reversal-scheme", "decomp-commaqa", "hgot-hotpotqa",
                 "hgot-fever", "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
 
 GOOD = """

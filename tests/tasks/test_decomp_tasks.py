@@ -14,8 +14,19 @@ def test_letter_cat_loads_gold_and_strata():
     ex = task.load(data_file("decomp_letter_cat", "n3_eg100_pos2_semic.json"))
     assert len(ex) == 100 and ex[0].gold == "y;y;s"
     assert ex[0].problem.meta == {"n": 3, "sep": "semicolon", "position": 3}
-    assert task.score("Y; y;S", "y;y;s")["em"] == 1.0
     assert task.score("y;y", "y;y;s")["em"] == 0.0
+
+
+def test_the_letter_metric_is_the_papers_exact_match():
+    """§4.1 scores k-th letter concatenation by exact match with the gold string, which for the
+    semicolon files is written with no spaces ("g;j;l;n"): another case or separator spacing is
+    another string. Only what surrounds the answer (space, quotes, a final period) is dropped."""
+    task = get("letter_cat")
+    assert task.score("g;j;l;n", "g;j;l;n")["em"] == 1.0
+    assert task.score(' "g;j;l;n". ', "g;j;l;n")["em"] == 1.0
+    for wrong in ("G ; J ; L ; N", "g; j; l; n", "G;J;L;N", "g j l n"):
+        assert task.score(wrong, "g;j;l;n")["em"] == 0.0, wrong
+    assert task.score("n a s", "n a s")["em"] == 1.0 and task.score("n  a s", "n a s")["em"] == 0.0
     assert task.extract_answer('... So the answer is: "a b c".') == "a b c"
 
 

@@ -2,8 +2,11 @@
 
 Both read DecomP's DROP-style JSON (``{"<key>": {"qa_pairs": [...]}}``, gold
 in ``answer.spans[0]``): the files of DecomP's ``datasets/letter_cat/`` and
-``datasets/reverse/`` (``thoughtloom data list``). Scoring is exact match after
-light normalization (case, spacing around separators, surrounding quotes).
+``datasets/reverse/`` (``thoughtloom data list``). k-th letter is scored by exact match, as the
+paper scores it: the prediction as written (only surrounding space, quotes and
+a final period dropped) must be the gold string, case and separator spacing
+included ("G ; J ; L ; N" is not "g;j;l;n"). List reversal keeps a light
+normalization (case, spacing around the commas).
 ``report`` breaks exact match down by word count / separator / list length.
 """
 
@@ -81,8 +84,8 @@ class LetterCat(_Synthetic):
                                'space: "o i".'),)
 
     def normalize(self, answer: str) -> str:
-        a = _strip_answer(answer).lower()
-        return re.sub(r"\s*;\s*", ";", " ".join(a.split()))
+        """Exact match: the answer as written, less surrounding space, quotes and a final period."""
+        return _strip_answer(answer)
 
     def load(self, path: str | Path) -> list[Example]:
         stem = Path(path).stem

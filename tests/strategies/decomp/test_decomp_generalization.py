@@ -253,8 +253,72 @@ async def test_the_unrolled_baseline_is_one_chain_read_by_the_cot_pattern():
 def test_the_decomp_suites_metrics_are_what_their_tasks_emit():
     from thoughtloom.eval.reproduce import suites
 
-    for name in ("decomp-letter", "decomp-reversal", "decomp-commaqa"):
+    for name in ("decomp-letter", "decomp-letter-space", "decomp-reversal", "decomp-reversal-scheme", "decomp-commaqa"):
         for d in suites.load(name).datasets:
             task = get_task(d.task)
             emitted = task.score("x", ["x"] if d.task == "commaqa" else "x")
             assert set(d.metrics) <= set(emitted) and d.primary in emitted, (name, d.id)
+
+
+# -- claims are judged on the data they speak of -------------------------------------------
+
+
+def _first_meta(dataset) -> dict:
+    return get_task(dataset.task).load(data_file(*dataset.data.split("/")))[0].problem.meta
+
+
+def test_a_claim_about_lists_longer_than_the_demonstrations_is_judged_only_on_such_lists():
+    """§4.2: "항목 3–5개로 구성된 예시 세 개를 공유하고 항목 4개, 6개, 8개, 10개로 구성된 시퀀스에서
+    평가된다" (three examples of 3-5 items, evaluated on 4, 6, 8 and 10 items); Appendix E: the
+    tail scheme "긴 입력에서 리스트 뒤집기 성능을 높이며" (improves list reversal on long inputs).
+    A claim about longer lists is judged on each list length above the longest demonstration
+    and on no other: 4 items lie inside the demonstrations' 3-5, so the old card judged the
+    "longer than the demonstrations" claim on them too."""
+    from thoughtloom.eval.reproduce import suites
+
+    shared = [re.findall(r'"([^"]*)"', q)[0] for q in _top_questions("reverse_halving")]
+    longest = max(len(items(s)) for s in shared)
+    for name in ("decomp-reversal", "decomp-reversal-scheme"):
+        suite = suites.load(name)
+        lengths = {d.id: _first_meta(d)["length"] for d in suite.datasets}
+        longer = {i for i, n in lengths.items() if n > longest}
+        about_long = [c for c in suite.claims if re.search(r"\blong(er)? (lists|than)", c.statement)]
+        assert about_long, name
+        for pair in {(c.better, c.worse) for c in about_long}:
+            judged = {c.dataset for c in about_long if (c.better, c.worse) == pair}
+            assert None not in judged and judged == longer, (name, pair, judged)
+
+
+def test_each_letter_claim_cites_the_separator_its_data_files_use():
+    """Appendix D.1: "공백 구분자를 사용하는 문자 연결 과제에서 N을 달리하여 평가한다" (D.1 and
+    Figure 18 evaluate the space separator); Figure 22: "k=3과 세미콜론 구분자를 사용한다" (the
+    benchmark comparison uses k = 3 and the semicolon). So a claim citing D.1 or Figure 18 is
+    judged on space-separator files only, one on the semicolon files cites neither, and the
+    space files have their own suite."""
+    from thoughtloom.eval.reproduce import suites
+
+    seen = set()
+    for name in ("decomp-letter", "decomp-letter-space"):
+        suite = suites.load(name)
+        seps = {_first_meta(d)["sep"] for d in suite.datasets}
+        assert len(seps) == 1
+        (sep,) = seps
+        seen.add(sep)
+        for claim in suite.claims:
+            cites_space = bool(re.search(r"D\.1|Figure 18", claim.source))
+            assert cites_space == (sep == "space"), (name, claim.statement, claim.source)
+    assert seen == {"space", "semicolon"}
+
+
+def test_the_compositional_split_has_its_own_claims():
+    """§4.3: "학습에서 보지 못한 관계 조합에서는 ... 분해 방식의 점수가 소폭 상승하는 반면, CoT의
+    점수는 하락한다" (on unseen relation compositions the decomposed systems' scores rise
+    slightly while CoT's falls). So the compositional split is judged by claims of its own (fine
+    and coarse DecomP against CoT there), apart from the i.i.d. split's."""
+    from thoughtloom.eval.reproduce import suites
+
+    suite = suites.load("decomp-commaqa")
+    assert _first_meta(suite.dataset("compgen"))["split"] == "compgen"
+    for better in ("fine", "coarse"):
+        scoped = {c.dataset for c in suite.claims if (c.better, c.worse) == (better, "cot")}
+        assert scoped == {"iid", "compgen"}, better
