@@ -156,3 +156,38 @@ def test_hgot_hotpotqa_runs_knn_over_the_authors_demonstrations():
     assert method.settings["preset"] == "paper" and method.build().config.demos == "knn"
     assert method.data_settings["demo_file"] == tuple(
         f"hgot_demos/HotPotQA_train_{s}_augmented.csv" for s in ("short", "medium", "long"))
+
+
+async def test_a_datasets_corpus_files_are_pooled_with_its_own_paragraphs(tmp_path):
+    """A dataset's ``corpus`` names more files under the data root whose paragraphs are pooled
+    with the data file's own: the retriever every method gets searches both; a missing file
+    is an error naming it."""
+    from thoughtloom.eval.reproduce.run import load_slice
+    from thoughtloom.eval.services import pooled_retriever
+
+    root = tmp_path / "data"
+    (root / "qa").mkdir(parents=True)
+    rec = {"_id": "x1", "question": "Who directed Moon Garden?", "answer": "Ida Vance",
+           "supporting_facts": [["Moon Garden", 0]],
+           "context": [["Moon Garden", ["Moon Garden is a film directed by Ida Vance."]]]}
+    (root / "qa" / "dev.jsonl").write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    (root / "qa" / "more.json").write_text(json.dumps([{"title": "Ida Vance", "text": "Ida Vance was born in Oslo."},
+                                                       {"title": "Tower", "text": "The Tower is tall."}]),
+                                           encoding="utf-8")
+    toml = ('name = "toy"\ntitle = "t"\npaper = "p"\nn = 1\n[[datasets]]\nid = "d"\ntask = "hotpotqa"\n'
+            'data = "qa/dev.jsonl"\ncorpus = ["qa/more.json"]\n[[methods]]\nid = "a"\nstrategy = "decomp"\n'
+            '[[claims]]\nbetter = "a"\nworse = "a"\nstatement = "s"\nsource = "x"\n')
+    path = tmp_path / "toy.toml"
+    path.write_text(toml)
+    dataset = suites.load(path).datasets[0]
+    assert dataset.corpus == ("qa/more.json",)
+    sl = load_slice(dataset, root, 1)
+    pooled = sl.task.pooled_corpus()
+    assert pooled.paths == (root / "qa" / "dev.jsonl", root / "qa" / "more.json")
+    retriever = pooled_retriever(pooled)
+    assert len(retriever) == 3
+    hits = (await retriever.search(["Where was Ida Vance born?"], 1))[0]
+    assert hits[0].passage.title == "Ida Vance"
+    path.write_text(toml.replace("qa/more.json", "qa/gone.json"))
+    with pytest.raises(ConfigError, match=r"corpus file not found: .*qa/gone.json \(dataset 'd'\)"):
+        load_slice(suites.load(path).datasets[0], root, 1)

@@ -66,7 +66,7 @@ async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path
     ex = task.load(path)
     assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
-    assert task.pooled_corpus() == (path, "hotpotqa")
+    assert task.pooled_corpus() == (path, "hotpotqa", ())
     retriever = pooled_retriever(task.pooled_corpus())
     assert len(retriever) == 2  # the same paragraphs pool once
     hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]
@@ -80,3 +80,25 @@ def test_real_odqa_files_load():
         ex = task.load(data_file(*parts))
         assert ex and all(e.gold for e in ex)
         assert len(pooled_retriever(task.pooled_corpus())) > len(ex)
+
+
+def test_the_odqa_suite_searches_the_largest_pool_its_data_folders_give():
+    """§A.1 pools the paragraphs of every question of each dataset (430,225 for 2Wiki, 139,416
+    for MuSiQue). Our folders hold dev subsets, so decomp-odqa pools, per dataset, every file
+    of its folder that carries paragraphs (the data file and its 'corpus' files), and its notes
+    say how many passages that is and that it is not the paper's corpus."""
+    from thoughtloom.eval.reproduce import suites
+    from thoughtloom.retrieval import read_corpus
+    from thoughtloom.retrieval.sources import detect_format
+
+    suite = suites.load("decomp-odqa")
+    notes = " ".join(suite.notes)
+    assert "Not the paper's retrieval corpus" in notes and "Appendix A.1 setting" not in notes
+    for d in suite.datasets:
+        folder = data_file(*d.data.split("/")).parent
+        carrying = {f.name for f in folder.iterdir() if f.is_file() and (
+            detect_format(f) in ("hotpotqa", "2wiki", "ircot", "musique") or f.name.endswith("_corpus.json"))}
+        pooled = [d.data, *d.corpus]
+        assert {p.split("/")[-1] for p in pooled} == carrying, d.id
+        size = len(read_corpus([data_file(*p.split("/")) for p in pooled]).passages)
+        assert f"{size:,}" in notes, (d.id, size)

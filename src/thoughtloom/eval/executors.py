@@ -84,8 +84,8 @@ def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalReso
     """``res`` with BM25 over ``pooled`` as its retriever when it has none, and the fact to record."""
     if res.retriever is not None or pooled is None:
         return res, {}
-    log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.path)
-    return dataclasses.replace(res, retriever=pooled_retriever(pooled)), {"pooled_corpus": str(pooled.path)}
+    log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.describe())
+    return dataclasses.replace(res, retriever=pooled_retriever(pooled)), {"pooled_corpus": pooled.describe()}
 
 
 def first_error(group: BaseExceptionGroup) -> BaseException:

@@ -33,11 +33,11 @@ def open_retriever(index_dir: Path | None) -> Retriever | None:
 
 
 def pooled_retriever(source: CorpusFile) -> Retriever:
-    """BM25 over the paragraphs of a task's loaded data file (:meth:`Task.pooled_corpus`),
-    built on first search."""
+    """BM25 over the paragraphs of a task's loaded data file (:meth:`Task.pooled_corpus`) and
+    of any files pooled with it (``source.extra``, their formats detected), built on first search."""
     from ..retrieval import TemporaryIndex
 
-    return TemporaryIndex([source.path], source.format)
+    return TemporaryIndex(list(source.paths), source.format if not source.extra else "auto")
 
 
 def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Entailment | None:

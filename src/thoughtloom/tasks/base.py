@@ -31,10 +31,20 @@ class Example:
 
 
 class CorpusFile(NamedTuple):
-    """A data file whose records carry paragraphs, and its format for ``retrieval.read_corpus``."""
+    """A data file whose records carry paragraphs, and its format for ``retrieval.read_corpus``;
+    ``extra``: more corpus files pooled with it (their formats detected), e.g. a suite's
+    dataset ``corpus``."""
 
     path: Path
     format: str
+    extra: tuple[Path, ...] = ()
+
+    @property
+    def paths(self) -> tuple[Path, ...]:
+        return (self.path, *self.extra)
+
+    def describe(self) -> str:
+        return " + ".join(str(p) for p in self.paths)
 
 
 class Task:

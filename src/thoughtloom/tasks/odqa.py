@@ -50,6 +50,11 @@ class PooledCorpus:
     def pooled_corpus(self) -> CorpusFile | None:
         return self._pooled
 
+    def pool_with(self, extra: tuple[Path, ...]) -> None:
+        """Pool more corpus files with the loaded file's paragraphs (a suite's dataset ``corpus``)."""
+        if self._pooled is not None:
+            self._pooled = self._pooled._replace(extra=tuple(extra))
+
 
 class OpenDomainQA(PooledCorpus, Task):
     instruction = "Answer the question with a short answer (a name, date, number or yes/no)."

@@ -121,6 +121,16 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
                               hint="check --data-root / THOUGHTLOOM_DATA")
         loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        if dataset.corpus:  # more corpus files pooled with the file's own paragraphs
+            extra = tuple(data_root.expanduser() / f for f in dataset.corpus)
+            for p in extra:
+                if not p.is_file():
+                    raise ConfigError(f"corpus file not found: {p} (dataset {dataset.id!r})",
+                                      hint="check --data-root / THOUGHTLOOM_DATA")
+            pool_with = getattr(task, "pool_with", None)
+            if pool_with is None:
+                raise ConfigError(f"dataset {dataset.id!r}: task {dataset.task!r} pools no corpus, so it takes no 'corpus'")
+            pool_with(extra)
         return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
     else:
         try:
@@ -177,7 +187,7 @@ def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
     for name in sorted(datasets):
         pooled = slices[name].task.pooled_corpus() if res.retriever is None else None
         meta = {"index": str(spec.index)} if res.retriever is not None else \
-            {"pooled_corpus": str(pooled.path)} if pooled is not None else {}
+            {"pooled_corpus": pooled.describe()} if pooled is not None else {}
         out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled)) if pooled is not None else res,
                      meta)
     return out

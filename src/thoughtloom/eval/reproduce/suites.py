@@ -56,7 +56,8 @@ SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["id", "task", "data"],
             "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
                            "metrics": {"type": "array", "minItems": 1, "items": _TEXT}, "primary": _TEXT,
-                           "strata": {"type": "boolean"}, "note": _TEXT}}},
+                           "strata": {"type": "boolean"}, "note": _TEXT,
+                           "corpus": {"type": "array", "minItems": 1, "items": _TEXT}}}},
         "methods": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
             "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT,
@@ -90,6 +91,7 @@ class DatasetSpec:
     primary: str
     strata: bool = False  # report the primary metric by question-length stratum (HGOT's Table 2)
     note: str = ""
+    corpus: tuple[str, ...] = ()  # more corpus files (under the data root) pooled with the data file's paragraphs
 
 
 @dataclass(frozen=True)
@@ -241,7 +243,8 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                 raise ConfigError(f"{source}: datasets[{i}].metrics: task {d['task']!r} emits no metric {m!r} "
                                   f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
-                                    d.get("primary", metrics[0]), d.get("strata", False), d.get("note", "")))
+                                    d.get("primary", metrics[0]), d.get("strata", False), d.get("note", ""),
+                                    tuple(d.get("corpus", ()))))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
                                                    for k, v in m.get("data_settings", {}).items()})
