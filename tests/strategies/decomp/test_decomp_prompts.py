@@ -91,7 +91,7 @@ class Answering(Handler):
         return out
 
 
-async def replay(program: str, example: Worked, answer_fn):
+async def replay(program: str, example: Worked, answer_fn, task: str = ""):
     """Run the example's program through the controller: the decomposer replies with the
     example's QS lines, every handler with ``answer_fn``."""
 
@@ -101,7 +101,7 @@ async def replay(program: str, example: Worked, answer_fn):
         done = prompt.split(NEXT_STEP, 1)[1].count("\nA: ")
         return example.lines[done] if done < len(example.lines) else "[EOQ]"
 
-    ctx = Context(lm=ScriptedLM(decomposer), task=get_task(TASK_OF[program]))
+    ctx = Context(lm=ScriptedLM(decomposer), task=get_task(task or TASK_OF[program]))
     controller = Controller(ctx, DecompConfig(program=program), k=4)
     controller.handler = lambda name, program=None: Answering(name, answer_fn)
     (run,) = await controller.run(get_program(program), [Call(example.question)], depth=0)
@@ -109,11 +109,15 @@ async def replay(program: str, example: Worked, answer_fn):
 
 
 ALL = [(p, i) for p in decomposer_programs() for i in range(len(worked_examples(PROGRAMS[p].decomposer)))]
+#: the per-dataset decomposer prompts replayed too (the program, the task whose prompt it reads)
+ALL_TASKS = [(p, i, "") for p, i in ALL] + [
+    ("odqa_decomp", i, t) for t in ("hotpotqa", "2wiki", "musique") for i in range(len(worked_examples(f"{t}/odqa_decomp")))]
 
 
-@pytest.mark.parametrize("program,i", ALL)
-async def test_every_worked_example_replays_to_its_own_answer(program, i):
-    example = worked_examples(PROGRAMS[program].decomposer)[i]
+@pytest.mark.parametrize("program,i,task", ALL_TASKS)
+async def test_every_worked_example_replays_to_its_own_answer(program, i, task):
+    decomposer = PROGRAMS[program].decomposer
+    example = worked_examples(f"{task}/{decomposer}" if task else decomposer)[i]
 
     def scripted(name, step, item, question):
         value = parse_value(example.answers[step - 1])
@@ -122,7 +126,7 @@ async def test_every_worked_example_replays_to_its_own_answer(program, i):
             return value  # every item's answer is the merged list: flattening and de-duplicating keeps it
         return value[item - 1] if "[project_values]" in line else value
 
-    run = await replay(program, example, scripted)
+    run = await replay(program, example, scripted, task)
     assert run.status == "ok" and run.format_errors == 0, run.render()
     assert [s.answer for s in run.steps] == [parse_value(a) for a in example.answers]
     assert run.final() == parse_value(example.answers[-1])
@@ -158,13 +162,75 @@ async def test_every_reference_names_the_step_whose_answer_the_question_needs(pr
         assert _same(step.answer, parse_value(claimed)), f"{step.line}: computed {step.answer!r}, the example says {claimed}"
 
 
-@pytest.mark.parametrize("i", range(len(worked_examples("odqa_decomp"))))
-def test_odqa_examples_write_answers_in_and_end_on_the_original_question(i):
+ODQA_TASKS = ("hotpotqa", "2wiki", "musique")
+ODQA_FILES = ["odqa_decomp"] + [f"{t}/odqa_decomp" for t in ODQA_TASKS]
+
+
+@pytest.mark.parametrize("name,i", [(n, i) for n in ODQA_FILES for i in range(len(worked_examples(n)))])
+def test_odqa_examples_write_answers_in_and_end_on_the_original_question(name, i):
     """The ODQA decomposer writes earlier answers into later questions (no #k) and ends by
     asking multihop_titleqa the original question."""
-    example = worked_examples("odqa_decomp")[i]
+    example = worked_examples(name)[i]
     assert not any(references(line) for line in example.lines)
     assert example.lines[-1] == f'(multihop_titleqa) "{example.question}"'
+    assert all(line.startswith('(retrieve_odqa) "') for line in example.lines[:-1])
+
+
+def _retrieved(example: Worked) -> list[str]:
+    return [re.match(r'\(retrieve_odqa\) "(.*)"$', line).group(1) for line in example.lines[:-1]]
+
+
+def test_each_odqa_dataset_has_its_own_decomposer_and_readers_built_on_its_worked_questions():
+    """G.6: each dataset has its own prompts; "2wikimultihopqa 분해 프롬프트는 ... 두 영화감독과 각
+    감독의 국적을 검색한 뒤 국적이 서로 다르다고 답한다" (the 2Wiki decomposition prompt retrieves
+    two film directors and each one's nationality and answers that they differ), and the issue
+    names 2Wiki's comparison and kinship chains and MuSiQue's 3-hop chains. So 2Wiki's worked
+    questions hold a director-nationality comparison answered "no" and a kinship chain, every
+    MuSiQue worked question but 2-hop ones takes 3 retrievals (at least one does), and each
+    dataset's readers are built on its own decomposer's questions: the multi-hop reader's
+    demonstrations are worked questions, the single-hop reader's are their sub-questions."""
+    for task in ODQA_TASKS:
+        examples = worked_examples(f"{task}/odqa_decomp")
+        questions = {e.question for e in examples}
+        subs = {q for e in examples for q in _retrieved(e)}
+        multi, single = qa_pairs(f"{task}/multihop_titleqa"), qa_pairs(f"{task}/singlehop_titleqa")
+        assert multi and {q for _, q, _ in multi} <= questions, task
+        assert single and {q for _, q, _ in single} <= subs, task
+        answers = {e.question: e.answers[-1] for e in examples}
+        assert all(answers[q] == a for _, q, a in multi), task
+    wiki = worked_examples("2wiki/odqa_decomp")
+    assert any(e.answers[-1] == "no" and sum("nationality" in q for q in _retrieved(e)) == 2
+               and sum(q.startswith("Who directed") for q in _retrieved(e)) == 2 for e in wiki)
+    assert any("grandfather" in e.question and all("father of" in q for q in _retrieved(e)) for e in wiki)
+    assert max(len(_retrieved(e)) for e in worked_examples("musique/odqa_decomp")) >= 3
+    assert all(len(_retrieved(e)) >= 2 for e in worked_examples("musique/odqa_decomp"))
+
+
+async def test_an_odqa_task_runs_its_own_prompts():
+    """The default Decomp-Ctxt and NoDecomp-Ctxt programs of 2Wiki send the 2Wiki decomposer
+    and readers (the task's own prompt files win over the shared ones)."""
+    from thoughtloom.core.types import Passage, Problem
+    from thoughtloom.strategies import get
+    from thoughtloom.testing import StaticRetriever
+
+    passages = [Passage("p1", "Moon Garden is a film directed by Ida Vance.", "Moon Garden")]
+
+    def reply(req):
+        prompt = req.messages[-1].content
+        if NEXT_STEP in prompt:
+            done = prompt.split(NEXT_STEP, 1)[1].count("\nA: ")
+            return ['(retrieve_odqa) "Who directed Moon Garden?"', '(multihop_titleqa) "Who directed Moon Garden?"',
+                    "[EOQ]"][min(done, 2)]
+        return "Ida Vance"
+
+    for strategy in ("decomp", "decomp-nodecomp-ctxt"):
+        lm = ScriptedLM(reply)
+        cls = get(strategy)
+        result = await cls(cls.Config()).run(Problem("q", "Who directed Moon Garden?"),
+                                             Context(lm=lm, task=get_task("2wiki"), retriever=StaticRetriever(passages)))
+        assert result.answer == "Ida Vance"
+        sent = [r.messages[-1].content for r in lm.requests]
+        assert all("Winter Harbour" in p or "Elise Varga" in p for p in sent), strategy
 
 
 async def test_the_check_catches_a_reference_to_the_wrong_step():

@@ -43,7 +43,6 @@ import asyncio
 from dataclasses import replace
 from typing import Any, Awaitable, Callable, Sequence
 
-from ... import prompts
 from ...core.errors import ConfigError, ParseError
 from ...core.events import malformed, phase
 from ...core.types import Passage, Request
@@ -51,7 +50,7 @@ from ...lm.structured import parse_json
 from ..context import Context
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
-from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, resolve, split_header
+from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, read_prompt, resolve, split_header
 from .language import (PROJECT, PROJECT_FLAT, QUESTION, SELECT, End, Step, StepError, combine, expand, parse_step,
                        render_value)
 from .record import Run, StepRecord
@@ -148,7 +147,7 @@ class Controller:
             return ProgramHandler(name, name, self.run)
         if name not in self._cache:
             self._cache[name] = resolve(name, prefer_symbolic=self.cfg.handlers == "symbolic",
-                                        prompt_dir=self.ctx.prompt_dir)
+                                        prompt_dir=self.ctx.prompt_dir, task=self.ctx.task.name)
         return self._cache[name]
 
     def allowed(self, program: Program) -> set[str]:
@@ -266,7 +265,7 @@ class Controller:
 
     def _decomposer_prompt(self, program: Program) -> str:
         assert program.decomposer is not None
-        text = prompts.read(f"decomp/decomposers/{program.decomposer}", self.ctx.prompt_dir)
+        text = read_prompt("decomposers", program.decomposer, self.ctx.task.name, self.ctx.prompt_dir)
         if text is None:
             raise ConfigError(f"no decomposer prompt decomp/decomposers/{program.decomposer}.txt")
         return split_header(text)[1]

@@ -115,6 +115,19 @@ class SymbolicHandler(Handler):
 # -- prompt files: package data under thoughtloom/prompts/decomp/, read with prompts.read ------
 
 
+def read_prompt(kind: str, name: str, task: str = "", prompt_dir: str | Path | None = None) -> str | None:
+    """The text of prompt ``decomp/<kind>/<name>`` (kind: ``handlers`` or ``decomposers``): the
+    task's own version ``decomp/<kind>/<task>/<name>.txt`` when there is one (per-dataset
+    prompts, e.g. the open-domain QA decomposer and readers of ``2wiki``), else the shared one;
+    ``--prompts DIR`` overrides either at the same relative path."""
+    if task:
+        text = prompts.read(f"decomp/{kind}/{task}/{name}", prompt_dir)
+        if text is not None:
+            return text
+    return prompts.read(f"decomp/{kind}/{name}", prompt_dir)
+
+
+
 def split_header(text: str) -> tuple[dict[str, str], str]:
     """Leading ``#: key=value`` lines are options; the rest is the template."""
     opts: dict[str, str] = {}
@@ -275,15 +288,16 @@ BUILTIN_CLASSES: dict[str, type[Handler]] = {
 }
 
 
-def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None) -> Handler:
-    """The handler for ``name``: a built-in class, a prompt file or a symbolic function.
+def resolve(name: str, *, prefer_symbolic: bool, prompt_dir: str | Path | None, task: str = "") -> Handler:
+    """The handler for ``name``: a built-in class, a prompt file (the task's own version first,
+    :func:`read_prompt`) or a symbolic function.
 
     With ``prefer_symbolic`` (the controller check) a symbolic function wins
     over a prompt file of the same name.
     """
     if name in BUILTIN_CLASSES:
         return BUILTIN_CLASSES[name]()
-    text = prompts.read(f"decomp/handlers/{name}", prompt_dir)
+    text = read_prompt("handlers", name, task, prompt_dir)
     fn = symbolic_function(name)
     if fn is not None and (prefer_symbolic or text is None):
         return SymbolicHandler(name, fn)
