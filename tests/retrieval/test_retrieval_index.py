@@ -180,3 +180,36 @@ async def test_retrieval_cache_keys_on_query_and_k():
     assert inner.batches[-1] == ["c"]
     await cached.search(["a"], 3)  # another k is another entry
     assert inner.batches[-1] == ["a"] and (cached.hits, cached.misses) == (2, 4)
+
+
+def _bridge_corpus(tmp_path):
+    """A bridge question's first hop names the second hop's title; the second hop shares no
+    word of the question but its subject, and ten distractors share the question's words."""
+    rows = [{"title": "Nightfall Road", "text": "Nightfall Road is a crime film directed by Mara Lindqvist."},
+            {"title": "Mara Lindqvist", "text": "Lindqvist grew up in Uppsala and studied painting."}]
+    rows += [{"title": f"Road film {i}", "text": f"A film about a road trip, number {i}, directed in a country."}
+             for i in range(10)]
+    path = tmp_path / "bridge.jsonl"
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n", encoding="utf-8")
+    return read_corpus(path)
+
+
+def test_title_links_follow_the_titles_the_first_hop_names(tmp_path):
+    """links.seeds = s: the passages whose titles the top s passages name are fused with the
+    ordinary ranking (reciprocal-rank fusion), so the second hop of a bridge question, which
+    BM25 alone ranks below the distractors, reaches the top k; off (the default) changes nothing."""
+    from thoughtloom.retrieval.links import TitleLinks
+
+    corpus = _bridge_corpus(tmp_path)
+    question = "In which country was the director of the film Nightfall Road born?"
+    plain = open_index(build_index(corpus, "bm25", tmp_path / "plain") and tmp_path / "plain")
+    linked = open_index(build_index(corpus, "bm25", tmp_path / "links", {"links": {"seeds": "1"}}) and tmp_path / "links")
+    top = lambda index: [h.passage.title for h in index.search_sync([question], 3)[0]]
+    assert top(plain)[0] == "Nightfall Road" and "Mara Lindqvist" not in top(plain)
+    assert top(linked)[:2] == ["Nightfall Road", "Mara Lindqvist"]
+    assert linked.manifest["settings"]["links"]["seeds"] == 1 and "links" not in plain.manifest["settings"]
+    assert linked.fingerprint != plain.fingerprint  # the retrieval cache tells them apart
+    links = TitleLinks(["Mara Lindqvist", "Road", "A"])
+    assert links.named("Directed by MARA LINDQVIST, on the road.") == [0, 1]  # whole words, any case
+    with pytest.raises(ConfigError, match="seeds"):
+        build_index(corpus, "bm25", tmp_path / "bad", {"links": {"seeds": "-1"}})

@@ -36,8 +36,9 @@ def parse_settings(sets: list[str] | None) -> dict[str, dict[str, str]]:
     for item in sets or []:
         key, sep, value = item.partition("=")
         part, dot, name = key.strip().partition(".")
-        if not sep or not dot or part not in ("bm25", "dense", "fusion") or not name:
-            raise ConfigError(f"bad --set {item!r}", hint="use --set bm25.KEY=V, dense.KEY=V or fusion.KEY=V")
+        if not sep or not dot or part not in ("bm25", "dense", "fusion", "links") or not name:
+            raise ConfigError(f"bad --set {item!r}",
+                              hint="use --set bm25.KEY=V, dense.KEY=V, fusion.KEY=V or links.KEY=V")
         settings.setdefault(part, {})[name] = value.strip()
     return settings
 

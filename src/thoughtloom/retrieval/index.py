@@ -30,6 +30,7 @@ from .bm25 import BM25Searcher, BM25Settings
 from .corpus import read_corpus
 from .dense import DenseSearcher, DenseSettings, Encoder
 from .hybrid import FusionSettings, rrf
+from .links import LinkSettings, TitleLinks, expand
 from .sources import Corpus
 from .store import PassageStore, check_corpus, damaged, index_text, read_manifest, write_manifest
 
@@ -42,8 +43,11 @@ class Index:
     """A searchable index folder. ``search`` is async and batched; ``search_sync`` is the same, blocking."""
 
     def __init__(self, folder: Path, manifest: dict[str, Any], passages: PassageStore,
-                 bm25: BM25Searcher | None, dense: DenseSearcher | None, fusion: FusionSettings | None) -> None:
+                 bm25: BM25Searcher | None, dense: DenseSearcher | None, fusion: FusionSettings | None,
+                 links: LinkSettings | None = None) -> None:
         self.folder = folder
+        self.links = links  # title-link expansion (links.seeds > 0), after the kind's own search
+        self._titles: TitleLinks | None = None
         self.manifest = manifest
         self.passages = passages
         self.kind: str = manifest["kind"]
@@ -61,6 +65,14 @@ class Index:
     def search_rows(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
         if k < 1:
             raise ConfigError(f"k must be >= 1, got {k}")
+        if self.links is None or not self.links.seeds:
+            return self._ranked(queries, k)
+        if self._titles is None:
+            self._titles = TitleLinks([self.passages.get(r).title for r in range(len(self.passages))])
+        first = self._ranked(queries, max(k, self.links.depth))
+        return expand(first, lambda r: self.passages.get(r).text, self._titles, self.links, k)
+
+    def _ranked(self, queries: Sequence[str], k: int) -> list[list[tuple[int, float]]]:
         if self.kind == "bm25":
             assert self.bm25 is not None
             return self.bm25.search_rows(queries, k)
@@ -123,14 +135,15 @@ class TemporaryIndex:
 
 
 def _settings(kind: str, settings: dict[str, Any]) -> tuple[BM25Settings | None, DenseSettings | None,
-                                                            FusionSettings | None]:
-    """Split a flat or nested settings dict into the parts ``kind`` uses."""
+                                                            FusionSettings | None, LinkSettings | None]:
+    """Split a flat or nested settings dict into the parts ``kind`` uses (``links`` only when given)."""
     if kind not in KINDS:
         raise ConfigError(f"unknown index kind {kind!r}", hint=f"use one of {', '.join(KINDS)}")
     bm = BM25Settings.from_dict(settings.get("bm25", {})) if kind in ("bm25", "hybrid") else None
     de = DenseSettings.from_dict(settings.get("dense", {})) if kind in ("dense", "hybrid") else None
     fu = FusionSettings.from_dict(settings.get("fusion", {})) if kind == "hybrid" else None
-    return bm, de, fu
+    li = LinkSettings.from_dict(settings["links"]) if "links" in settings else None
+    return bm, de, fu, li
 
 
 def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, Any] | None = None, *,
@@ -143,7 +156,7 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     :class:`FusionSettings`; missing fields take their defaults.
     """
     folder = Path(out).expanduser()
-    bm, de, fu = _settings(kind, settings or {})
+    bm, de, fu, li = _settings(kind, settings or {})
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"index folder {folder} is a file", hint="choose another --out")
     if folder.exists() and any(folder.iterdir()):
@@ -166,7 +179,8 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
         t0 = time.perf_counter()
         DenseSearcher.build(texts, de, encoder=encoder, show_progress=show_progress).save(folder / "dense")
         timings["dense_s"] = time.perf_counter() - t0
-    resolved = {name: part.as_dict() for name, part in (("bm25", bm), ("dense", de), ("fusion", fu)) if part}
+    resolved = {name: part.as_dict() for name, part in (("bm25", bm), ("dense", de), ("fusion", fu), ("links", li))
+                if part}
     extra = {"build": {k: round(v, 3) for k, v in timings.items()}, "built_at": time.strftime("%Y-%m-%dT%H:%M:%SZ",
                                                                                              time.gmtime())}
     return write_manifest(folder, kind, resolved, corpus, extra)
@@ -189,9 +203,10 @@ def open_index(folder: str | Path, *, corpus: Corpus | None = None, check_source
             raise ConfigError(f"index {folder} is a {built} index; it cannot be opened as {kind}",
                               hint="only a hybrid index opens as its bm25 or dense half")
         manifest = {**manifest, "kind": kind,
-                    "settings": {kind: manifest["settings"][kind]}}
+                    "settings": {kind: manifest["settings"][kind],
+                                 **({"links": manifest["settings"]["links"]} if "links" in manifest["settings"] else {})}}
     try:
-        bm, de, fu = _settings(manifest["kind"], manifest["settings"])
+        bm, de, fu, li = _settings(manifest["kind"], manifest["settings"])
     except (TypeError, ValueError, KeyError) as exc:
         raise damaged(folder, f"bad settings in manifest.json: {exc}") from None
     passages = PassageStore(folder)
@@ -205,7 +220,7 @@ def open_index(folder: str | Path, *, corpus: Corpus | None = None, check_source
     if bm25 is not None and _n_docs(bm25) != len(passages):
         passages.close()
         raise damaged(folder, f"its {len(passages)} passages and bm25/ ({_n_docs(bm25)} documents) disagree")
-    return Index(folder, manifest, passages, bm25, dense, fu)
+    return Index(folder, manifest, passages, bm25, dense, fu, li)
 
 
 def _n_docs(bm25: BM25Searcher) -> int | None:
