@@ -180,7 +180,7 @@ class MiniCrosswords(Task):
 
     def evaluation_guide(self, problem: Problem) -> str:
         return ("For each clue, judge the letters in place ('_' is blank): a filled word that fits the clue "
-                "scores high; letters that make every answer impossible score low; a clue with blanks is not "
+                "scores high; letters that make every answer impossible score 0; a clue with blanks is not "
                 f"solved yet and scores at most {BLANK_LIMIT * 10:g}; for a partly filled clue, name a 5-letter "
                 "answer that fits its letters if you can.")
 
@@ -190,6 +190,12 @@ class MiniCrosswords(Task):
         empty board 10/10 clue by clue, and a search would then stop at, or
         answer with, a board it never filled."""
         return [BLANK_LIMIT if BLANK in word_at(candidate, s) else 1.0 for s in SLOTS]
+
+    def judged_items(self, problem: Problem, candidate: str) -> list[bool]:
+        """Which clues may judge a board impossible (a tree search's pruning, in
+        :meth:`evaluation_items`' order): those with at least two letters in place,
+        as Yao et al.'s crosswords DFS values only a clue with fewer than 4 blanks."""
+        return [word_at(candidate, s).count(BLANK) < 4 for s in SLOTS]
 
     def change_kind(self, parent: str, child: str) -> str:
         return "revised" if overwrites(parent, child) else "extended"

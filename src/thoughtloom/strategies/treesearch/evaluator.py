@@ -32,7 +32,8 @@ from ...lm.structured import parse_json
 from ..context import Context
 from ..prompting import finished
 from .budget import affordable
-from .reading import Reading, limit_reading, read_evaluation, salvage_holistic, salvage_items
+from .reading import (Reading, evaluation_schema, limit_reading, read_evaluation, salvage_holistic,
+                      salvage_items)
 from .tree import Node, Tree
 from .world import World
 
@@ -45,13 +46,14 @@ class ModelEvaluator:
 
     def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
                  temperature: float, malformed_score: float, samples: int = 1,
-                 score_limits: bool = True) -> None:
+                 score_limits: bool = True, schema: bool = True) -> None:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.malformed_score = malformed_score
         self.samples = samples  # evaluations per node; the node's score is their mean (ToT's value samples)
         self.score_limits = score_limits  # hold readings to the task's rubric limits (a symbolic check)
+        self.schema = schema  # send the reply's JSON schema (evaluation_schema) with each request
 
     def _mode(self, items: Sequence[str]) -> str:
         if self.evaluation == "auto":
@@ -74,10 +76,11 @@ class ModelEvaluator:
                                      guide=w.view.evaluation_guide(w.problem),
                                      items="\n".join(items))
             label = item_labels(items) if name.endswith("items") else []
+            schema = evaluation_schema(len(label)) if self.schema else None
             for j in range(self.samples):  # sample 0 is the request a single evaluation sends
                 labels.append(label)
                 requests.append(Request.of(prompt, max_tokens=self.max_tokens, temperature=self.temperature,
-                                           seed=self.ctx.seed, sample_index=j))
+                                           seed=self.ctx.seed, sample_index=j, json_schema=schema))
         requests = affordable(self.ctx, requests)
         owners = [n for n in todo for _ in range(self.samples)][: len(requests)]
         completions = await self.ctx.lm.generate(requests)
