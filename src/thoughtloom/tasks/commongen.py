@@ -74,6 +74,10 @@ class CommonGenHard(Task):
         "k": TaskSetting(3, "ThoughtSculpt §4.3: 'both ThoughtSculpt and ToT will generate a maximum of 3 "
                             "child candidates'"),
         "max_depth": TaskSetting(3, "ThoughtSculpt §4.3: 'We set a maximum depth of 3 for this task'"),
+        "rollouts": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3; Fig. 5: 'One step is equal to one "
+                                   "d_rollout', so 3 rollouts"),
+        "max_steps": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3 (ToT-DFS: 3 expansions; Table 6: "
+                                    "ToT costs about what DFS does)"),
         "iterations": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3 (Self-Refine: 3 rewrites)"),
     }
 
