@@ -101,3 +101,14 @@ def test_a_holistic_reading_is_held_to_the_mean_limit():
     assert limit_reading(r, [], [1.0, 0.5, 0.5, 0.5]) == 1 and r.score == pytest.approx(0.625)
     r = read_evaluation({"score": 4, "feedback": "meh"})
     assert limit_reading(r, [], [1.0, 0.5]) == 0 and r.score == pytest.approx(0.4)
+
+
+def test_every_evaluation_request_carries_the_schema_of_its_scale():
+    """The request says the scale, and where the backend can, holds the reply to it: the schema's score
+    is one of the whole numbers 0..10 that the prompt asks for, one entry per item when itemized."""
+    from thoughtloom.strategies.treesearch.reading import SCALE, evaluation_schema
+
+    holistic = evaluation_schema(0)
+    assert holistic["properties"]["score"]["enum"] == list(range(SCALE + 1)) and SCALE == 10
+    itemized = evaluation_schema(10)["properties"]["items"]
+    assert itemized["minItems"] == itemized["maxItems"] == 10

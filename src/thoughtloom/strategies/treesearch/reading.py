@@ -236,12 +236,12 @@ def evaluation_schema(items: int) -> dict[str, Any]:
     (``{"score", "feedback"}``, ``items`` = 0) or one entry per item. Backends that
     can (the embedded model's grammar, an OpenAI-compatible ``response_format``)
     hold the reply to it; the reader still reads a reply that ignores it."""
-    score = {"type": "integer", "minimum": 0, "maximum": SCALE}
+    score = {"enum": list(range(SCALE + 1))}  # an enum, which every grammar converter honours (minimum/maximum not)
     if not items:
         return {"type": "object", "required": ["score", "feedback"], "additionalProperties": False,
-                "properties": {"score": score, "feedback": {"type": "string", "maxLength": 400}}}
+                "properties": {"score": score, "feedback": {"type": "string", "maxLength": 300}}}
     item = {"type": "object", "required": ["item", "feedback", "score"], "additionalProperties": False,
             "properties": {"item": {"type": "string", "maxLength": 16},
-                           "feedback": {"type": "string", "maxLength": 160}, "score": score}}
+                           "feedback": {"type": "string", "maxLength": 100}, "score": score}}
     return {"type": "object", "required": ["items"], "additionalProperties": False,
             "properties": {"items": {"type": "array", "items": item, "minItems": items, "maxItems": items}}}
