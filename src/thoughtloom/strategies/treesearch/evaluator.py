@@ -70,7 +70,7 @@ class ModelEvaluator:
         for n in todo:
             items = list(w.view.evaluation_items(w.problem, n.candidate))
             mode = self._mode(items)
-            name = "sculpt_evaluate_items" if mode == "itemized" and items else "sculpt_evaluate"
+            name = "tree_evaluate_items" if mode == "itemized" and items else "tree_evaluate"
             prompt = self.ctx.prompt(name, description=w.description,
                                      solution=w.view.render(w.problem, n.candidate),
                                      guide=w.view.evaluation_guide(w.problem),

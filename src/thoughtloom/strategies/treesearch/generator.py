@@ -92,7 +92,7 @@ class ThoughtGenerator:
 
     async def _start(self) -> Node:
         w = self.world
-        prompt = self.ctx.prompt("sculpt_root", description=w.description,
+        prompt = self.ctx.prompt("tree_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
         reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
         whole = finished(self.ctx, reply, "tree_root")
@@ -126,7 +126,7 @@ class ThoughtGenerator:
             start = len(requests)
             for feedback in ([node.feedback] if listing else self._feedback(node, k)):
                 prompt = self.ctx.prompt(
-                    "sculpt_generate", description=w.description,
+                    "tree_generate", description=w.description,
                     solution=w.view.render(w.problem, node.candidate),
                     feedback=feedback or "(no feedback)",
                     mode=self.instruction, output_format=w.view.output_format(w.problem))
