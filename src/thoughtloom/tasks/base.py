@@ -68,6 +68,9 @@ class Task:
     # whether one generation reply lists several candidates, each a line with an optional
     # confidence (ThoughtSculpt's crosswords NEW_CANDIDATE), rather than one reply per child
     candidate_list: ClassVar[bool] = False
+    # how a tree search asks for a holistic evaluation (strategies.treesearch.evaluator.STYLES):
+    # a 0-10 score, or the paper's own verdict (CommonGen) or correctness check (Game of 24)
+    evaluation_style: ClassVar[str] = "score"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -70,6 +70,7 @@ class CommonGenHard(Task):
     instruction = ("Write one short, natural sentence (or two at most) describing an everyday scene that uses "
                    "ALL of the given concepts (any inflection, e.g. 'dogs' for 'dog', 'threw' for 'throw').")
     primary_metric = "coverage"
+    evaluation_style = "verdict"  # App. A.3: "[No need to improve/still need to improve] [reason]"
     search_settings = {
         "k": TaskSetting(3, "ThoughtSculpt §4.3: 'both ThoughtSculpt and ToT will generate a maximum of 3 "
                             "child candidates'"),
@@ -134,9 +135,9 @@ class CommonGenHard(Task):
         return ()
 
     def evaluation_guide(self, problem: Problem) -> str:
-        return ("Go through the concepts one by one. List every concept that is missing from the text or "
-                "used in an unnatural way, and say how to fit them in. Score 10 only if all concepts are "
-                "used naturally.")
+        return ("Go through the concepts one by one: the sentence must 1) use every concept listed and 2) "
+                "describe a common scene in daily life. Name every concept that is missing or used in an "
+                "unnatural way, and say how to fit them in.")
 
     def change_kind(self, parent: str, child: str) -> str:
         p, c = " ".join(parent.split()), " ".join(child.split())

@@ -35,6 +35,7 @@ from ...core.events import phase
 from ...core.options import option
 from ..registry import register
 from ..treesearch.dfs import DepthFirst, DFSConfig
+from ..treesearch.evaluator import EVAL_STYLES
 from ..treesearch.generator import GENERATE_MODES, ToTGenerator
 from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
@@ -47,11 +48,13 @@ class BFSConfig(SearchConfig):
     generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
     value_samples: int = option(3, min=1, max=100)  # value prompts per thought, mean (Yao et al.: 3)
     eval_temperature: float = option(0.7, min=0)  # so the value samples differ (Yao et al. sample every call at 0.7)
+    eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
 @dataclass(frozen=True)
 class ToTDFSConfig(DFSConfig):
     generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
+    eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
 @register("tot-bfs")

@@ -153,9 +153,22 @@ def read_evaluation(reply: Any, item_labels: list[str] | None = None, scale: flo
         if isinstance(correct, bool):
             score = 1.0 if correct else 0.0
     if score is None:
+        score = read_verdict(_first(reply, "verdict"))
+    if score is None:
         return None
     feedback = _text(_first(reply, "feedback", "reason", "explanation", "comment"))
     return Reading(score, feedback)
+
+
+def read_verdict(value: Any) -> float | None:
+    """ThoughtSculpt App. A.3's verdict as v(x): "no need to improve" is 1, "still need to improve"
+    (or any other "need to improve") 0; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    text = " ".join(clip(value, 200).lower().split())
+    if "no need to improve" in text:
+        return 1.0
+    return 0.0 if "need to improve" in text else None
 
 
 def _itemized(items: list, labels: list[str], reply: dict, scale: float) -> Reading | None:
@@ -231,11 +244,21 @@ def judged_below(items: Sequence[dict[str, Any]], labels: Sequence[str], judged:
     return None
 
 
-def evaluation_schema(items: int) -> dict[str, Any]:
-    """The JSON schema of an evaluation reply on the prompts' 0-10 scale: holistic
-    (``{"score", "feedback"}``, ``items`` = 0) or one entry per item. Backends that
-    can (the embedded model's grammar, an OpenAI-compatible ``response_format``)
-    hold the reply to it; the reader still reads a reply that ignores it."""
+def evaluation_schema(items: int, style: str = "score") -> dict[str, Any]:
+    """The JSON schema of an evaluation reply: on the prompts' 0-10 scale, holistic
+    (``{"score", "feedback"}``, ``items`` = 0) or one entry per item; or the reply of a
+    ``verdict`` or ``check`` prompt (:data:`~.evaluator.STYLES`). Backends that can (the
+    embedded model's grammar, an OpenAI-compatible ``response_format``) hold the reply to
+    it; the reader still reads a reply that ignores it."""
+    if style == "verdict":
+        return {"type": "object", "required": ["verdict", "reason"], "additionalProperties": False,
+                "properties": {"verdict": {"enum": ["no need to improve", "still need to improve"]},
+                               "reason": {"type": "string", "maxLength": 300}}}
+    if style == "check":
+        return {"type": "object", "required": ["calculation", "result", "feedback", "correct"],
+                "additionalProperties": False,
+                "properties": {"calculation": {"type": "string", "maxLength": 200}, "result": {"type": "number"},
+                               "feedback": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}}}
     score = {"enum": list(range(SCALE + 1))}  # an enum, which every grammar converter honours (minimum/maximum not)
     if not items:
         return {"type": "object", "required": ["score", "feedback"], "additionalProperties": False,

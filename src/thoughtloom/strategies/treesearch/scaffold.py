@@ -39,7 +39,7 @@ from ...core.types import Problem
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
 from ..result import Result
-from .evaluator import ModelEvaluator, SymbolicEvaluator
+from .evaluator import EVAL_STYLES, ModelEvaluator, SymbolicEvaluator
 from .generator import ThoughtGenerator
 from .tree import Node, Tree, render_tree
 from .world import World
@@ -74,6 +74,9 @@ class SearchConfig(Options):
     eval_schema: bool = option(True, help="send the evaluation reply's JSON schema (0-10 integer scores) with "
                                "each evaluation request, for backends that constrain output to it; false: the "
                                "prompt alone asks for the shape")
+    eval_style: str = option("auto", choices=EVAL_STYLES, help="the evaluation prompt: 'auto', the task's "
+                             "own (ThoughtSculpt App. A: CommonGen's verdict, Game of 24's correctness check, "
+                             "else a 0-10 score); 'score', 'verdict' or 'check' for every task")
     retry_empty: bool = option(True, help="an expansion with no readable child spends one of the method's steps "
                                "(rollout, expansion, level, round) and the next step expands the same node(s) "
                                "again; the one rule of every tree method (no paper says what to do); false: the "
@@ -93,7 +96,8 @@ class SearchRun:
         self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
                                    malformed_score=cfg.malformed_score, samples=cfg.value_samples,
-                                   score_limits=cfg.score_limits, schema=cfg.eval_schema)
+                                   score_limits=cfg.score_limits, schema=cfg.eval_schema,
+                                   style=cfg.eval_style)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
