@@ -77,6 +77,8 @@ async def test_with_retry_empty_off_every_method_ends_at_its_empty_expansion(nam
     result = await strategies.build(name, {**METHODS[name], "retry_empty": False}).run(toy.PROBLEM, ctx)
     assert result.details["empty_expansions"] == 1 and result.details["nodes"] == 1
     assert [e["retry"] for e in ctx.trace.of_type("tree_empty")] == [False]
+    if name not in ("tot-dfs", "sculpt-dfs-backtrack"):  # a backtracking DFS just goes back up (from the root: done)
+        assert "stopped_early" in result.details
 
 
 async def test_tot_dfs_on_the_probe_spends_its_steps():

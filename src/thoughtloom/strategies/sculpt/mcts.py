@@ -196,7 +196,9 @@ class SculptMCTS(TreeSearch):
             lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done), done)
             if not lasts:  # every leaf is at max_depth (or empty, retry_empty off): a rollout would add nothing
                 s.ctx.trace.emit("tree_exhausted", rollouts=done, planned=cfg.rollouts)
-                s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow"
+                s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow" + (
+                    "" if cfg.retry_empty or not s.notes.get("empty_expansions") else
+                    " (an expansion with no readable child is not tried again: retry_empty is off)")
                 break
             done += len(lasts)
             s.notes["rollouts_done"] = done
