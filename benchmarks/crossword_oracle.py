@@ -1,7 +1,7 @@
 """How far the tree searches get on 5x5 crosswords with a generator that always proposes a correct word.
 
-The generator is scripted (no model): sample i of an expansion writes the i-th slot that is not yet right
-with its gold word; the evaluator knows no answer (10/10 for a full slot, 2/10 for one with blanks). So
+The generator is scripted (no model): each reply lists the gold word of every slot not yet right
+(the candidate list of App. A.2); the evaluator knows no answer (10/10 for a full slot, 2/10 for one with blanks). So
 a search that fails here fails for its own reasons: depth, step counting, exploration, answer choice.
 Prints, per strategy and UCB1 constant c, how many boards were solved, the mean share of words right, and
 the mean depth of the answer. Everything else is the crosswords task's search settings (k = 3, 20 steps,
@@ -35,8 +35,7 @@ def oracle(gold: str) -> ScriptedLM:
             return json.dumps({"items": [{"item": s, "feedback": "ok", "score": 2 if "_" in word_at(board, s) else 10}
                                          for s in SLOTS]})
         todo = [s for s in SLOTS if word_at(board, s) != word_at(gold, s)] or list(SLOTS)
-        slot = todo[req.sample_index % len(todo)]
-        return f"{slot}. {word_at(gold, slot)}"
+        return "\n".join(f"{slot}. {word_at(gold, slot)} (high)" for slot in todo)  # one list per node (A.2)
     return ScriptedLM(reply)
 
 

@@ -191,3 +191,79 @@ async def test_a_datasets_corpus_files_are_pooled_with_its_own_paragraphs(tmp_pa
     path.write_text(toml.replace("qa/more.json", "qa/gone.json"))
     with pytest.raises(ConfigError, match=r"corpus file not found: .*qa/gone.json \(dataset 'd'\)"):
         load_slice(suites.load(path).datasets[0], root, 1)
+
+
+# -- ThoughtSculpt suites: each method at its own paper's settings (issue 35) ------------------------
+
+def _game24_model():
+    """Proposals that extend the current expression by one more of 1, 2, 3, 4, revisions that differ by
+    sample (never 24); every evaluation 5/10."""
+    import re as _re
+
+    from thoughtloom.testing import ScriptedLM
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return json.dumps({"score": 5, "feedback": "not 24 yet"})
+        cur = text.split("Current solution:\n", 1)[1].split("\n", 1)[0] if "Current solution:" in text else ""
+        cur = cur.removeprefix("Expression: ").replace("(empty)", "").strip()
+        used = _re.findall(r"\d+", cur)
+        nxt = [n for n in "1234" if n not in used] or ["1"]
+        if not (m := _re.search(r"Propose (\d+)", text)):  # a revision or a sample: one per sample index
+            i = req.sample_index
+            return f"Expression: ({cur or 1}) {'+-*/'[i % 4]} {i}"
+        n = int(m.group(1))
+        base = cur or nxt.pop(0)
+        lines = [f"Expression: {base} {op} {nxt[0] if nxt else 1}" for op in "+-*/"[:max(1, n)]]
+        lines += [f"Expression: ({base}) {op} {nxt[-1] if nxt else 1}" for op in "+-*/"][: max(0, n - 4)]
+        return "\n".join(lines[:n])
+
+    return ScriptedLM(brain)
+
+
+@pytest.mark.parametrize("method", ["tot-b5", "tot-b1", "sculpt-mcts", "sculpt-dfs", "self-refine"])
+async def test_game24_methods_run_at_their_own_settings_inside_the_suite_budget(method):
+    """Table 9 compares each method at its own settings ("ToT (b = 5)", Yao et al.'s propose / value with
+    3 samples / greedy 5, scripts/game24/bfs.sh). Issue 35's probe: under the old 20-call cap ToT b = 5
+    never valued its second level and MCTS ran 2 of its 20 rollouts. Under the suite's cap every method
+    ends by its own settings (all ToT levels, all rollouts), never by the budget."""
+    from thoughtloom import tasks
+    from thoughtloom.core.trace import Trace
+    from thoughtloom.core.types import Problem
+    from thoughtloom.lm.meter import Budget, Metered
+    from thoughtloom.strategies.context import Context
+
+    suite = suites.load("sculpt-game24")
+    task = tasks.get("game24")
+    strategy = suite.method(method).build(task)
+    trace = Trace()
+    ctx = Context(lm=Metered(_game24_model(), budget=Budget(max_calls=suite.budget.max_calls), trace=trace),
+                  task=task, trace=trace, seed=0)
+    result = await strategy.run(Problem("p", "1 2 3 4"), ctx)
+    assert result.stopped != "budget"
+    if method.startswith("tot"):
+        cfg = strategy.config
+        assert (cfg.beam, cfg.value_samples) == ((5 if method == "tot-b5" else 1), 3)
+        assert [e["step"] for e in trace.of_type("phase") if e["phase"] == "depth"] == [1, 2, 3]
+    if method == "sculpt-mcts":
+        assert result.details["rollouts_done"] == strategy.config.rollouts == 20
+
+
+def test_commongen_and_the_100_step_crosswords_suites_take_the_papers_steps():
+    """§4.3: "We set a maximum depth of 3 for this task"; Fig. 5: "One step is equal to one d_rollout": on
+    CommonGen MCTS runs 3 rollouts, ToT-DFS 3 expansions, self-refine 3 rounds. Appendix F / Table 8: "an
+    extended number of search steps": 100 MCTS rollouts and 100 ToT-DFS expansions."""
+    from thoughtloom import tasks
+
+    cg = suites.load("sculpt-commongen")
+    task = tasks.get("commongen")
+    assert cg.method("sculpt-mcts").build(task).config.rollouts == 3
+    assert cg.method("tot-dfs").build(task).config.max_steps == 3
+    assert cg.method("self-refine").build(task).config.iterations == 3
+    cw = suites.load("sculpt-crosswords-100")
+    task = tasks.get("crosswords")
+    assert cw.method("sculpt-mcts").build(task).config.rollouts == 100
+    assert cw.method("tot-dfs").build(task).config.max_steps == 100
+    assert {(f.method, f.metric, f.value) for f in cw.figures} >= {("sculpt-mcts", "letters", 83),
+                                                                   ("tot-dfs", "letters", 78)}

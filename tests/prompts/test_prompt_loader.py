@@ -28,3 +28,13 @@ def test_a_file_in_prompt_dir_replaces_ours_alone(tmp_path):
 def test_an_unknown_template_is_a_config_error():
     with pytest.raises(ConfigError, match="no prompt template named 'nope'"):
         prompts.render("nope")
+
+
+def test_the_tree_kernels_prompts_are_tree_named_and_an_old_sculpt_override_still_applies(tmp_path):
+    """ToT and Self-Refine run on the kernel's prompts, so they are named tree_*, not sculpt_*; a user's
+    override written under the old name keeps working, and the new name wins where a folder has both."""
+    assert prompts.read("tree_evaluate") and prompts.read("sculpt_evaluate") is None
+    (tmp_path / "sculpt_evaluate.txt").write_text("OLD $solution", encoding="utf-8")
+    assert prompts.render("tree_evaluate", tmp_path, solution="s") == "OLD s"
+    (tmp_path / "tree_evaluate.txt").write_text("NEW $solution", encoding="utf-8")
+    assert prompts.render("tree_evaluate", tmp_path, solution="s") == "NEW s"

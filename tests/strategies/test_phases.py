@@ -48,7 +48,7 @@ async def test_cot_sc_says_how_many_it_samples():
     ("tot-bfs", {"max_depth": 2}, ["first answer", "depth 1/2", "depth 2/2"]),
     ("self-refine", {"iterations": 2, "stop_at_goal": False}, ["first answer", "round 1/2", "round 2/2"]),
     ("sculpt-dfs", {"max_depth": 2}, ["first answer", "depth 1/2", "depth 2/2"]),  # its one child is the root again: tried again (retry_empty)
-    ("sculpt-dfs-backtrack", {"max_steps": 2}, ["first answer", "expansion 1/2"]),
+    ("sculpt-dfs-backtrack", {"max_steps": 2}, ["first answer", "expansion 1/2", "expansion 2/2"]),  # likewise
 ])
 async def test_tree_searches_count_their_loop(name, options, expected):
     got = await phases(name, "gsm8k", "2 + 2?", **options)

@@ -2,29 +2,73 @@
 sets the option, and every consumer can say where each value came from."""
 
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
 
 from thoughtloom import strategies, tasks
 from thoughtloom.cli.main import app
+from thoughtloom.core.trace import Trace
+from thoughtloom.core.types import Problem
+from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.config import FROM_STRATEGY, FROM_USER
+from thoughtloom.strategies.context import Context
+from thoughtloom.tasks.crosswords import SLOTS, word_at
+from thoughtloom.testing import ScriptedLM
 
 
-def test_crosswords_take_twenty_steps_three_children_and_room_for_all_ten_slots():
+def _filling_crossword_lm():
+    """A scripted model for a crossword: the first proposal is unreadable (issue 35's probe); after it each
+    generation fills the first slot with a blank, keeping the letters in place (one distinct filler letter
+    per proposal line or sample); every clue scores 6/10, so no board is ever solved or pruned."""
+    state = {"first": True}
+
+    def board_of(text):
+        rows = text.split("Current solution:\n", 1)[1].splitlines()[:5]
+        return "".join(r.replace(" ", "") for r in rows)
+
+    def fill(board, letter):
+        for slot in SLOTS:
+            word = word_at(board, slot)
+            if "_" in word:
+                return f"{slot}. " + "".join(letter if ch == "_" else ch for ch in word)
+        return "nothing left to fill"
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return json.dumps({"items": [{"item": s, "feedback": "f", "score": 6} for s in SLOTS]})
+        if state["first"]:
+            state["first"] = False
+            return "I am not sure."
+        n = int(m.group(1)) if (m := re.search(r"Propose (\d+)", text)) else 1
+        return "\n".join(fill(board_of(text), "ABCDEFGHIJ"[(req.sample_index + j) % 10]) for j in range(n))
+
+    return ScriptedLM(brain)
+
+
+@pytest.mark.parametrize("name, phase", [("sculpt-mcts", "rollout"), ("sculpt-dfs", "depth"),
+                                         ("tot-dfs", "expansion"), ("self-refine", "round")])
+async def test_crosswords_take_twenty_steps_three_children_and_room_for_all_ten_slots(name, phase):
     """§4.2: "For each node, ThoughtSculpt and ToT generate a maximum of 3 candidates"; "we impose a
     constraint on all methods to utilize only 20 search steps"; Fig. 5: "One step is equal to one
-    d_rollout". A board has 10 slots (h1-h5, v1-v5) and a child fills or edits one word ("either filling
-    or editing a word counts as one step"), so the depth must be at least 10 to fill the board; 20 lets a
-    path also revise every slot once ("only two word attempts" per row or column in 20 steps)."""
+    d_rollout". A board has 10 slots and a step fills or edits one word, so a path needs depth 10 to
+    fill the board. Each method, run on a crossword with the task's settings and a model whose first
+    proposal is unreadable, spends exactly 20 steps (its phase events 1..20: ToT used to spend 1), and
+    its tree reaches a full board within them (the scripted model fills h1..h5, 5 steps below the root)."""
     task = tasks.get("crosswords")
-    mcts = strategies.build("sculpt-mcts", {}, task)
-    assert (mcts.config.k, mcts.config.rollouts, mcts.config.max_depth) == (3, 20, 20)
-    assert mcts.config.max_depth >= 10
-    assert strategies.build("self-refine", {}, task).config.iterations == 20
-    assert strategies.build("tot-dfs", {}, task).config.max_steps == 20
-    assert mcts.sources["rollouts"].startswith("task crosswords: ThoughtSculpt §4.2")
-    assert mcts.sources["temperature"] == FROM_STRATEGY
+    method = strategies.build(name, {}, task)
+    assert method.config.k == 3 and method.sources["k"].startswith("task crosswords: ThoughtSculpt §4.2")
+    problem = Problem(id="x", question="\n".join(f"{s}. clue {s}" for s in SLOTS))
+    trace = Trace()
+    ctx = Context(lm=Metered(_filling_crossword_lm(), budget=Budget(max_calls=400), trace=trace), task=task,
+                  trace=trace, seed=0)
+    result = await method.run(problem, ctx)
+    assert [e["step"] for e in trace.of_type("phase") if e["phase"] == phase] == list(range(1, 21))
+    assert any("_" not in n["candidate"] for n in result.details["tree"])
+    assert method.config.max_depth >= 10  # room for all ten slots along one path
+    assert result.stopped != "budget"
 
 
 @pytest.mark.parametrize("task, quote", [

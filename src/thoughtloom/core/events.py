@@ -179,7 +179,12 @@ EVENTS: dict[str, EventType] = {
     "tree_exhausted": EventType("MCTS stopped before its rollouts were spent: no leaf it may grow is left "
                                 "(every one at max_depth)", ("rollouts", "planned"),
                                 source="strategies.sculpt.mcts"),
-    "tree_prune": EventType("DFS pruned a child scoring below prune_below", ("node", "score"), source=_TREE),
+    "tree_empty": EventType("an expansion of `node` gave no readable child; it spent one step, and the "
+                            "method tries the node again if `retry` (retry_empty)", ("node", "depth", "retry"),
+                            source=_TREE),
+    "tree_prune": EventType("DFS pruned a child: its score, or (`item`) one of its judged items, scored below "
+                            "prune_below (Yao et al.: a state with a clue judged impossible)", ("node", "score"),
+                            ("item",), source=_TREE),
     "tree_answer": EventType("the node chosen as the answer and its path from the root",
                              ("node", "answer", "path"), source=_TREE),
 }

@@ -88,14 +88,19 @@ class SearchTask(Protocol):
     blanks, a sentence, an outline with one item per line). Nothing here sees
     gold answers.
 
-    Two optional class attributes (``Task`` gives both as False):
+    Three optional class attributes (``Task`` gives them as False):
     ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate,
     not a step extending its parent) and ``child_per_feedback_item`` (the
     children of an itemized evaluation are tied one-to-one to its items of
-    feedback). One optional method: ``score_limits(problem, candidate)``, the
+    feedback), and ``candidate_list`` (one generation reply lists the
+    candidates, a line each with an optional confidence, instead of one
+    reply per child). Two optional methods: ``score_limits(problem, candidate)``, the
     most each of :meth:`evaluation_items` may score by the task's own rubric
     (0-1, same order), to which a search holds the model's scores (its
-    ``score_limits`` option; crosswords: a clue with blanks, at most 0.5).
+    ``score_limits`` option; crosswords: a clue with blanks, at most 0.5), and
+    ``judged_items(problem, candidate)``, which of those items may prune a node
+    in a depth-first search (crosswords: a clue with two letters in place;
+    without it, every item may).
     """
 
     def describe(self, problem: Problem) -> str:

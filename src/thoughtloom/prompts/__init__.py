@@ -57,13 +57,22 @@ def _packaged(name: str) -> str | None:
     return path.read_text(encoding="utf-8") if path.is_file() else None
 
 
+#: Prompt files renamed, new name -> old: the tree-search kernel's prompts were ``sculpt_*``
+#: while Tree of Thoughts and Self-Refine ran on them too. An override file under its old
+#: name still replaces the prompt (the new name wins where both are given).
+RENAMED: dict[str, str] = {"tree_root": "sculpt_root", "tree_generate": "sculpt_generate",
+                           "tree_evaluate": "sculpt_evaluate", "tree_evaluate_items": "sculpt_evaluate_items"}
+
+
 def read(name: str, prompt_dir: str | Path | None = None) -> str | None:
     """The text of prompt file ``name`` (``cot``, ``decomp/handlers/qa``): the override
-    in ``prompt_dir`` if there is one, else ours; None if neither exists."""
+    in ``prompt_dir`` if there is one (under its name, else its old name, :data:`RENAMED`),
+    else ours; None if neither exists."""
     if prompt_dir is not None:
-        override = Path(prompt_dir) / f"{name}.txt"
-        if override.is_file():
-            return override.read_text(encoding="utf-8")
+        for candidate in (name, RENAMED.get(name)):
+            override = Path(prompt_dir) / f"{candidate}.txt" if candidate else None
+            if override is not None and override.is_file():
+                return override.read_text(encoding="utf-8")
     return _packaged(name)
 
 

@@ -75,6 +75,12 @@ class Task:
     # whether an itemized evaluation's items of feedback each get their own child
     # (ThoughtSculpt §4.1, story outlines) rather than every child getting all of it
     child_per_feedback_item: ClassVar[bool] = False
+    # whether one generation reply lists several candidates, each a line with an optional
+    # confidence (ThoughtSculpt's crosswords NEW_CANDIDATE), rather than one reply per child
+    candidate_list: ClassVar[bool] = False
+    # how a tree search asks for a holistic evaluation (strategies.treesearch.evaluator.STYLES):
+    # a 0-10 score, or the paper's own verdict (CommonGen) or correctness check (Game of 24)
+    evaluation_style: ClassVar[str] = "score"
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

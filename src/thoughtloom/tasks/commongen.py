@@ -70,10 +70,15 @@ class CommonGenHard(Task):
     instruction = ("Write one short, natural sentence (or two at most) describing an everyday scene that uses "
                    "ALL of the given concepts (any inflection, e.g. 'dogs' for 'dog', 'threw' for 'throw').")
     primary_metric = "coverage"
+    evaluation_style = "verdict"  # App. A.3: "[No need to improve/still need to improve] [reason]"
     search_settings = {
         "k": TaskSetting(3, "ThoughtSculpt §4.3: 'both ThoughtSculpt and ToT will generate a maximum of 3 "
                             "child candidates'"),
         "max_depth": TaskSetting(3, "ThoughtSculpt §4.3: 'We set a maximum depth of 3 for this task'"),
+        "rollouts": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3; Fig. 5: 'One step is equal to one "
+                                   "d_rollout', so 3 rollouts"),
+        "max_steps": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3 (ToT-DFS: 3 expansions; Table 6: "
+                                    "ToT costs about what DFS does)"),
         "iterations": TaskSetting(3, "ThoughtSculpt §4.3: a maximum depth of 3 (Self-Refine: 3 rewrites)"),
     }
 
@@ -130,9 +135,9 @@ class CommonGenHard(Task):
         return ()
 
     def evaluation_guide(self, problem: Problem) -> str:
-        return ("Go through the concepts one by one. List every concept that is missing from the text or "
-                "used in an unnatural way, and say how to fit them in. Score 10 only if all concepts are "
-                "used naturally.")
+        return ("Go through the concepts one by one: the sentence must 1) use every concept listed and 2) "
+                "describe a common scene in daily life. Name every concept that is missing or used in an "
+                "unnatural way, and say how to fit them in.")
 
     def change_kind(self, parent: str, child: str) -> str:
         p, c = " ".join(parent.split()), " ".join(child.split())

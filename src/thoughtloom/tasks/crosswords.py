@@ -6,7 +6,8 @@ A problem's question lists the clues one per line ("h1. <clue>"), so the CLI
 can take a puzzle typed in the same form.
 
 A search candidate is a board: 25 characters row by row, ``_`` for a blank.
-Each child fills one word or overwrites one (overwriting letters already
+One generation reply lists candidate answers with confidences (Appendix
+A.2's NEW_CANDIDATE; ``candidate_list``), the surest first; each child fills one word or overwrites one (overwriting letters already
 there is a *revision*; ToT children may only fill consistently). The
 evaluator judges clue by clue against the letters already in place
 ("h1. <clue>: A____"); a clue with blanks scores at most 5/10, as the guide
@@ -108,10 +109,13 @@ class MiniCrosswords(Task):
                                      "per slot in 20 steps)"),
         "c": TaskSetting(0.2, "the paper gives no UCB1 constant; a board needs 5 to 10 fills along one path "
                               "in 20 rollouts, and a filled word moves v(x) by about 0.1, so c = 1 spreads "
-                              "the rollouts breadth-first (an always-correct generator solved 0 of 30 "
-                              "boards; c = 0.2: 30 of 30, benchmarks/crossword_oracle.py)"),
+                              "the rollouts breadth-first (an always-correct one-word-per-reply generator "
+                              "solved 0 of 30 boards at c = 1, 30 of 30 at 0.2; with App. A.2's candidate "
+                              "list, 30 of 30 at every c from 0.1 to 1, benchmarks/crossword_oracle.py)"),
     }
     cot_answer_format = "end with the filled board: five lines of five letters, one row per line."
+    # ThoughtSculpt App. A.2's NEW_CANDIDATE: one reply lists every candidate answer with a confidence
+    candidate_list = True
 
     def extract_answer(self, text: str) -> str | None:
         """25 letters: a board written as five rows of five letters, or word lines applied to a blank board."""
@@ -162,9 +166,10 @@ class MiniCrosswords(Task):
         return grid(candidate) + "\nClues with the letters in place:\n" + "\n".join(self._patterns(problem, candidate))
 
     def output_format(self, problem: Problem) -> str:
-        return ("Fill ONE word: choose the clue you are most sure of (a blank one, or a filled one that "
-                "looks wrong) and give a 5-letter answer that fits the letters already in place.\n"
-                "Reply with one line in the form: h2. WORD")
+        return ("List the answers you can give for clues that are blank or look wrong, each a 5-letter word "
+                "that fits the letters already in place, one per line, with how sure you are of it (certain, "
+                "high, medium or low; say certain only when you have no doubt). Each line one answer, in the "
+                "form:\nh2. WORD (high)\nv3. WORD (medium)")
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
         board = parent if parent is not None else empty_board()
@@ -180,7 +185,7 @@ class MiniCrosswords(Task):
 
     def evaluation_guide(self, problem: Problem) -> str:
         return ("For each clue, judge the letters in place ('_' is blank): a filled word that fits the clue "
-                "scores high; letters that make every answer impossible score low; a clue with blanks is not "
+                "scores high; letters that make every answer impossible score 0; a clue with blanks is not "
                 f"solved yet and scores at most {BLANK_LIMIT * 10:g}; for a partly filled clue, name a 5-letter "
                 "answer that fits its letters if you can.")
 
@@ -190,6 +195,12 @@ class MiniCrosswords(Task):
         empty board 10/10 clue by clue, and a search would then stop at, or
         answer with, a board it never filled."""
         return [BLANK_LIMIT if BLANK in word_at(candidate, s) else 1.0 for s in SLOTS]
+
+    def judged_items(self, problem: Problem, candidate: str) -> list[bool]:
+        """Which clues may judge a board impossible (a tree search's pruning, in
+        :meth:`evaluation_items`' order): those with at least two letters in place,
+        as Yao et al.'s crosswords DFS values only a clue with fewer than 4 blanks."""
+        return [word_at(candidate, s).count(BLANK) < 4 for s in SLOTS]
 
     def change_kind(self, parent: str, child: str) -> str:
         return "revised" if overwrites(parent, child) else "extended"

@@ -150,6 +150,7 @@ class Game24(Task):
     instruction = ("Use each of the four given numbers exactly once, with + - * / and parentheses, "
                    "to write an expression equal to 24.")
     primary_metric = "success"
+    evaluation_style = "check"  # App. H.1's REVISE_SOLUTIONS: calculation, result, feedback, correct
 
     def demos(self) -> Sequence[Demo]:
         return _DEMOS
@@ -208,8 +209,8 @@ class Game24(Task):
 
     def evaluation_guide(self, problem: Problem) -> str:
         return ("Calculate the expression step by step. Check that it uses each of the numbers "
-                f"{problem.question} exactly once and no other numbers, and whether the result is 24. "
-                "Score 10 only if both hold; a partial expression that can still reach 24 deserves a middle score.")
+                f"{problem.question} exactly once and no other numbers, and whether the result is 24; it is "
+                "correct only if both hold (a partial expression that can still reach 24 is worth building on).")
 
     def change_kind(self, parent: str, child: str) -> str:
         """'extended' when the child uses every number its parent uses (as a

@@ -119,6 +119,10 @@ class OutlineImprovement(Task):
                             "outlines'"),
         "max_depth": TaskSetting(3, "ThoughtSculpt §4.1: 'Each method is allowed to search or iterate "
                                     "through a maximum depth of 3'"),
+        "rollouts": TaskSetting(3, "ThoughtSculpt §4.1: a maximum depth of 3; Fig. 5: 'One step is equal to one "
+                                   "d_rollout', so 3 rollouts"),
+        "max_steps": TaskSetting(3, "ThoughtSculpt §4.1: a maximum depth of 3 (ToT-DFS: 3 expansions; Table 4: "
+                                    "ToT costs about what DFS does)"),
         "iterations": TaskSetting(3, "ThoughtSculpt §4.1: 'search or iterate through a maximum depth of 3'"),
     }
     whole_thoughts = True  # a ToT thought is a whole new outline (ThoughtSculpt Table 1's ToT rewrites outlines)

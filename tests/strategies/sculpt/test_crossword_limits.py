@@ -84,3 +84,51 @@ async def test_a_full_board_is_not_limited():
     assert TASK.score_limits(PUZZLE.problem, empty_board()) == [BLANK_LIMIT] * 10
     half = PUZZLE.gold[:5] + empty_board()[5:]  # h1 filled; every down clue still has blanks
     assert TASK.score_limits(PUZZLE.problem, half) == [1.0] + [BLANK_LIMIT] * 9
+
+
+async def test_one_reply_lists_the_candidate_answers_and_the_surest_become_the_children():
+    """Appendix A.2, NEW_CANDIDATE: "Given the current status of the board and the strategy, list all
+    possible answers for unfilled or changed words, and your confidence levels (certain/high/medium/low)";
+    §4.2: "a maximum of 3 candidates" per node. One expansion is ONE generation request; its four lines
+    give the 3 surest answers as children, certain, high, medium (the low one is left out). Before, k = 3
+    separate "Fill ONE word" requests each gave one line, and duplicates of one another."""
+    import json as _json
+
+    from support import search_toy as _toy
+    from thoughtloom import strategies as _strategies
+    from thoughtloom.core.types import Problem as _Problem
+    from thoughtloom.tasks import get as _get
+    from thoughtloom.tasks.crosswords import SLOTS as _SLOTS
+    from thoughtloom.testing import ScriptedLM as _LM
+
+    listing = "h1. AAAAA (low)\nh2. BBBBB (certain)\nv1. CDEFG (medium)\nh3. HIJKL (high)"
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return _json.dumps({"items": [{"item": s, "feedback": "f", "score": 3} for s in _SLOTS]})
+        return listing
+
+    lm = _LM(brain)
+    problem = _Problem(id="x", question="\n".join(f"{s}. clue {s}" for s in _SLOTS))
+    task = _get("crosswords")
+    result = await _strategies.build("sculpt-dfs", {"max_depth": 1}, task).run(problem, _toy.make_ctx(lm, task=task))
+    generations = [r for r in lm.requests if "JSON object" not in r.messages[0].content]
+    assert len(generations) == 1
+    children = [n["candidate"] for n in result.details["tree"] if n["depth"] == 1]
+    assert [c[5:10] for c in children[:1]] == ["BBBBB"]  # the certain one first
+    assert children[1][10:15] == "HIJKL" and children[2][0::5] == "CDEFG"
+    assert len(children) == 3
+    assert all(n["score"] is not None for n in result.details["tree"])  # the 4th line never joined the tree
+
+
+async def test_a_tot_proposal_with_more_lines_than_k_adds_only_k_thoughts_to_the_tree():
+    """ToT keeps at most k thoughts per proposal; the lines past k must not join the tree unevaluated
+    (an MCTS or DFS would otherwise select a node nobody scored)."""
+    from support import search_toy as _toy
+    from thoughtloom import strategies as _strategies
+
+    lm = _toy.make_lm({}, default=5, propose=lambda cand, n: "\n".join(f"CAND: {cand}{c}" for c in "abcdefg"))
+    result = await _strategies.build("tot-dfs", {"max_steps": 1, "k": 2}).run(_toy.PROBLEM, _toy.make_ctx(lm))
+    tree = result.details["tree"]
+    assert len(tree) == 1 + 2 and all(n["score"] is not None for n in tree)

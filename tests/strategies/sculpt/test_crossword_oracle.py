@@ -32,8 +32,8 @@ def board_in(prompt: str) -> str:
 
 
 def oracle(gold: str) -> ScriptedLM:
-    """A generator that always writes a correct word for a slot not yet right (sample i takes the i-th
-    such slot), and an evaluator that knows no answer: 10 for each full slot, 2 for one with blanks."""
+    """A generator that always lists the correct word of every slot not yet right (one reply per node, as
+    App. A.2 asks), and an evaluator that knows no answer: 10 for each full slot, 2 for one with blanks."""
     def reply(req):
         prompt = req.messages[0].content
         board = board_in(prompt)
@@ -41,8 +41,7 @@ def oracle(gold: str) -> ScriptedLM:
             items = [{"item": s, "feedback": "ok", "score": 2 if "_" in word_at(board, s) else 10} for s in SLOTS]
             return json.dumps({"items": items})
         todo = [s for s in SLOTS if word_at(board, s) != word_at(gold, s)] or list(SLOTS)
-        slot = todo[req.sample_index % len(todo)]
-        return f"{slot}. {word_at(gold, slot)}"
+        return "\n".join(f"{slot}. {word_at(gold, slot)} (high)" for slot in todo)  # one list per node (A.2)
     return ScriptedLM(reply)
 
 

@@ -26,21 +26,69 @@ def test_a_node_only_evaluated_has_ucb1_of_its_own_heuristic_score():
     assert ucb1(child, root.visits, 1.0) == pytest.approx(0.6 + math.sqrt(math.log(4)))
 
 
+class _ByLength(dict):
+    """Toy scores that tell every depth apart: a candidate of n letters scores LENGTH_SCORES[n]/10."""
+
+    def get(self, cand, default=None):
+        return LENGTH_SCORES.get(len(cand), 9)
+
+
+LENGTH_SCORES = {1: 1, 2: 3, 3: 6, 4: 8}
+
+
 async def test_each_evaluation_is_a_first_visit_and_each_rollout_one_more():
     """§3.3: "we update the reward of the last node generated in the simulation back to the root node";
     with a node's own evaluation as its first visit, after r rollouts the root has 1 + r visits and its
-    average is (v(root) + the r rewards) / (1 + r)."""
-    lm = toy.make_lm({"a": 4}, default=8)  # root "a" scores 4/10, every other node 8/10
+    average is (v(root) + the r rewards) / (1 + r), each reward the score of that rollout's simulated
+    node. Every depth scores differently here, so backing up the expanded child's or the leaf's score
+    instead of the simulated node's gives another average."""
+    lm = toy.make_lm(_ByLength())
     ctx = toy.make_ctx(lm)
     result = await SculptMCTS(MCTSConfig(rollouts=3, k=2, max_depth=10)).run(toy.PROBLEM, ctx)
-    root = result.details["tree"][0]
-    assert root["visits"] == 1 + 3 and root["mean_value"] == pytest.approx((0.4 + 3 * 0.8) / 4)
+    tree = result.details["tree"]
+    simulated = [n for n in tree if n["simulated"]]
+    assert len(simulated) == 3  # d_simulation = 1: one simulated node per rollout
+    rewards = [LENGTH_SCORES.get(len(n["candidate"]), 9) / 10 for n in simulated]
+    root = tree[0]
+    assert root["visits"] == 1 + 3
+    assert root["mean_value"] == pytest.approx((0.1 + sum(rewards)) / 4)
+    backed = [e["reward"] for e in ctx.trace.of_type("tree_backprop") if not e.get("evaluation")]
+    assert backed == pytest.approx(rewards)
     assert result.details["rollouts_done"] == 3
+
+
+def test_the_answer_is_the_node_with_the_highest_average_reward_unless_asked_for_the_highest_score():
+    """§3.3: "The node with the highest average reward will be chosen as the final output." Child x
+    scored v = 1.0 but its 3 visits average 1.0 / 3; child y scored 0.6 and its 2 visits average 0.6:
+    the default answer is y; ``answer: score`` (Algorithm 1's "highest reward v") gives x."""
+    tree = Tree()
+    root = tree.add("r")
+    root.score, root.visits, root.value_sum = 0.2, 6, 2.4
+    x = tree.add("x", root, "revised")
+    x.score, x.visits, x.value_sum = 1.0, 3, 1.0
+    y = tree.add("y", root, "revised")
+    y.score, y.visits, y.value_sum = 0.6, 2, 1.2
+    assert tree.best_by_mean() is y and tree.best_by_value() is x
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_by_default_mcts_answers_with_the_highest_average_reward(seed):
+    """§3.3's rule end to end, on issue 23's toy (ab scores 10/10, everything below it 0/10): the answer is
+    a node whose average reward is the highest in the tree, which here is not ab (its rollouts back up 0)."""
+    scores = {"a": 6, "aa": 6, "ac": 6, "ab": 10}
+    for n in range(1, 5):
+        for tail in itertools.product("abc", repeat=n):
+            scores["ab" + "".join(tail)] = 0
+    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5)).run(
+        toy.PROBLEM, toy.make_ctx(toy.make_lm(scores, default=6), seed=seed))
+    means = [n["mean_value"] for n in result.details["tree"] if n["mean_value"] is not None]
+    assert result.details["chosen_mean"] == pytest.approx(max(means))
+    assert result.answer != "ab"
 
 
 @pytest.mark.parametrize("seed", range(4))
 async def test_a_ten_out_of_ten_child_whose_revisions_score_zero_is_the_answer(seed):
-    """Algorithm 1, line 14: "Choose the best node x* with the highest reward v". Issue 23's toy: the root
+    """``answer: score``, Algorithm 1, line 14: "Choose the best node x* with the highest reward v". Issue 23's toy: the root
     and its other children score 6/10, child "ab" scores 10/10 and every revision below it 0/10; the
     highest v among the evaluated nodes is ab's 1.0, so ab is the answer whatever the seed (before: a 0.6
     node, for 4 of 4 seeds, because ab's backed-up rewards were 0)."""
@@ -49,22 +97,27 @@ async def test_a_ten_out_of_ten_child_whose_revisions_score_zero_is_the_answer(s
         for tail in itertools.product("abc", repeat=n):
             scores["ab" + "".join(tail)] = 0
     lm = toy.make_lm(scores, default=6)
-    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5)).run(toy.PROBLEM,
-                                                                          toy.make_ctx(lm, seed=seed))
+    result = await SculptMCTS(MCTSConfig(rollouts=8, k=3, max_depth=5, answer="score")).run(
+        toy.PROBLEM, toy.make_ctx(lm, seed=seed))
     assert result.answer == "ab" and result.confidence == 1.0
 
 
 @pytest.mark.parametrize("seed, parallel", [(s, p) for s in range(12) for p in (1, 3)])
 async def test_mcts_never_answers_with_a_node_worse_than_one_it_evaluated(seed, parallel):
-    """Algorithm 1, line 14 ("the highest reward v") over every evaluated node: on random score tables,
-    sequential and leaf-parallel, the answer's score is the maximum score in the tree."""
+    """``answer: score`` (Algorithm 1, line 14, "the highest reward v") over every evaluated node: on random
+    score tables, sequential and leaf-parallel, the answer's score is the maximum score in the tree; with
+    the default ``answer: mean`` (§3.3) the answer's average reward is the maximum average."""
     rng = random.Random(seed)
     scores = {"".join(t): rng.randint(0, 10) for n in range(1, 7) for t in itertools.product("abc", repeat=n)}
-    lm = toy.make_lm(scores)
-    result = await SculptMCTS(MCTSConfig(rollouts=9, k=3, max_depth=5, parallel=parallel, c=rng.choice([0.1, 1, 3]))
-                              ).run(toy.PROBLEM, toy.make_ctx(lm, seed=seed))
-    evaluated = [n["score"] for n in result.details["tree"] if n["score"] is not None]
-    assert result.details["chosen_score"] == max(evaluated)
+    c = rng.choice([0.1, 1, 3])
+    for answer in ("score", "mean"):
+        cfg = MCTSConfig(rollouts=9, k=3, max_depth=5, parallel=parallel, c=c, answer=answer)
+        result = await SculptMCTS(cfg).run(toy.PROBLEM, toy.make_ctx(toy.make_lm(scores), seed=seed))
+        nodes = [n for n in result.details["tree"] if n["score"] is not None]
+        if answer == "score":
+            assert result.details["chosen_score"] == max(n["score"] for n in nodes)
+        else:
+            assert result.details["chosen_mean"] == pytest.approx(max(n["mean_value"] for n in nodes))
 
 
 async def test_rollouts_that_cannot_grow_are_not_counted_and_the_search_says_it_stopped():
@@ -128,12 +181,19 @@ async def test_stop_at_goal_is_off_by_default_and_ends_the_search_when_on():
 
 # -- the loop's counting and stopping, exactly (each kills a mutant the tests above let through) ------
 
-def test_the_defaults_are_the_papers_sequential_search():
+async def test_the_defaults_are_the_papers_sequential_search():
     """§4.1: "In this and all the experiments below, ThoughtSculpt with MCTS will have a maximum
-    d_simulation of 1"; Algorithm 1 runs its rollouts one after another ("for j <- 1 to d_rollout")
-    with no early exit, so parallel is 1 and stop_at_goal off by default."""
-    cfg = MCTSConfig()
-    assert (cfg.simulation_depth, cfg.parallel, cfg.stop_at_goal) == (1, 1, False)
+    d_simulation of 1"; Algorithm 1 runs its rollouts one after another ("for j <- 1 to d_rollout") with
+    no early exit. Run with the defaults on a toy where every node below the root scores 10/10: each
+    rollout selects one leaf (sequential), adds exactly one simulated node, and all d_rollout rollouts
+    run although a solved node is found in the first (max_depth is raised so that depth never stops a
+    simulation)."""
+    ctx = toy.make_ctx(toy.make_lm({"a": 5}, default=10))
+    cfg = MCTSConfig(max_depth=50)
+    result = await SculptMCTS(cfg).run(toy.PROBLEM, ctx)
+    assert [e["parallel"] for e in ctx.trace.of_type("tree_select")] == [1] * cfg.rollouts
+    assert sum(n["simulated"] for n in result.details["tree"]) == cfg.rollouts
+    assert result.details["rollouts_done"] == cfg.rollouts and result.confidence == 1.0
 
 
 def test_virtual_loss_may_be_zero_but_not_negative():

@@ -40,8 +40,11 @@ class SelfRefine(TreeSearch):
             phase(s.ctx.trace, "round", i + 1, cfg.iterations)
             rewrite = await s.generator.expand(s.current, 1)
             await s.evaluator.evaluate(rewrite)
-            if rewrite:  # else an unreadable rewrite: try again from the same version
+            if rewrite:
                 s.current = rewrite[0]
+            elif not s.empty(s.current):  # an unreadable rewrite spent the round (retry_empty: try again)
+                s.notes["stopped_early"] = f"no readable rewrite of node #{s.current.id}"
+                break
 
     def choose(self, s: SearchRun) -> Node:
         return s.current  # the last version, even if an earlier one scored higher

@@ -16,11 +16,15 @@ listing several thoughts), ``sample`` (one thought per reply), ``auto``.
 ``value_samples`` times (3, as Yao et al. sample their value prompt; one
 batch) and the ``beam`` best by mean value are kept. After ``max_depth``
 levels the answer is the best thought of the last level kept, as Yao et
-al. answer with the first of their final beam.
+al. answer with the first of their final beam. A level that brings no
+readable thought spends that level and the next one expands the same beam
+again (``retry_empty``, the rule of every tree method).
 
 ``tot-dfs``: the kernel's depth-first search with pruning and backtracking
 (:mod:`thoughtloom.strategies.treesearch.dfs`), each expansion one proposal
-request of ``k`` thoughts, each valued once.
+request of ``k`` thoughts, each valued once; a state with a clue judged
+impossible is pruned, as Yao et al. prune, and an empty expansion is tried
+again within ``max_steps``.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from ...core.events import phase
 from ...core.options import option
 from ..registry import register
 from ..treesearch.dfs import DepthFirst, DFSConfig
+from ..treesearch.evaluator import EVAL_STYLES
 from ..treesearch.generator import GENERATE_MODES, ToTGenerator
 from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
@@ -43,11 +48,13 @@ class BFSConfig(SearchConfig):
     generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
     value_samples: int = option(3, min=1, max=100)  # value prompts per thought, mean (Yao et al.: 3)
     eval_temperature: float = option(0.7, min=0)  # so the value samples differ (Yao et al. sample every call at 0.7)
+    eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
 @dataclass(frozen=True)
 class ToTDFSConfig(DFSConfig):
     generate: str = option("auto", choices=GENERATE_MODES)  # 'propose', 'sample', or 'auto' (sample where a thought is a whole candidate)
+    eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
 @register("tot-bfs")
@@ -68,6 +75,11 @@ class ToTBFS(TreeSearch):
             groups = await s.generator.expand_many(frontier, max(cfg.k, cfg.beam))
             children = [c for g in groups for c in g]
             await s.evaluator.evaluate(children)
+            if not children:  # the level is spent; the next one expands the same beam again (retry_empty)
+                if s.empty(frontier[0]):
+                    continue
+                s.notes["stopped_early"] = f"no readable child of the beam at depth {frontier[0].depth + 1}"
+                break
             frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
             if frontier:
                 s.current = frontier[0]

@@ -8,9 +8,9 @@ batch), take the best-scored child and repeat from it, ``max_depth`` times
 Algorithm 2 returns it (``DFS(x*, d-1)`` until ``d = 0``), not the best
 node seen. Algorithm 2 does not say what happens when an expansion yields
 no readable child; we expand the same node again (``retry_empty``, on by
-default), and that attempt spends one of the d steps, as it would in MCTS
-(a rollout) and Self-Refine (a round); ``details["empty_expansions"]``
-counts them. With ``retry_empty`` off the descent ends there
+default), and that attempt spends one of the d steps: the rule of every tree
+method (:meth:`~thoughtloom.strategies.treesearch.scaffold.SearchRun.empty`);
+``details["empty_expansions"]`` counts them. With ``retry_empty`` off the descent ends there
 (``details["stopped_early"]`` says so). With ``stop_at_goal`` it ends once
 the current node reaches ``goal_score``. Calls: at most 2 + 2k·d.
 
@@ -28,7 +28,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...core.events import phase
-from ...core.options import option
 from ..registry import register
 from ..treesearch.dfs import DepthFirst
 from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
@@ -38,9 +37,6 @@ from ..treesearch.tree import Node
 @dataclass(frozen=True)
 class GreedyDFSConfig(SearchConfig):
     stop_at_goal: bool = False  # end the descent once the current node reaches goal_score (not in Algorithm 2)
-    retry_empty: bool = option(True, help="an expansion with no readable child is tried again from the same "
-                               "node, spending one of the d steps (Algorithm 2 is silent); false: the descent "
-                               "ends there")
 
 
 @register("sculpt-dfs")
@@ -61,8 +57,7 @@ class SculptDFS(TreeSearch):
             children = await s.generator.expand(node, cfg.k)
             await s.evaluator.evaluate(children)
             if not children:
-                s.notes["empty_expansions"] = s.notes.get("empty_expansions", 0) + 1
-                if cfg.retry_empty:
+                if s.empty(node):
                     continue  # the step is spent; the next one expands the same node again
                 s.notes["stopped_early"] = f"no readable child of node #{node.id} at depth {node.depth + 1}"
                 break

@@ -17,11 +17,14 @@ simulated node's score to the root (that node's own evaluation was its
 visit). If no leaf can grow, the search stops before its ``rollouts`` are
 spent and says so (``tree_exhausted``; ``details["rollouts_done"]``).
 
-**The answer** is chosen among every evaluated node: the highest v(x)
-(Algorithm 1, line 14: "Choose the best node x* with the highest reward
-v"), ties broken by the highest average reward (§3.3: "The node with the
-highest average reward will be chosen"), so a node the evaluator scored
-best is never thrown away for a better-visited one.
+**The answer** is chosen among every evaluated node. By default (``answer:
+mean``) it is the node with the highest average reward, as §3.3 says ("The
+node with the highest average reward will be chosen as the final output"),
+ties broken by v(x). ``answer: score`` is the reading of Algorithm 1's
+"Choose the best node x* with the highest reward v" (in the paper's
+appendix listing, not the text): the highest v(x), ties by the average
+reward, so a node the evaluator scored best is never passed over for a
+better-visited one.
 
 Simulated nodes stay in the tree (so they can be chosen and expanded later)
 but do not mark their parent as expanded.
@@ -57,6 +60,10 @@ from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 
 
+#: MCTS's answer rules (``answer``): §3.3's highest average reward, or the highest single score.
+ANSWER_RULES = ("mean", "score")
+
+
 @dataclass(frozen=True)
 class MCTSConfig(SearchConfig):
     c: float = option(1.0, min=0)             # exploration constant of UCB1
@@ -65,6 +72,8 @@ class MCTSConfig(SearchConfig):
     stop_at_goal: bool = False                # end early once a node reaches goal_score
     parallel: int = option(1, min=1)          # leaves per iteration (leaf-parallel rollouts); 1 = sequential
     virtual_loss: int = option(1, min=0)      # virtual visits (reward 0) on a selected leaf's path while in flight
+    answer: str = option("mean", choices=ANSWER_RULES, help="the answer node: 'mean', the highest average "
+                         "reward (§3.3); 'score', the highest evaluator score v(x), ties by the average")
 
 
 def ucb1(node: Node, parent_visits: int, c: float) -> float:
@@ -73,20 +82,21 @@ def ucb1(node: Node, parent_visits: int, c: float) -> float:
     return node.mean_value + c * math.sqrt(math.log(max(parent_visits, 1)) / node.visits)  # type: ignore[operator]
 
 
-def growable(tree: Tree, max_depth: float) -> set[int]:
+def growable(tree: Tree, max_depth: float, retry_empty: bool = True) -> set[int]:
     """Ids of the nodes a rollout through them can still add to: below ``max_depth`` and either
-    unexpanded, expanded with no child (its expansion may be retried), or with a growable child."""
+    unexpanded, expanded with no child (with ``retry_empty``: its expansion is tried again), or
+    with a growable child."""
     ids: set[int] = set()
     for node in reversed(tree.nodes):  # children come after their parents
-        if node.depth < max_depth and (not node.expanded or not node.children
+        if node.depth < max_depth and (not node.expanded or (retry_empty and not node.children)
                                        or any(c in ids for c in node.children)):
             ids.add(node.id)
     return ids
 
 
-def select(tree: Tree, c: float, max_depth: float = math.inf) -> Node | None:
+def select(tree: Tree, c: float, max_depth: float = math.inf, retry_empty: bool = True) -> Node | None:
     """Descend from the root through expanded nodes by UCB1 to a leaf that can grow; None if none can."""
-    can_grow = growable(tree, max_depth)
+    can_grow = growable(tree, max_depth, retry_empty)
     node = tree.root
     if node.id not in can_grow:
         return None
@@ -106,7 +116,7 @@ def select_leaves(tree: Tree, cfg: MCTSConfig, width: int) -> list[Node]:
     """
     leaves: list[Node] = []
     for _ in range(width):
-        leaf = select(tree, cfg.c, cfg.max_depth)
+        leaf = select(tree, cfg.c, cfg.max_depth, cfg.retry_empty)
         if leaf is None or leaf in leaves:
             break
         leaves.append(leaf)
@@ -145,6 +155,9 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
         grow = [leaf for leaf in leaves if not (cfg.stop_at_goal and s.solved(leaf))]
         groups = await s.generator.expand_many(grow, cfg.k)
         await evaluated(s, [c for g in groups for c in g])
+        for leaf, g in zip(grow, groups):
+            if not g:  # the rollout is spent; UCB1 may select the leaf again (retry_empty)
+                s.empty(leaf)
         chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
         active = dict(chains)  # a chain whose simulated step came back unreadable stops there
         for _ in range(cfg.simulation_depth):
@@ -181,9 +194,11 @@ class SculptMCTS(TreeSearch):
         s.notes["rollouts_done"] = 0
         while done < cfg.rollouts:
             lasts = await rollouts(s, cfg, min(cfg.parallel, cfg.rollouts - done), done)
-            if not lasts:  # every leaf is at max_depth: a rollout would add nothing
+            if not lasts:  # every leaf is at max_depth (or empty, retry_empty off): a rollout would add nothing
                 s.ctx.trace.emit("tree_exhausted", rollouts=done, planned=cfg.rollouts)
-                s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow"
+                s.notes["stopped_early"] = f"no leaf below max_depth={cfg.max_depth} left to grow" + (
+                    "" if cfg.retry_empty or not s.notes.get("empty_expansions") else
+                    " (an expansion with no readable child is not tried again: retry_empty is off)")
                 break
             done += len(lasts)
             s.notes["rollouts_done"] = done
@@ -191,7 +206,7 @@ class SculptMCTS(TreeSearch):
                 break
 
     def choose(self, s: SearchRun) -> Node:
-        return s.tree.best_by_value()
+        return s.tree.best_by_mean() if self.config.answer == "mean" else s.tree.best_by_value()
 
     def _answer(self, s: SearchRun) -> Result:
         """The answer as a budget stop leaves the tree: without the virtual losses of a rollout

@@ -3,11 +3,24 @@
 Algorithm 2, which ``sculpt-dfs`` runs) and ``tot-dfs`` (children only extend).
 
 Expand a node into ``k`` children (one batch), evaluate them (one batch),
-drop those scoring below ``prune_below`` (pruning), and descend into the
-best first; when a subtree is used up, come back and try the next-best
-sibling (backtracking). Stops at the first node reaching ``goal_score`` (if
-``stop_at_goal``), or when ``max_steps`` expansions are spent. The answer
-is the best-scored node seen.
+prune, and descend into the best first; when a subtree is used up, come
+back and try the next-best sibling (backtracking). Stops at the first node
+reaching ``goal_score`` (if ``stop_at_goal``), or when ``max_steps``
+expansions are spent. The answer is the best-scored node seen.
+
+**Pruning** follows Yao et al.'s crosswords DFS, which goes on below a
+state only if none of its clues is judged impossible: a child whose
+evaluation is itemized is pruned when any item the task lets judge it
+(``SearchTask.judged_items``; crosswords: a clue with at least two letters in
+place, as Yao et al. value only those) scores below ``prune_below`` (0.1:
+a 0/10, "impossible"); a child with a holistic score, when that score is
+below ``prune_below``. Each prune is a ``tree_prune`` event (``item`` names
+the clue).
+
+**An expansion with no readable child** spends one of the ``max_steps`` and
+the next step expands the same node again (``retry_empty``, the rule of every
+tree method, :meth:`~.scaffold.SearchRun.empty`); with it off the search goes
+back up to the parent's next child, as Yao et al.'s does.
 """
 
 from __future__ import annotations
@@ -16,6 +29,8 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import option
+from .evaluator import item_labels
+from .reading import judged_below
 from .scaffold import SearchConfig, SearchRun, TreeSearch
 from .tree import Node
 
@@ -23,12 +38,27 @@ from .tree import Node
 @dataclass(frozen=True)
 class DFSConfig(SearchConfig):
     max_steps: int = option(8, min=1)        # expansions (for crosswords: search steps)
-    prune_below: float = option(0.1, min=0)  # children scoring below this are not explored
+    prune_below: float = option(0.1, min=0)  # a child scoring (or with a judged item scoring) below this is pruned
     stop_at_goal: bool = True   # stop at the first node reaching goal_score
 
 
+def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
+    """Why ``node`` is not explored (the ``tree_prune`` event's fields), or None to explore it."""
+    scored = [i for i in node.items if i.get("score") is not None]
+    if scored:  # itemized: Yao et al.'s rule, any judged item impossible
+        w = s.world
+        labels = item_labels(w.view.evaluation_items(w.problem, node.candidate))
+        judged = getattr(w.view, "judged_items", None)
+        mask = list(judged(w.problem, node.candidate)) if callable(judged) else [True] * len(labels)
+        item = judged_below(node.items, labels, mask, below)
+        return None if item is None else {"score": node.score, "item": item}
+    if (node.score or 0.0) < below:
+        return {"score": node.score}
+    return None
+
+
 class DepthFirst(TreeSearch):
-    """Greedy best-first DFS; subclasses pick the generator and register a name."""
+    """Best-first DFS with pruning and backtracking; subclasses pick the generator and register a name."""
 
     Config = DFSConfig
 
@@ -36,20 +66,28 @@ class DepthFirst(TreeSearch):
         cfg: DFSConfig = self.config
         steps = 0
 
+        async def children_of(node: Node) -> list[Node]:
+            """``node``'s evaluated children, expanding it again after an empty expansion (retry_empty)."""
+            nonlocal steps
+            while steps < cfg.max_steps:
+                steps += 1
+                phase(s.ctx.trace, "expansion", steps, cfg.max_steps, depth=node.depth)
+                children = await s.generator.expand(node, cfg.k)
+                await s.evaluator.evaluate(children)
+                if children or not s.empty(node):
+                    return children
+            return []
+
         async def visit(node: Node) -> bool:
             """Explore below ``node``; True once a node reaches the goal (the search ends)."""
-            nonlocal steps
-            if node.depth >= cfg.max_depth or steps >= cfg.max_steps:
+            if node.depth >= cfg.max_depth:
                 return False
-            steps += 1
-            phase(s.ctx.trace, "expansion", steps, cfg.max_steps, depth=node.depth)
-            children = await s.generator.expand(node, cfg.k)
-            await s.evaluator.evaluate(children)
-            for child in sorted(children, key=lambda n: (-(n.score or 0.0), n.id)):
+            for child in sorted(await children_of(node), key=lambda n: (-(n.score or 0.0), n.id)):
                 if cfg.stop_at_goal and s.solved(child):
                     return True
-                if (child.score or 0.0) < cfg.prune_below:
-                    s.ctx.trace.emit("tree_prune", node=child.id, score=child.score)
+                why = prune_reason(s, child, cfg.prune_below)
+                if why is not None:
+                    s.ctx.trace.emit("tree_prune", node=child.id, **why)
                     continue
                 if await visit(child):
                     return True
@@ -59,3 +97,4 @@ class DepthFirst(TreeSearch):
 
         if not (cfg.stop_at_goal and s.solved(root)):
             await visit(root)
+        s.notes["steps_done"] = steps

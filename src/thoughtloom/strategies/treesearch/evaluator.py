@@ -32,9 +32,19 @@ from ...lm.structured import parse_json
 from ..context import Context
 from ..prompting import finished
 from .budget import affordable
-from .reading import Reading, limit_reading, read_evaluation, salvage_holistic, salvage_items
+from .reading import (Reading, evaluation_schema, limit_reading, read_evaluation, salvage_holistic,
+                      salvage_items)
 from .tree import Node, Tree
 from .world import World
+
+#: How an evaluation is asked (``SearchConfig.eval_style``; ``auto``: the task's
+#: ``evaluation_style``): the prompt a holistic evaluation sends. ``score``: a 0-10 score
+#: and feedback (itemized where the task has items, ``tree_evaluate_items``); ``verdict``:
+#: ThoughtSculpt App. A.3's CommonGen evaluator, "[No need to improve/still need to improve]
+#: [reason]" (v(x) 1 or 0); ``check``: App. H.1's Game-of-24 REVISE_SOLUTIONS, a calculation,
+#: its result, feedback and "correct": true/false (v(x) 1 or 0).
+STYLES = {"score": "tree_evaluate", "verdict": "tree_evaluate_verdict", "check": "tree_evaluate_check"}
+EVAL_STYLES = ("auto", *STYLES)
 
 REASK = ("That reply could not be read as the JSON object asked for. "
          "Reply again with only the JSON object, nothing else.")
@@ -45,13 +55,17 @@ class ModelEvaluator:
 
     def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
                  temperature: float, malformed_score: float, samples: int = 1,
-                 score_limits: bool = True) -> None:
+                 score_limits: bool = True, schema: bool = True, style: str = "score") -> None:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
         self.max_tokens, self.temperature = max_tokens, temperature
         self.malformed_score = malformed_score
         self.samples = samples  # evaluations per node; the node's score is their mean (ToT's value samples)
         self.score_limits = score_limits  # hold readings to the task's rubric limits (a symbolic check)
+        self.schema = schema  # send the reply's JSON schema (evaluation_schema) with each request
+        if style == "auto":
+            style = getattr(world.view, "evaluation_style", "score")
+        self.style = style if style in STYLES else "score"  # the prompt of a holistic evaluation
 
     def _mode(self, items: Sequence[str]) -> str:
         if self.evaluation == "auto":
@@ -68,16 +82,18 @@ class ModelEvaluator:
         for n in todo:
             items = list(w.view.evaluation_items(w.problem, n.candidate))
             mode = self._mode(items)
-            name = "sculpt_evaluate_items" if mode == "itemized" and items else "sculpt_evaluate"
+            name = "tree_evaluate_items" if mode == "itemized" and items else STYLES[self.style]
             prompt = self.ctx.prompt(name, description=w.description,
                                      solution=w.view.render(w.problem, n.candidate),
                                      guide=w.view.evaluation_guide(w.problem),
                                      items="\n".join(items))
             label = item_labels(items) if name.endswith("items") else []
+            style = "score" if label else self.style
+            schema = evaluation_schema(len(label), style) if self.schema else None
             for j in range(self.samples):  # sample 0 is the request a single evaluation sends
                 labels.append(label)
                 requests.append(Request.of(prompt, max_tokens=self.max_tokens, temperature=self.temperature,
-                                           seed=self.ctx.seed, sample_index=j))
+                                           seed=self.ctx.seed, sample_index=j, json_schema=schema))
         requests = affordable(self.ctx, requests)
         owners = [n for n in todo for _ in range(self.samples)][: len(requests)]
         completions = await self.ctx.lm.generate(requests)

@@ -12,7 +12,11 @@ tree_root``).
 
 :class:`ThoughtGenerator` lets a child revise any part of its parent,
 guided by the evaluator's feedback, and starts from the model's first answer
-(ThoughtSculpt, Self-Refine). Where the task asks for it (story outlines,
+(ThoughtSculpt, Self-Refine). Where the task's candidates are listed
+(``candidate_list``: crosswords, Appendix A.2's NEW_CANDIDATE, "list all
+possible answers for unfilled or changed words, and your confidence
+levels"), one request per node asks for them all and its lines, the surest
+first (:func:`by_confidence`), are the up to ``k`` children. Where the task asks for it (story outlines,
 ``child_per_feedback_item``), the children of an itemized evaluation are
 tied one-to-one to its items of feedback, least-scored item first.
 :class:`ToTGenerator` is Tree of Thoughts' generator: it never sees the
@@ -25,6 +29,7 @@ class; :meth:`ThoughtGenerator.of` builds it from the run's config.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 from ...core.bounded import clip
@@ -43,6 +48,19 @@ EXTEND = ("Continue the current solution: keep every part of it exactly as it is
 REWRITE = "Write a new, better version of the whole solution."
 GENERATE_MODES = ("auto", "propose", "sample")
 MAX_PROPOSAL_LINES = 200  # lines of one proposal reply read as thoughts (a reply is model text: bounded)
+#: A proposal line's confidence word, as ThoughtSculpt's crosswords NEW_CANDIDATE asks for it
+#: ("certain/high/medium/low"), and its weight as Yao et al. rank their crossword proposals.
+CONFIDENCE = {"certain": 1.0, "high": 0.5, "medium": 0.2, "low": 0.1}
+_CONFIDENCE = re.compile(r"\(\s*(certain|high|medium|low)\s*\)\W*$", re.IGNORECASE)
+
+
+def by_confidence(lines: Sequence[str]) -> list[str]:
+    """Proposal lines, the surest first (a line's ``(certain)``, ``(high)``, ``(medium)`` or
+    ``(low)`` at its end; a line without one after them all); ties keep the reply's order."""
+    def weight(line: str) -> float:
+        m = _CONFIDENCE.search(line[-40:])
+        return CONFIDENCE[m.group(1).lower()] if m else 0.0
+    return sorted(lines, key=lambda line: -weight(line))
 
 
 class ThoughtGenerator:
@@ -74,7 +92,7 @@ class ThoughtGenerator:
 
     async def _start(self) -> Node:
         w = self.world
-        prompt = self.ctx.prompt("sculpt_root", description=w.description,
+        prompt = self.ctx.prompt("tree_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
         reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
         whole = finished(self.ctx, reply, "tree_root")
@@ -102,12 +120,13 @@ class ThoughtGenerator:
         if k < 1 or not nodes:
             return [[] for _ in nodes]
         w = self.world
+        listing = bool(getattr(w.view, "candidate_list", False))  # one reply lists the candidates
         requests, spans = [], []
         for node in nodes:
             start = len(requests)
-            for feedback in self._feedback(node, k):
+            for feedback in ([node.feedback] if listing else self._feedback(node, k)):
                 prompt = self.ctx.prompt(
-                    "sculpt_generate", description=w.description,
+                    "tree_generate", description=w.description,
                     solution=w.view.render(w.problem, node.candidate),
                     feedback=feedback or "(no feedback)",
                     mode=self.instruction, output_format=w.view.output_format(w.problem))
@@ -118,7 +137,7 @@ class ThoughtGenerator:
         for node, (start, end) in zip(nodes, spans):
             if not simulated:
                 node.expanded = True
-            out.append(self._children(node, completions[start:end], simulated))
+            out.append(self._children(node, completions[start:end], simulated, lines=listing, limit=k))
         return out
 
     def _feedback(self, node: Node, k: int) -> list[str]:
@@ -137,10 +156,11 @@ class ThoughtGenerator:
         return [node.feedback] * k
 
     def _children(self, node: Node, replies: Sequence[Completion], simulated: bool,
-                  seen: set[str] | None = None, lines: bool = False) -> list[Node]:
-        """The readable, new, admitted children in ``replies``; with ``lines``,
-        each line of a reply is a proposal (the complete lines of a reply cut
-        off at max_tokens are kept, its cut-off last line is not)."""
+                  seen: set[str] | None = None, lines: bool = False, limit: int | None = None) -> list[Node]:
+        """The readable, new, admitted children in ``replies``, at most ``limit`` of them (the
+        rest never join the tree); with ``lines``, each line of a reply is a proposal, the surest
+        first (the complete lines of a reply cut off at max_tokens are kept, its cut-off last
+        line is not)."""
         w = self.world
         seen = set() if seen is None else seen
         seen |= {self.tree.nodes[c].candidate for c in node.children} | {node.candidate}
@@ -152,12 +172,16 @@ class ThoughtGenerator:
                 texts = clip(reply.text).splitlines()[:-1][:MAX_PROPOSAL_LINES]
             else:
                 texts = clip(reply.text).splitlines()[:MAX_PROPOSAL_LINES] if lines else [reply.text]
+            if lines:
+                texts = by_confidence(texts)
             parsed = [(t, w.view.parse_candidate(w.problem, t, node.candidate)) for t in texts if t.strip()]
             if not any(c is not None for _, c in parsed):
                 if not reply.truncated:
                     malformed(self.ctx.trace, "tree_child", "unparseable", reply.text, parent=node.id)
                 continue
             for _, candidate in parsed:
+                if limit is not None and len(children) >= limit:
+                    break
                 if candidate is None:
                     continue  # a proposal list's prose line
                 kind = w.view.change_kind(node.candidate, candidate)
@@ -228,5 +252,5 @@ class ToTGenerator(ThoughtGenerator):
             if not simulated:
                 node.expanded = True
             replies = completions[j * per_node:(j + 1) * per_node]
-            out.append(self._children(node, replies, simulated, seen, lines=self.mode == "propose")[:k])
+            out.append(self._children(node, replies, simulated, seen, lines=self.mode == "propose", limit=k))
         return out

@@ -1,8 +1,10 @@
 """Reading the thought evaluator's reply: a score in [0, 1] and feedback.
 
-Replies are JSON (see the ``sculpt_evaluate*`` prompts) but small models
-bend the shape: scores as strings ("7/10", "8 out of 10"), scales of 0-1 or
-0-100, a bare list of items, items without scores. :func:`read_evaluation`
+Replies are JSON (see the ``*evaluate*`` prompts; the request carries
+:func:`evaluation_schema`, which a backend that can constrains the reply
+to) but small models bend the shape: scores as strings ("7/10", "8 out of
+10"), percentages, a bare list of items, items without scores. A bare number
+is read on the scale the request asked for (0-10), so ``1.0`` is 0.1. :func:`read_evaluation`
 accepts what it can and returns None when nothing usable is there; the
 search then records a malformed evaluation instead of failing. A score that
 is not a finite number (``Infinity``, ``NaN``, ``1e400``, a 5,000-digit
@@ -18,6 +20,8 @@ from typing import Any, Sequence
 from ...core.bounded import clip, loads_json, to_float
 from ...core.errors import ParseError
 
+#: The scale the evaluator prompts ask for ("a score from 0 to 10"); a bare number is read on it.
+SCALE = 10
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?")  # "1e400" is read whole (and refused)
 _OUT_OF = re.compile(r"(-?\d+(?:\.\d+)?)\s*\(?\s*(?:/|out of)\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
 
@@ -30,36 +34,30 @@ class Reading:
     salvaged: bool = False  # read in part from a malformed reply (salvage_items / salvage_holistic)
 
 
-def read_score(value: Any) -> float | None:
-    """A score as a fraction in [0, 1] of its scale; None if there is no finite number.
+def read_score(value: Any, scale: float = SCALE) -> float | None:
+    """A score as a fraction in [0, 1] of the scale the request asked for; None if there is no finite number.
 
-    The prompts ask for 0 to 10, but models also answer on 0-1 and 0-100
-    scales. The scale is read from how the number is written:
-
-    - ``"N/M"`` or ``"N out of M"``: N / M (``"7/10"`` is 0.7, ``"0.9/1"`` 0.9);
-    - ``"N%"``: N / 100;
-    - a number written with a decimal point, at most 1 (``0.9``, ``"1.0"``,
-      ``"0.25"``): a 0-1 score, as it is (``1.0`` is full marks, not 0.1);
-    - any other number up to 10 (``7``, ``"7"``, ``7.5``, ``10.0``): a 0-10
-      score, divided by 10 (so the integer ``1`` is 0.1, as the prompt's
-      scale says);
-    - above 10: a percentage, divided by 100 (``85`` is 0.85).
-
-    The result is clamped to [0, 1]; ``True``/``False`` are 1 and 0.
+    The request says the scale (``scale``: our evaluator prompts ask for 0 to
+    10), so a bare number is read on it, however it is written: on a 0-10
+    request ``7`` and ``"7.0"`` are 0.7, ``1`` and ``1.0`` are both 0.1 (never
+    full marks), ``0.9`` is 0.09. A reply that names its own scale is read on
+    that one: ``"N/M"`` or ``"N out of M"`` is N / M (``"7/10"`` 0.7,
+    ``"0.9/1"`` 0.9), ``"N%"`` is N / 100. A bare number above the scale
+    (``85`` on a 0-10 request) is read as a percentage, as models answering
+    on 0-100 write it. The result is clamped to [0, 1]; ``True``/``False``
+    are 1 and 0.
     """
     try:
-        return _read_score(value)
+        return _read_score(value, scale)
     except ParseError:  # not finite, or too many digits: malformed, not a score
         return None
 
 
-def _read_score(value: Any) -> float | None:
+def _read_score(value: Any, scale: float) -> float | None:
     if isinstance(value, bool):
         return 1.0 if value else 0.0
-    if isinstance(value, int):
-        return _scaled(to_float(value), decimal=False)
-    if isinstance(value, float):
-        return _scaled(to_float(value), decimal=True)
+    if isinstance(value, (int, float)):
+        return _scaled(to_float(value), scale)
     if not isinstance(value, str):
         return None
     value = clip(value, 10_000)
@@ -72,16 +70,14 @@ def _read_score(value: Any) -> float | None:
     raw = to_float(m.group())
     if value[m.end():].lstrip().startswith("%"):
         return _clamp(raw / 100)
-    return _scaled(raw, decimal=any(ch in m.group() for ch in ".eE"))
+    return _scaled(raw, scale)
 
 
-def _scaled(raw: float, *, decimal: bool) -> float:
-    """``raw`` on the scale its size and writing say (see :func:`read_score`)."""
-    if decimal and 0 <= raw <= 1:
-        return _clamp(raw)
-    if raw > 10:
+def _scaled(raw: float, scale: float) -> float:
+    """``raw`` on the requested ``scale`` (above it and at most 100: a percentage)."""
+    if raw > scale and raw <= 100:
         return _clamp(raw / 100)  # the model used a percentage scale
-    return _clamp(raw / 10)
+    return _clamp(raw / scale)
 
 
 def _clamp(x: float) -> float:
@@ -125,19 +121,19 @@ _SCORE_FIELD = re.compile(r'"score"\s*:\s*"?(-?\d+(?:\.\d+)?(?:[eE][+-]?\d+)?(?:
 _FEEDBACK_FIELD = re.compile(r'"feedback"\s*:\s*"((?:[^"\\]|\\.)*)')
 
 
-def salvage_holistic(raw: str) -> Reading | None:
+def salvage_holistic(raw: str, scale: float = SCALE) -> Reading | None:
     """Score (and whatever feedback was written) from a holistic reply cut
     off before its closing brace; the prompt asks for the score first."""
     raw = clip(raw or "")
     m = _SCORE_FIELD.search(raw)
-    score = read_score(m.group(1)) if m else None
+    score = read_score(m.group(1), scale) if m else None
     if score is None:
         return None
     fb = _FEEDBACK_FIELD.search(raw)
     return Reading(score, fb.group(1).strip() if fb else "")
 
 
-def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading | None:
+def read_evaluation(reply: Any, item_labels: list[str] | None = None, scale: float = SCALE) -> Reading | None:
     """Holistic ({"score", "feedback"}) or itemized ({"items": [...]}) replies.
 
     For itemized replies the node's score is the mean of the item scores
@@ -150,31 +146,44 @@ def read_evaluation(reply: Any, item_labels: list[str] | None = None) -> Reading
         return None
     items = _first(reply, "items", "parts", "clues")
     if isinstance(items, list) and items:
-        return _itemized(items, item_labels or [], reply)
-    score = read_score(_first(reply, "score", "rating", "value", "interestingness"))
+        return _itemized(items, item_labels or [], reply, scale)
+    score = read_score(_first(reply, "score", "rating", "value", "interestingness"), scale)
     if score is None:
         correct = _first(reply, "correct")
         if isinstance(correct, bool):
             score = 1.0 if correct else 0.0
+    if score is None:
+        score = read_verdict(_first(reply, "verdict"))
     if score is None:
         return None
     feedback = _text(_first(reply, "feedback", "reason", "explanation", "comment"))
     return Reading(score, feedback)
 
 
-def _itemized(items: list, labels: list[str], reply: dict) -> Reading | None:
+def read_verdict(value: Any) -> float | None:
+    """ThoughtSculpt App. A.3's verdict as v(x): "no need to improve" is 1, "still need to improve"
+    (or any other "need to improve") 0; None for anything else."""
+    if not isinstance(value, str):
+        return None
+    text = " ".join(clip(value, 200).lower().split())
+    if "no need to improve" in text:
+        return 1.0
+    return 0.0 if "need to improve" in text else None
+
+
+def _itemized(items: list, labels: list[str], reply: dict, scale: float) -> Reading | None:
     parsed, scores = [], []
     for i, item in enumerate(items):
         if not isinstance(item, dict):
             continue
         label = _text(_first(item, "item", "label", "part", "clue")) or (labels[i] if i < len(labels) else str(i + 1))
-        score = read_score(_first(item, "score", "rating", "value"))
+        score = read_score(_first(item, "score", "rating", "value"), scale)
         feedback = _text(_first(item, "feedback", "reason", "comment"))
         parsed.append({"item": label, "score": score, "feedback": feedback})
         if score is not None:
             scores.append(score)
     if not scores:
-        overall = read_score(_first(reply, "score"))
+        overall = read_score(_first(reply, "score"), scale)
         if overall is None:
             return None
         scores = [overall]
@@ -219,3 +228,43 @@ def limit_reading(reading: Reading, labels: Sequence[str], limits: Sequence[floa
     elif reading.score > (most := sum(limits) / len(limits)):
         reading.score, lowered = most, 1
     return lowered
+
+
+def judged_below(items: Sequence[dict[str, Any]], labels: Sequence[str], judged: Sequence[bool],
+                 below: float) -> str | None:
+    """The label of the first item of a reading that may judge its node (``judged[i]`` for the item
+    labelled ``labels[i]``; an item matched by label, else by position) and scores below ``below``;
+    None if there is none (a pruning rule: Yao et al. drop a state with any clue judged impossible)."""
+    where = {_key(label): i for i, label in enumerate(labels)}
+    for pos, item in enumerate(items):
+        score = item.get("score")
+        i = where.get(_key(str(item.get("item", ""))), pos)
+        if score is not None and score < below and (i >= len(judged) or judged[i]):
+            return str(item.get("item", ""))
+    return None
+
+
+def evaluation_schema(items: int, style: str = "score") -> dict[str, Any]:
+    """The JSON schema of an evaluation reply: on the prompts' 0-10 scale, holistic
+    (``{"score", "feedback"}``, ``items`` = 0) or one entry per item; or the reply of a
+    ``verdict`` or ``check`` prompt (:data:`~.evaluator.STYLES`). Backends that can (the
+    embedded model's grammar, an OpenAI-compatible ``response_format``) hold the reply to
+    it; the reader still reads a reply that ignores it."""
+    if style == "verdict":
+        return {"type": "object", "required": ["verdict", "reason"], "additionalProperties": False,
+                "properties": {"verdict": {"enum": ["no need to improve", "still need to improve"]},
+                               "reason": {"type": "string", "maxLength": 300}}}
+    if style == "check":
+        return {"type": "object", "required": ["calculation", "result", "feedback", "correct"],
+                "additionalProperties": False,
+                "properties": {"calculation": {"type": "string", "maxLength": 200}, "result": {"type": "number"},
+                               "feedback": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}}}
+    score = {"enum": list(range(SCALE + 1))}  # an enum, which every grammar converter honours (minimum/maximum not)
+    if not items:
+        return {"type": "object", "required": ["score", "feedback"], "additionalProperties": False,
+                "properties": {"score": score, "feedback": {"type": "string", "maxLength": 300}}}
+    item = {"type": "object", "required": ["item", "feedback", "score"], "additionalProperties": False,
+            "properties": {"item": {"type": "string", "maxLength": 16},
+                           "feedback": {"type": "string", "maxLength": 100}, "score": score}}
+    return {"type": "object", "required": ["items"], "additionalProperties": False,
+            "properties": {"items": {"type": "array", "items": item, "minItems": items, "maxItems": items}}}

@@ -39,7 +39,7 @@ from ...core.types import Problem
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
 from ..result import Result
-from .evaluator import ModelEvaluator, SymbolicEvaluator
+from .evaluator import EVAL_STYLES, ModelEvaluator, SymbolicEvaluator
 from .generator import ThoughtGenerator
 from .tree import Node, Tree, render_tree
 from .world import World
@@ -71,6 +71,16 @@ class SearchConfig(Options):
     score_limits: bool = option(True, help="hold the model's scores to the task's own rubric limits, a symbolic "
                                 "check that can only lower a score (crosswords: a clue with blanks scores at "
                                 "most 5/10, so a board with blanks never counts as solved)")
+    eval_schema: bool = option(True, help="send the evaluation reply's JSON schema (0-10 integer scores) with "
+                               "each evaluation request, for backends that constrain output to it; false: the "
+                               "prompt alone asks for the shape")
+    eval_style: str = option("auto", choices=EVAL_STYLES, help="the evaluation prompt: 'auto', the task's "
+                             "own (ThoughtSculpt App. A: CommonGen's verdict, Game of 24's correctness check, "
+                             "else a 0-10 score); 'score', 'verdict' or 'check' for every task")
+    retry_empty: bool = option(True, help="an expansion with no readable child spends one of the method's steps "
+                               "(rollout, expansion, level, round) and the next step expands the same node(s) "
+                               "again; the one rule of every tree method (no paper says what to do); false: the "
+                               "search ends there (a backtracking DFS goes back up, as Yao et al.'s does)")
 
 
 class SearchRun:
@@ -86,12 +96,21 @@ class SearchRun:
         self.evaluator = evaluator(self.world, ctx, self.tree, evaluation=cfg.evaluation,
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
                                    malformed_score=cfg.malformed_score, samples=cfg.value_samples,
-                                   score_limits=cfg.score_limits)
+                                   score_limits=cfg.score_limits, schema=cfg.eval_schema,
+                                   style=cfg.eval_style)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
         self.notes: dict[str, Any] = {}  # a loop's own figures for Result.details (rollouts done, why it ended)
         self.held: tuple[list[Node], int] = ([], 0)  # MCTS: the leaves carrying a virtual loss, and its size
+
+    def empty(self, node: Node) -> bool:
+        """The one rule for an expansion of ``node`` that gave no readable child, in every tree method:
+        count it (``details["empty_expansions"]``), trace it (``tree_empty``) and say whether the method
+        tries again (``retry_empty``). Either way the attempt has spent one of the method's steps."""
+        self.notes["empty_expansions"] = self.notes.get("empty_expansions", 0) + 1
+        self.ctx.trace.emit("tree_empty", node=node.id, depth=node.depth, retry=self.cfg.retry_empty)
+        return self.cfg.retry_empty
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score

@@ -115,10 +115,17 @@ class Tree:
         return max(scored, key=lambda n: (n.score or 0.0, n.depth, -n.id))
 
     def best_by_value(self) -> Node:
-        """MCTS's answer: the highest evaluator score v(x) among every evaluated node, ties by the
-        highest average reward (a node not yet visited: its own score), then depth, then the earlier."""
+        """The highest evaluator score v(x) among every evaluated node, ties by the highest average
+        reward (a node not yet visited: its own score), then depth, then the earlier (MCTS's
+        ``answer: score``)."""
         scored = [n for n in self.nodes if n.score is not None] or self.nodes
         return max(scored, key=lambda n: (n.score or 0.0, round(_mean_or_score(n), 9), n.depth, -n.id))
+
+    def best_by_mean(self) -> Node:
+        """The highest average reward among every evaluated node (a node not yet visited: its own
+        score), ties by v(x), then depth, then the earlier (MCTS's default ``answer: mean``, §3.3)."""
+        scored = [n for n in self.nodes if n.score is not None] or self.nodes
+        return max(scored, key=lambda n: (round(_mean_or_score(n), 9), n.score or 0.0, n.depth, -n.id))
 
     def to_json(self) -> list[dict[str, Any]]:
         return [n.as_dict() for n in self.nodes]

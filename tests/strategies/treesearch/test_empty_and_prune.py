@@ -1,0 +1,142 @@
+"""One rule for an expansion with no readable child in every tree method, and Yao et al.'s pruning.
+
+Issue 35's probe: the first proposal is unreadable and every later one reads. Before, ``sculpt-dfs``
+tried again and ran a real search while ``tot-dfs`` ended after its first expansion (2 calls, words 0).
+No paper says what to do with an empty expansion (ThoughtSculpt's Algorithm 2, line 7: "Expand node x by
+generating a set of children nodes X_child"); our rule, the same for all (``retry_empty``): the attempt
+spends one of the method's steps and the next step expands the same node(s) again.
+
+Pruning: Yao et al.'s crosswords DFS goes on below a state only "if the current status is possible":
+none of its clues (those with at least two letters in place, fewer than 4 blanks) valued "impossible"
+(princeton-nlp/tree-of-thought-llm, ``scripts/crosswords/search_crosswords-dfs.ipynb``, ``count['impossible']
+< 1``; ``tasks/crosswords.py``, ``if ans.count('_') >= 4: continue``).
+"""
+
+import json
+import re
+
+import pytest
+
+from support import search_toy as toy
+from support.search_toy import current
+from thoughtloom import strategies
+from thoughtloom.core.types import Problem
+from thoughtloom.tasks import get
+from thoughtloom.tasks.crosswords import SLOTS, word_at
+from thoughtloom.testing import ScriptedLM
+
+#: Each method with a few steps (a real search is one that goes below depth 1), and how many requests
+#: its first expansion sends (a ToT proposal: one; k = 3 ThoughtSculpt children: three).
+FIRST_BATCH = {"tot-dfs": 1, "tot-bfs": 1, "sculpt-dfs": 3, "sculpt-dfs-backtrack": 3, "sculpt-mcts": 3,
+               "self-refine": 1}
+METHODS = {
+    "tot-dfs": {"max_steps": 4, "max_depth": 3, "stop_at_goal": False},
+    "tot-bfs": {"max_depth": 3, "beam": 1},
+    "sculpt-dfs": {"max_depth": 3},
+    "sculpt-dfs-backtrack": {"max_steps": 4, "max_depth": 3, "stop_at_goal": False},
+    "sculpt-mcts": {"rollouts": 4, "max_depth": 3},
+    "self-refine": {"iterations": 3, "stop_at_goal": False},
+}
+
+
+def first_generation_unreadable(name="tot-dfs"):
+    """The toy model, except that the requests of its first expansion (proposal or revisions) are unreadable."""
+    seen = {"n": 0}
+    base = toy.make_lm({}, default=5)
+
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" not in text and ("Current solution:" in text):
+            seen["n"] += 1
+            if seen["n"] <= FIRST_BATCH[name]:
+                return "I am not sure what to write here."
+        return base._fn(req)
+
+    return ScriptedLM(brain)
+
+
+def _depth(result):
+    return max(n["depth"] for n in result.details["tree"])
+
+
+@pytest.mark.parametrize("name", METHODS)
+async def test_every_tree_method_tries_an_empty_expansion_again_and_searches(name):
+    lm = first_generation_unreadable(name)
+    ctx = toy.make_ctx(lm)
+    result = await strategies.build(name, METHODS[name]).run(toy.PROBLEM, ctx)
+    assert result.details["empty_expansions"] == 1
+    assert [(e["node"], e["retry"]) for e in ctx.trace.of_type("tree_empty")] == [(0, True)]
+    assert _depth(result) >= 2, f"{name} did not search below the root's children"
+    assert "stopped_early" not in result.details
+
+
+@pytest.mark.parametrize("name", METHODS)
+async def test_with_retry_empty_off_every_method_ends_at_its_empty_expansion(name):
+    lm = first_generation_unreadable(name)
+    ctx = toy.make_ctx(lm)
+    result = await strategies.build(name, {**METHODS[name], "retry_empty": False}).run(toy.PROBLEM, ctx)
+    assert result.details["empty_expansions"] == 1 and result.details["nodes"] == 1
+    assert [e["retry"] for e in ctx.trace.of_type("tree_empty")] == [False]
+    if name not in ("tot-dfs", "sculpt-dfs-backtrack"):  # a backtracking DFS just goes back up (from the root: done)
+        assert "stopped_early" in result.details
+
+
+async def test_tot_dfs_on_the_probe_spends_its_steps():
+    """tot-dfs with 4 steps on the probe: step 1 is the empty expansion of the root, step 2 expands it
+    again, steps 3 and 4 go one level deeper each (best child first): depth 3, 4 steps."""
+    ctx = toy.make_ctx(first_generation_unreadable())
+    result = await strategies.build("tot-dfs", METHODS["tot-dfs"]).run(toy.PROBLEM, ctx)
+    assert result.details["steps_done"] == 4 and _depth(result) == 3
+    assert [e["step"] for e in ctx.trace.of_type("phase") if e["phase"] == "expansion"] == [1, 2, 3, 4]
+
+
+# -- Yao et al.'s pruning, on a real crossword -------------------------------------------------------
+
+CLUES = Problem(id="mini-x", question="\n".join(f"{s}. clue {s}" for s in SLOTS))
+
+
+def _board(prompt: str) -> str:
+    rows = prompt.split("Current solution:\n", 1)[1].splitlines()[:5]
+    return "".join(r.replace(" ", "") for r in rows)
+
+
+def crossword_lm(proposals, zero=lambda word: "Z" in word):
+    """ToT proposals: the lines of ``proposals``; every clue item scores 6/10, except a word for which
+    ``zero`` holds (0/10, "impossible")."""
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            board = _board(text)
+            return json.dumps({"items": [{"item": s, "feedback": "f", "score": 0 if zero(word_at(board, s)) else 6}
+                                         for s in SLOTS]})
+        if "different possible next steps" in text:
+            return "\n".join(proposals)
+        return "h1. ABCDE"
+
+    return ScriptedLM(brain)
+
+
+async def test_a_board_with_a_clue_judged_impossible_is_not_expanded():
+    """Issue 35's board: h1 = ZZZZZ, h1 and the five down clues (Z____) scored 0. Its mean is
+    (4 x 5 capped + 6 x 0) / 10 = 0.2, above the 0.1 that pruned before, but h1 (no blank) is judged
+    impossible, so the board is pruned (a tree_prune event naming h1) and never expanded; the other
+    board (h2 = HELLO) is explored."""
+    ctx = toy.make_ctx(crossword_lm(["h1. ZZZZZ", "h2. HELLO"]), task=get("crosswords"))
+    result = await strategies.build("tot-dfs", {"max_steps": 3, "max_depth": 3, "k": 2}).run(CLUES, ctx)
+    tree = result.details["tree"]
+    zz = next(n for n in tree if n["candidate"].startswith("ZZZZZ") and n["depth"] == 1)
+    assert zz["score"] == pytest.approx(0.2)
+    pruned = ctx.trace.of_type("tree_prune")
+    assert zz["id"] in [e["node"] for e in pruned] and {e["item"] for e in pruned} == {"h1"}
+    assert not zz["children"] and not zz["expanded"]
+
+
+async def test_a_clue_with_four_blanks_does_not_judge_its_board():
+    """Yao et al. value only clues with fewer than 4 blanks: after h2 = HELLO each down clue has one
+    letter (4 blanks); a 0 given to v1 (H____) does not prune the board, and it is expanded."""
+    lm = crossword_lm(["h2. HELLO"], zero=lambda word: word.startswith("H") and word.count("_") == 4)
+    ctx = toy.make_ctx(lm, task=get("crosswords"))
+    result = await strategies.build("tot-dfs", {"max_steps": 2, "max_depth": 3, "k": 1}).run(CLUES, ctx)
+    assert ctx.trace.of_type("tree_prune") == []
+    hello = next(n for n in result.details["tree"] if n["depth"] == 1)
+    assert hello["expanded"]
