@@ -27,12 +27,11 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..core.files import read_utf8
 from ..retrieval.qa_records import read_qa_record
-from .answers import marked_answer
+from .fever_label import read_fever_label
 from .base import Example, Task, _must_exist, read_jsonl, require
 from .metrics import exact_match, hotpot_f1, squad_f1
 from .odqa import PooledCorpus
@@ -176,12 +175,9 @@ class FEVER(FactTask):
                 Demo("A baker in Lyon owns a blue bicycle." + FEVER_SUFFIX, "NOT ENOUGH INFO"))
 
     def extract_answer(self, text: str) -> str | None:
-        """The label named last in the answer text (after 'answer:' if present)."""
-        span = (marked_answer(text) or clip(text)).upper()
-        hits = [(m.start(), label) for label, pat in
-                (("SUPPORTS", r"SUPPORT"), ("REFUTES", r"REFUTE"), ("NOT ENOUGH INFO", r"NOT ENOUGH|\bNEI\b"))
-                for m in re.finditer(pat, span)]
-        return max(hits)[1] if hits else None
+        """The label the reply states, negation and "not enough information" read
+        (:func:`~.fever_label.read_fever_label`); every method's answers come through here."""
+        return read_fever_label(text)
 
     def normalize(self, answer: str) -> str:
         return answer.strip().upper()
