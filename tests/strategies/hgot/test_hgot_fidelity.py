@@ -15,7 +15,9 @@ from thoughtloom.entail import LexicalJudge
 from thoughtloom.lm.meter import Metered
 from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
-from thoughtloom.strategies.hgot.answers import is_refusal, select_answer
+from thoughtloom.strategies.hgot.answers import select_answer
+from thoughtloom.strategies.vote import is_refusal, vote_samples
+from thoughtloom.core.types import Completion
 from thoughtloom.strategies.hgot.infer import infer
 from thoughtloom.strategies.hgot.levels import closely_resembles, resemblance
 from thoughtloom.strategies.hgot.node import QuestionNode
@@ -96,6 +98,29 @@ def test_stop_rule_catches_the_paraphrase_of_its_own_docstring():
     assert resemblance(Q, "Who is the director of Jaws?") == pytest.approx(2 / 3)
 
 
+def test_the_second_infer_sees_passages_only_unless_hints_are_asked_for():
+    """§3.1: Infer "ranks gathered passages, selects the top K for the prompt, predicts an
+    answer" -- passages only; the authors' ``predict`` is called with ``hints=False``, so the
+    steps' answers never reach the prompt. ``hints=True`` shows them (an option, off in the
+    paper preset); a refusal is never shown as a step's answer."""
+    from thoughtloom.strategies.hgot.config import PAPER
+
+    assert PAPER["hints"] is False and HGOTConfig().hints is False
+
+    def root_prompts(cfg, lm):
+        run_hgot(cfg, lm)
+        return [r.messages[-1].content for r in lm.requests
+                if r.messages[-1].content.rstrip().rsplit("Question: ", 1)[-1].startswith(Q)
+                and not r.messages[-1].content.startswith("List the essential steps")]
+
+    off = root_prompts(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(reply()))
+    on = root_prompts(HGOTConfig(samples=3, max_depth=2, thought_format="lines", hints=True), ScriptedLM(reply()))
+    assert len(off) == len(on) == 6  # 3 thoughts of the first Infer, 3 of the second
+    assert not any("Answers to sub-questions" in p for p in off)
+    assert [("Answers to sub-questions" in p) for p in on] == [False] * 3 + [True] * 3
+    assert "- Who directed the film Jaws? ANSWER: Steven Spielberg" in on[-1]
+
+
 def test_a_second_infer_without_answer_keeps_the_first_answer_and_its_confidence():
     """§3.1: Infer "predicts an answer, and estimates confidence"; when the second Infer
     predicts nothing, the answer that stands is the first one, and so is its confidence
@@ -107,25 +132,33 @@ def test_a_second_infer_without_answer_keeps_the_first_answer_and_its_confidence
         if "Answers to sub-questions" in prompt and "director of Jaws" in prompt.rsplit("Question: ", 1)[1]:
             return "Let me think about this for a while longer, it is hard."
         return base(req)
-    result, trace = run_hgot(HGOTConfig(samples=3, max_depth=2, thought_format="lines"), ScriptedLM(fn))
+    result, trace = run_hgot(HGOTConfig(samples=3, max_depth=2, thought_format="lines", hints=True), ScriptedLM(fn))
     root = [e for e in trace.of_type("hgot_infer") if e["node"] == "1"]
     assert [e["answer"] for e in root] == ["1946", None]
     assert root[0]["confidence"] > 0
     assert result.answer == "1946" and result.confidence == pytest.approx(root[0]["confidence"])
 
 
-def test_refusals_cast_no_vote():
-    """§3.2: the answer is "selected" by votes "weight[ed] ... by thought quality" over the
-    thoughts' answers; a thought that declines to answer has no answer to vote for. FEVER's
-    label NOT ENOUGH INFO is an answer and still votes."""
-    thoughts = [parse_thought("Answer: I cannot tell.", 3, 0), parse_thought("Answer: Unknown", 3, 1),
-                parse_thought("Answer: 1946", 3, 2)]
-    vote = select_answer(Task(), thoughts, [1.0, 1.0, 0.5])
-    assert vote.winner == "1946" and vote.confidence == 1.0 and set(vote.tally) == {"1946"}
+def test_a_refusal_votes_in_hgot_as_in_every_other_vote():
+    """§3.2: "the answer is selected by votes weighted by thought quality" over the thoughts'
+    answers; with every q(t) = 1 it is self-consistency, the vote of Retrieve-then-Read and
+    DSP. One rule for all: the authors' ``dsp.majority`` (and electoral college) tally every
+    answer, so on ["Unknown", "Not specified", "1946"] each of the three answers holds 1/3,
+    in HGOT's vote exactly as in the baselines' -- HGOT's must not drop the two refusals and
+    vote 1946 at full confidence."""
+    said = ["Unknown", "Not specified", "1946"]
+    thoughts = [parse_thought(f"Answer: {a}", 3, i) for i, a in enumerate(said)]
+    hgot = select_answer(Task(), thoughts, [1.0, 1.0, 1.0])
+    ctx = Context(lm=ScriptedLM([]), task=Task(), trace=Trace())
+    _, baseline = vote_samples(ctx, [Completion(f"Answer: {a}") for a in said])
+    assert hgot.tally == baseline.tally and len(hgot.tally) == 3
+    assert hgot.confidence == baseline.confidence == pytest.approx(1 / 3)
+    assert hgot.winner == baseline.winner == "Unknown"  # ties go to the first, as everywhere
     fever = [parse_thought("Answer: NOT ENOUGH INFO", 3, 0), parse_thought("Answer: REFUTES", 3, 1)]
     assert select_answer(FEVER(), fever, [1.0, 0.5]).winner == "NOT ENOUGH INFO"
-    assert not is_refusal("Not Fade Away") and not is_refusal("no")
+    assert not is_refusal("Not Fade Away") and not is_refusal("no") and not is_refusal("NOT ENOUGH INFO")
     assert is_refusal("The passages do not mention it.") and is_refusal("It cannot be determined")
+    assert is_refusal("Unknown") and is_refusal("Not specified.")
 
 
 def test_a_citation_marker_after_the_period_stays_with_its_sentence():

@@ -31,6 +31,7 @@ class HGOTConfig(Options):
     # retrieval and passages
     k: int = option(3, min=1)  # passages probed per (sub-)question
     top_k: int = option(5, min=1)  # passages shown to Infer (K)
+    hints: bool = False  # the second Infer also sees the steps' answers (§3.1 and the authors' code: passages only)
     clip: int = option(7, min=1)  # pool size after merging a level's passages
     parent_weight: float = option(0.8, min=0)  # a parent's passage scores are scaled by this when merged
     plan_context: int = option(3, min=0)  # passages shown to Plan
@@ -76,6 +77,7 @@ PAPER = {
     "alpha": 0.2, "beta": 0.4, "gamma": 0.4,  # §6: the best (alpha, beta, gamma) ...
     "w1": 0.2, "w2": 0.55, "w3": 0.25,  # ... and (w1, w2, w3) on Open-SQuAD medium
     "demos": "knn",  # HGOT+KNN (Table 2's variant for HotpotQA and Open-SQuAD; sampling: FEVER's best)
-    "plan_stages": 3,  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
+    "plan_stages": 3,
+    "hints": False,  # the second Infer sees passages only (§3.1; the authors' predict(hints=False))  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
 }
 PRESETS = {"paper": PAPER}

@@ -13,8 +13,8 @@
    questions in ONE batch, from their parents' answers only; all steps of
    the level are probed in ONE retrieval call and solved concurrently
    (each recursing at ``depth + 1``).
-5. Merge the children's passages into the pool and **Infer** again, with the
-   steps' answers as hints. When none of its thoughts answers, the node keeps
+5. Merge the children's passages into the pool and **Infer** again over the
+   passages only (§3.1; the steps' answers are shown as hints with ``hints=True``). When none of its thoughts answers, the node keeps
    its first answer AND that answer's confidence.
 
 A spent budget ends the whole run (siblings still searching are
@@ -42,6 +42,7 @@ from ...core.types import ScoredPassage
 from ...entail import content_words
 from ..context import Context
 from ..prompting import finished
+from ..vote import is_refusal
 from ..passages import passage_text
 from . import plan as planmod
 from .config import HGOTConfig
@@ -105,8 +106,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
     node.children = await search_steps(ctx, cfg, node, demos)
     merged = merge_pools(node.pool, [c.pool for c in node.children],
                          parent_weight=cfg.parent_weight, clip=cfg.clip)
-    hints = "Answers to sub-questions:\n" + "\n".join(
-        f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+    hints = sub_answer_hints(node.children) if cfg.hints else ""
     phase(ctx.trace, "final answer", depth=depth)
     second = await infer(ctx, cfg, node, merged, demos.infer, hints)
     if second.answer:
@@ -115,6 +115,15 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
     node.pool = second.pool
     node.stop = "searched"
     return node
+
+
+def sub_answer_hints(children: Sequence[QuestionNode]) -> str:
+    """The steps' answers as prompt text for the second Infer (``hints=True`` only: §3.1's
+    Infer sees the gathered passages, and the authors' ``predict`` runs with ``hints=False``)."""
+    answered = [c for c in children if c.answer and not is_refusal(c.answer)]
+    if not answered:
+        return ""
+    return "Answers to sub-questions:\n" + "\n".join(f"- {c.question} ANSWER: {c.answer}" for c in answered)
 
 
 def resemblance(question: str, step: str) -> float:
@@ -168,9 +177,11 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: QuestionNode, demo
         if dependent:
             # each known answer is labelled with its step's number, as the step refers to it ("the
             # director from Step 1"); the authors' rewrite context is "Step 1: <question> ANSWER: <answer>."
-            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s)
+                         if solved[u].answer and not is_refusal(solved[u].answer)]
                      for s in dependent}
-            # a step whose parents found no answer has nothing to be rewritten with
+            # a step whose parents found no answer (or only a refusal, which the authors' hint
+            # check drops by its wording) has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
             reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
                                             max_tokens=cfg.rewrite_max_tokens) for s in asks]
