@@ -272,3 +272,36 @@ def test_hostile_replies_are_read_without_error(text):
     for premise, hypothesis in ((text, "Jaws was directed by Steven Spielberg."),
                                 ("Jaws was directed by Steven Spielberg.", text)):
         assert 0.0 <= LexicalJudge().score(premise, hypothesis) <= 1.0
+
+
+def test_the_paper_preset_sets_no_cap_on_a_plans_steps():
+    """Appendix C.1's plan prompt lists "the essential steps" and sets no number of them, and
+    the authors' code caps none: under the paper preset a 5-step plan is searched (5
+    children), not refused, re-asked and replaced by the single-step fallback as under a cap
+    of 4. A runaway list above the documented safety bound is still no plan."""
+    from thoughtloom.strategies.hgot.config import PAPER
+    from thoughtloom.strategies.hgot.plan import MAX_PLAN_STEPS, PlanError, parse_plan
+
+    five = "\n".join(f"Step {i}: Which fact number {i} about Jaws is true?" for i in range(1, 6)) + "\nDependencies: None"
+    base = reply(five)
+
+    def fn(req):
+        prompt = req.messages[-1].content
+        if prompt.startswith("List the essential steps") and "Question: Which fact number" in prompt:
+            return "Step 1: " + prompt.rsplit("Question: ", 1)[1].strip()
+        return base(req)
+
+    assert PAPER["max_steps"] == 0
+    cfg = HGOTConfig(samples=2, max_depth=2, thought_format="lines", max_steps=PAPER["max_steps"])
+    lm = ScriptedLM(fn)
+    result, trace = run_hgot(cfg, lm)
+    assert len(result.details["tree"]["children"]) == 5 and not trace.of_type("plan_fallback")
+    plan_prompt = next(r.messages[-1].content for r in lm.requests
+                       if r.messages[-1].content.startswith("List the essential steps"))
+    assert "at most" not in plan_prompt and "If the question needs only one fact, write one step." in plan_prompt
+    capped, ctrace = run_hgot(HGOTConfig(samples=2, max_depth=2, thought_format="lines", max_steps=4), ScriptedLM(fn))
+    assert ctrace.of_type("plan_fallback") and capped.details["tree"]["children"] == []  # no recursion
+    runaway = "\n".join(f"Step {i}: Question {i}?" for i in range(1, MAX_PLAN_STEPS + 2))
+    with pytest.raises(PlanError):
+        parse_plan(runaway, max_steps=0)
+    assert len(parse_plan(runaway.rsplit("\n", 1)[0], max_steps=0).steps) == MAX_PLAN_STEPS

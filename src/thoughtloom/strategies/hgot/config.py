@@ -24,7 +24,7 @@ KNN_ENCODERS = ("minilm", "bow")
 class HGOTConfig(Options):
     # hierarchy
     max_depth: int = option(2, min=1)  # levels of questions; 1 = no planning (retrieve, cite, vote)
-    max_steps: int = option(4, min=1)  # sub-questions one plan may hold
+    max_steps: int = option(4, min=0)  # sub-questions one plan may hold (0: no cap, the paper's; safety bound plan.MAX_PLAN_STEPS)
     plan_retries: int = option(1, min=0)  # re-asks after an unusable plan, then a single-step plan
     plan_stages: int = option(1, choices=PLAN_STAGES)  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
     stop_similarity: float = option(0.7, min=0)  # single-step plan this close to its question stops recursion
@@ -77,7 +77,9 @@ PAPER = {
     "alpha": 0.2, "beta": 0.4, "gamma": 0.4,  # §6: the best (alpha, beta, gamma) ...
     "w1": 0.2, "w2": 0.55, "w3": 0.25,  # ... and (w1, w2, w3) on Open-SQuAD medium
     "demos": "knn",  # HGOT+KNN (Table 2's variant for HotpotQA and Open-SQuAD; sampling: FEVER's best)
-    "plan_stages": 3,
-    "hints": False,  # the second Infer sees passages only (§3.1; the authors' predict(hints=False))  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
+    "plan_stages": 3,  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
+    "hints": False,  # the second Infer sees passages only (§3.1; the authors' predict(hints=False))
+    "max_steps": 0,  # no cap on a plan's steps (C.1 sets none); a safety bound of 16 refuses a runaway list
+    "plan_max_tokens": 400,  # room for a plan longer than 4 steps (our choice; the paper is silent)
 }
 PRESETS = {"paper": PAPER}
