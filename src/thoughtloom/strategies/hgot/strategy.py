@@ -18,7 +18,6 @@ a budget too small for the first thoughts leaves no answer.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from ...core.types import Problem
@@ -30,20 +29,8 @@ from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig
 from .probe import probe
+from .similarity import encode, require_encoder
 from .node import QuestionNode
-
-
-@lru_cache(maxsize=1)
-def _minilm():
-    """The packaged MiniLM sentence encoder, loaded once per process (needs the ``dense`` extra)."""
-    from ...retrieval import sentence_encoder
-
-    return sentence_encoder()
-
-
-def _minilm_encode(texts: list[str]):
-    """texts -> unit rows from the packaged MiniLM, for ``knn`` demo selection."""
-    return _minilm().encode(texts)
 
 
 @register("hgot")
@@ -57,9 +44,11 @@ class HGOT(Strategy):
 
     def __init__(self, config: HGOTConfig | None = None) -> None:
         super().__init__(config)
+        if self.config.stop_rule == "cosine":
+            require_encoder("stop_rule=cosine")
         # one per strategy object: the questions it answers share the demo file and the
         # vectors of demo questions already encoded, and nothing outlives the strategy
-        self.demo_selector = demolib.DemoSelector(self.config, encode=_minilm_encode)
+        self.demo_selector = demolib.DemoSelector(self.config, encode=encode)
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
