@@ -7,14 +7,17 @@ own files (HotpotQA dev JSONL with paragraphs, IRCoT JSONL, the 7,405-row
 question CSV; FEVER JSONL incl. FEVER-Symmetric; the Open-SQuAD question
 CSV).
 
-Length strata (``meta['stratum']``): a paper CSV names its stratum; for any
-other file the stratum comes from the question length (words) over the whole
-file, as in the paper: above the ``long_pct`` percentile long, below
-``short_pct`` short, the rest medium (HotpotQA 98/2, FEVER and Open-SQuAD
-98.5/1.5). Examples are returned interleaved long, medium, short (medium
-shuffled with seed 42, "a random sample"), so ``--limit 3n`` evaluates n of
-each stratum. :meth:`report` gives Long / Medium / Short / Overall (weighted
-by stratum size) per metric, like the paper's Table 2.
+Length strata (``meta['stratum']``): a paper CSV names its stratum (the authors
+already drew it); for any other file the stratum comes from the question's token
+length over the whole file, as §4 (:mod:`.stratify`): above the ``long_pct``
+percentile long, at or below ``short_pct`` short, the rest medium (HotpotQA 98/2,
+FEVER and Open-SQuAD 98.5/1.5), and each stratum capped at ``short_pct``% of the
+file by a random draw (seed 42), so the medium stratum is "randomly selected".
+Examples are returned interleaved long, medium, short (medium shuffled with seed
+42), so ``--limit 3n`` evaluates n of each stratum. ``meta['strata_sizes']``
+holds the three strata's sizes in the loaded slice; :meth:`report` gives Long /
+Medium / Short / Overall per metric, Overall weighting the strata by those sizes,
+like the paper's Table 2.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from .fever_label import read_fever_label
 from .base import Example, Task, _must_exist, read_jsonl, require
 from .metrics import exact_match, hotpot_f1, squad_f1
 from .odqa import PooledCorpus
-from .stratify import length_strata, question_length, stratified_means
+from .stratify import length_strata, question_length, select_strata, stratified_means
 
 _STRATUM_IN_NAME = re.compile(r"_(short|medium|long)(?:_augmented)?\.csv$")
 STRATA = ("long", "medium", "short")
@@ -84,9 +87,14 @@ class FactTask(Task):
         if any("stratum" not in e.problem.meta for e in examples):
             strata = length_strata([question_length(e.problem.question) for e in examples],
                                    long_pct=self.long_pct, short_pct=self.short_pct)
-            examples = [Example(Problem(e.problem.id, e.problem.question, e.problem.context,
-                                        {**e.problem.meta, "stratum": s}), e.gold)
-                        for e, s in zip(examples, strata)]
+            keep = select_strata(strata, self.short_pct / 100)
+            examples = [Example(Problem(examples[i].problem.id, examples[i].problem.question,
+                                        examples[i].problem.context,
+                                        {**examples[i].problem.meta, "stratum": strata[i]}), examples[i].gold)
+                        for i in keep]
+        sizes = {s: sum(e.problem.meta["stratum"] == s for e in examples) for s in STRATA}
+        examples = [Example(Problem(e.problem.id, e.problem.question, e.problem.context,
+                                    {**e.problem.meta, "strata_sizes": sizes}), e.gold) for e in examples]
         return interleave(examples)
 
     def _load_file(self, path: Path) -> list[Example]:
@@ -118,11 +126,15 @@ class FactTask(Task):
         return {"em": exact_match(prediction, answers), "f1": self.f1(prediction, answers)}
 
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        strata = [(r.get("meta") or {}).get("stratum", "medium") for r in records]
+        """Long / Medium / Short means and Table 2's Overall: the strata weighted by their
+        sizes in the loaded slice (``meta['strata_sizes']``), whatever share of them ran."""
+        metas = [r.get("meta") or {} for r in records]
+        strata = [m.get("stratum", "medium") for m in metas]
+        sizes = next((m["strata_sizes"] for m in metas if isinstance(m.get("strata_sizes"), dict)), None)
         out: dict[str, Any] = {}
         for metric in self.metrics:
             values = [float(r["metrics"].get(metric, 0.0)) for r in records]
-            out[metric] = stratified_means(strata, values)
+            out[metric] = stratified_means(strata, values, sizes)
         return {"strata": out}
 
 
