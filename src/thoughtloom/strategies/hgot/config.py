@@ -43,6 +43,7 @@ class HGOTConfig(Options):
     samples: int = option(5, min=1)  # thoughts per Infer, one batch
     temperature: float = option(0.7, min=0)  # sampling temperature of the thoughts
     max_tokens: int = option(200, min=1)  # a JSON thought of 3 statements runs to ~150 tokens
+    thought_cap: int = option(3, min=0)  # statements per thought, and citations per statement (0: no cap, as C.5)
     plan_max_tokens: int = option(160, min=1)  # cap on each plan
     rewrite_max_tokens: int = option(48, min=1)  # cap on each rewrite of a dependent sub-question
     # thought quality (alpha, beta, gamma) and passage quality (w1, w2, w3)
@@ -61,6 +62,7 @@ class HGOTConfig(Options):
     knn_encoder: str = option("minilm", choices=KNN_ENCODERS)  # knn similarity: minilm (packaged all-MiniLM-L6-v2, dense extra) | bow (no model)
     n_demos: int = option(2, min=0)  # demos per prompt
     annotate_n: int = option(8, min=0)  # questions an eval annotates when demos != none and demo_file is unset
+    train_file: str | None = None  # training set those questions come from: its pool of 7 (strategies.demo_pool), as every method's; None: the task's own demos
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
 
@@ -83,6 +85,8 @@ PAPER = {
     "plan_stages": 3,  # Plan, Self-reflection, Formalization as three calls (Appendix C.1-C.3)
     "hints": False,  # the second Infer sees passages only (§3.1; the authors' predict(hints=False))
     "max_steps": 0,  # no cap on a plan's steps (C.1 sets none); a safety bound of 16 refuses a runaway list
+    "thought_cap": 0,  # no cap on a thought's statements or citations (C.5 sets none) ...
+    "max_tokens": 320,  # ... so a thought gets room for more than three (our choice)
     "plan_max_tokens": 400,  # room for a plan longer than 4 steps (our choice; the paper is silent)
 }
 PRESETS = {"paper": PAPER}
