@@ -218,15 +218,17 @@ def test_thought_quality_weights_the_vote_and_reduces_to_self_consistency():
     """§3.2: answer votes are weighted "by thought quality", assessed "with citation recall and
     precision" (the authors' judge.py: weight = [1, recall, precision] . (α, β, γ)), and "when the
     thought-quality weighting reduces to 1, the equations simplify to self-consistency prediction
-    and calibration". Thoughts Paris (R = 1, P = 1), Lyon, Lyon (R = P = 0): with (0.2, 0.4, 0.4)
-    the weights are 1.0, 0.2, 0.2, so Paris wins with confidence 1.0 / 1.4; with (1, 0, 0) every
-    weight is 1 and Lyon wins 2 to 1, confidence 2/3, the plain vote share."""
+    and calibration". Thoughts Paris (R = 1, P = 0), Lyon (R = 0, P = 1), Lyon (R = P = 0): with
+    (α, β, γ) = (0.1, 0.6, 0.3) the weights are 0.7, 0.4, 0.1, so Paris wins with confidence
+    0.7 / 1.2 (recall and precision swapped would give 0.4, 0.7, 0.1 and Lyon); with (1, 0, 0)
+    every weight is 1 and Lyon wins 2 to 1, confidence 2/3, the plain vote share."""
     from thoughtloom.strategies.hgot.quality import thought_quality
 
     thoughts = [parse_thought(f"Because [1].\nAnswer: {a}", 1, i) for i, a in enumerate(["Paris", "Lyon", "Lyon"])]
-    rp = [(1.0, 1.0), (0.0, 0.0), (0.0, 0.0)]
-    weighted = select_answer(Task(), thoughts, [thought_quality(r, p, 0.2, 0.4, 0.4) for r, p in rp])
-    assert weighted.winner == "Paris" and weighted.confidence == pytest.approx(1.0 / 1.4)
+    rp = [(1.0, 0.0), (0.0, 1.0), (0.0, 0.0)]
+    assert thought_quality(1.0, 0.0, 0.1, 0.6, 0.3) == pytest.approx(0.7)
+    weighted = select_answer(Task(), thoughts, [thought_quality(r, p, 0.1, 0.6, 0.3) for r, p in rp])
+    assert weighted.winner == "Paris" and weighted.confidence == pytest.approx(0.7 / 1.2)
     plain = select_answer(Task(), thoughts, [thought_quality(r, p, 1.0, 0.0, 0.0) for r, p in rp])
     assert plain.winner == "Lyon" and plain.confidence == pytest.approx(2 / 3)
 
@@ -346,3 +348,29 @@ def test_the_packaged_encoder_sees_the_paraphrase_the_lexical_rule_misses():
     assert lexical(q, para) < 0.7
     assert cosine(q, para) >= 0.7
     assert cosine(q, "When was Steven Spielberg born?") < 0.7
+
+
+def test_the_paper_preset_caps_neither_statements_nor_citations():
+    """C.5's Predict asks that "every statement in the rationale" be attributable to the
+    context passages and cites them; it sets no number of statements or citations. Under the
+    paper preset a thought may hold any number of each (the JSON schema has no maxItems and
+    the prompt asks for "one or more" sentences); the default keeps 3 x 3, cheaper."""
+    from thoughtloom.strategies.hgot.config import PAPER
+    from thoughtloom.strategies.hgot.infer import infer_requests
+    from thoughtloom.strategies.hgot.thought import thought_schema
+
+    assert PAPER["thought_cap"] == 0 and HGOTConfig().thought_cap == 3
+    free = thought_schema(7, 0)["properties"]["statements"]
+    assert "maxItems" not in free and "maxItems" not in free["items"]["properties"]["cites"]
+    capped = thought_schema(7)["properties"]["statements"]
+    assert capped["maxItems"] == 3 and capped["items"]["properties"]["cites"]["maxItems"] == 3
+    ctx = Context(lm=ScriptedLM([]), task=Task(), trace=Trace())
+    for fmt in ("json", "lines"):
+        (paper,) = infer_requests(ctx, "Q?", ["p"], "", "", n=1, temperature=0.0, max_tokens=9,
+                                  thought_format=fmt, cap=0)
+        (default,) = infer_requests(ctx, "Q?", ["p"], "", "", n=1, temperature=0.0, max_tokens=9, thought_format=fmt)
+        assert "one or more short sentences" in paper.messages[-1].content
+        assert "one to three short sentences" in default.messages[-1].content
+    five = parse_thought('{"statements": [' + ", ".join(
+        f'{{"text": "Fact {i}.", "cites": [1, 2, 3, 4]}}' for i in range(5)) + '], "answer": "x"}', 4)
+    assert len(five.statements) == 5 and all(len(s.cites) == 4 for s in five.statements)
