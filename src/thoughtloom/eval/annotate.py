@@ -68,10 +68,10 @@ def qualified_rows(task: Task, records: Sequence[EvalRecord | dict[str, Any]]) -
     """The annotation CSV rows of the runs that pass the DSP-style filter (correct, question-shaped
     steps, IQR on step length), from eval records of the strategy without demos."""
     done = [r for r in map(EvalRecord.of, records) if r.details.get("tree")]
-    rows = [demolib.annotation_row(r.input, r.details["tree"]) for r in done]
+    rows = [demolib.annotation_row(r.input, r.details["tree"], r.details.get("context") or ()) for r in done]
     golds = [r.gold for r in done]
     annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
-                                   x["Rewrite"], "", x["Rationale"], x["Answer"]) for x in rows]
+                                   x["Rewrite"], x["Rationale Context"], x["Rationale"], x["Answer"]) for x in rows]
     kept = demolib.qualify(annotated, golds,
                            lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
     keep = {a.question for a in kept}

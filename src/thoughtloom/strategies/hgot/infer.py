@@ -33,6 +33,7 @@ class InferOutcome:
     pool: list[ScoredPassage]
     thoughts: list[dict[str, Any]]
     rationale: str = ""
+    shown: tuple[str, ...] = ()  # the passages the prompt showed, [1] first (what the rationale cites)
 
 
 async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequence[ScoredPassage], demos: str,
@@ -76,7 +77,8 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequenc
                    tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
     ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
                    passages=_changes(top, freq, new_top), unshown=_changes(unshown, [0.0] * len(unshown), new_unshown))
-    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
+    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote),
+                        tuple(texts))
 
 
 def rescore(pool: Sequence[ScoredPassage], freq: Sequence[float], confidence: float,

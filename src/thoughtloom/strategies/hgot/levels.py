@@ -90,7 +90,7 @@ async def first_answer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: 
     phase(ctx.trace, "first answer", depth=node.depth)
     first = await infer(ctx, cfg, node, pool, demos.infer)
     node.settle(first.answer, first.confidence, first.rationale)
-    node.pool = first.pool
+    node.pool, node.shown = first.pool, first.shown
 
 
 async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos) -> QuestionNode:
@@ -110,6 +110,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
     second = await infer(ctx, cfg, node, merged, demos.infer, hints)
     if second.answer:
         node.settle(second.answer, second.confidence, second.rationale)
+        node.shown = second.shown
     # else: no thought of the second Infer answered; the first answer stands with its own confidence
     node.pool = second.pool
     node.stop = "searched"

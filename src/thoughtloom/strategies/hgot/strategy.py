@@ -82,17 +82,21 @@ def _stopped(ctx: Context, root: QuestionNode) -> Result:
     was (an anytime look goes on with it)."""
     stop = root.stop
     try:
-        return _result(levels.budget_stop(ctx, root))
+        return _result(levels.budget_stop(ctx, root), finished=False)
     finally:
         root.stop = stop
 
 
-def _result(root: QuestionNode) -> Result:
+def _result(root: QuestionNode, finished: bool = True) -> Result:
+    """The result; a finished run's ``details['context']`` holds the passages the Infer behind
+    the root's answer showed, so an annotation of this run keeps them as its Rationale Context."""
     tree = root.to_dict()
     gathered = _gathered(tree)
-    return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,
-                  details={"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
-                           "gathered_titles": sorted({t for t in gathered.values() if t})})
+    details = {"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
+               "gathered_titles": sorted({t for t in gathered.values() if t})}
+    if finished:
+        details["context"] = list(root.shown)
+    return Result(answer=root.answer, text=root.rationale, confidence=root.confidence, details=details)
 
 
 def _gathered(tree: dict[str, Any]) -> dict[str, str]:
