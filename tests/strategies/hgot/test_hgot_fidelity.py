@@ -205,13 +205,15 @@ def test_the_hgot_suites_run_the_preset_and_the_card_spells_it_out():
     from thoughtloom.eval.reproduce.render import _settings
     from thoughtloom.eval.reproduce.suites import load as load_suite
 
-    for name, variant in (("hgot-hotpotqa", "knn"), ("hgot-fever", "sampling")):
+    for name in ("hgot-hotpotqa", "hgot-fever", "hgot-open-squad"):
         suite = load_suite(name)
-        [method] = [m for m in suite.methods if m.strategy == "hgot"]
-        cfg = method.build().config
-        assert (cfg.samples, cfg.max_depth, cfg.parent_weight, cfg.demos) == (20, 3, 0.9, variant)
-        text = _settings(SimpleNamespace(method=method, dataset=suite.datasets[0]))
-        assert text.startswith("hgot (preset=paper: samples=20, temperature=0.7,") and "parent_weight=0.9" in text
+        methods = [m for m in suite.methods if m.strategy == "hgot"]
+        assert [m.build().config.demos for m in methods] == ["none", "knn", "sampling"]
+        for method in methods:
+            cfg = method.build().config
+            assert (cfg.samples, cfg.max_depth, cfg.parent_weight, cfg.hints, cfg.max_steps) == (20, 3, 0.9, False, 0)
+            text = _settings(SimpleNamespace(method=method, dataset=suite.datasets[0]))
+            assert text.startswith("hgot (preset=paper: samples=20, temperature=0.7,") and "parent_weight=0.9" in text
 
 
 def test_thought_quality_weights_the_vote_and_reduces_to_self_consistency():
