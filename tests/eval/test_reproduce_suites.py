@@ -170,3 +170,18 @@ def test_the_hgot_suites_run_the_baselines_at_the_authors_settings():
         assert {i: c.demos for i, c in arms.items()} == {"hgot": "none", "hgot-knn": "knn", "hgot-sampling": "sampling"}
         assert by["hgot-knn"].data_settings == by["hgot-sampling"].data_settings == {"train_file": pool}
         assert all(c.samples == 20 and c.max_steps == 0 and c.stop_rule == "cosine" for c in arms.values())
+
+
+def test_a_stratified_suite_draws_the_papers_strata_and_no_other_suite_does():
+    """HGOT §4: "about ... 2% of HotPotQA examples are randomly selected" per length stratum; a
+    suite whose dataset says ``strata = true`` (hgot-hotpotqa) evaluates that draw, 21 of each
+    stratum of the 1056-question dev subset, while decomp-odqa reads the same file whole."""
+    from conftest import data_file
+    from thoughtloom.eval.reproduce.run import load_slice
+
+    root = data_file("hotpotqa", "hotpot_dev_distractor_subset.jsonl").parents[1]
+    hgot = load_slice(suites.load("hgot-hotpotqa").datasets[0], root, 1000)
+    strata = [e.problem.meta["stratum"] for e in hgot.examples]
+    assert len(strata) == 63 and {s: strata.count(s) for s in set(strata)} == {"long": 21, "medium": 21, "short": 21}
+    odqa = next(d for d in suites.load("decomp-odqa").datasets if d.task == "hotpotqa")
+    assert len(load_slice(odqa, root, 1000).examples) == 1000  # n = 1000 of 1056: not drawn

@@ -84,7 +84,11 @@ def test_hotpot_dev_jsonl_strata_by_percentile():
     lengths = [question_length(rec["question"]) for _, rec in read_jsonl(path)]
     assert len(lengths) == 1056
     hi, lo = np.percentile(lengths, 98), np.percentile(lengths, 2)
-    exs = get("hotpotqa").load(path)
+    every = get("hotpotqa").load(path)  # without the draw: every question, with its stratum
+    assert len(every) == 1056 and every[0].problem.meta["strata_sizes"] == {"long": 21, "medium": 995, "short": 40}
+    task = get("hotpotqa")
+    task.draw_strata = True  # a reproduction suite's strata = true
+    exs = task.load(path)
     by = {s: [question_length(e.problem.question) for e in exs if e.problem.meta["stratum"] == s]
           for s in ("long", "medium", "short")}
     assert {s: len(v) for s, v in by.items()} == {"long": 21, "medium": 21, "short": 21}

@@ -11,8 +11,9 @@ Length strata (``meta['stratum']``): a paper CSV names its stratum (the authors
 already drew it); for any other file the stratum comes from the question's token
 length over the whole file, as §4 (:mod:`.stratify`): above the ``long_pct``
 percentile long, at or below ``short_pct`` short, the rest medium (HotpotQA 98/2,
-FEVER and Open-SQuAD 98.5/1.5), and each stratum capped at ``short_pct``% of the
-file by a random draw (seed 42), so the medium stratum is "randomly selected".
+FEVER and Open-SQuAD 98.5/1.5); with ``draw_strata`` (a reproduction suite's
+``strata = true``) each stratum is then capped at ``short_pct``% of the file by a
+random draw (seed 42), so the medium stratum is "randomly selected".
 Examples are returned interleaved long, medium, short (medium shuffled with seed
 42), so ``--limit 3n`` evaluates n of each stratum. ``meta['strata_sizes']``
 holds the three strata's sizes in the loaded slice; :meth:`report` gives Long /
@@ -72,6 +73,9 @@ class FactTask(Task):
     short_pct: float = 2.0
     primary_metric = "em"
     metrics = ("em", "f1")
+    # §4's draw: each stratum of a file without strata drawn to short_pct% of it (the HGOT
+    # suites, ``strata = true``); off, every question is kept with its stratum
+    draw_strata: bool = False
 
     def load(self, path: str | Path) -> list[Example]:
         path = Path(path)
@@ -87,7 +91,7 @@ class FactTask(Task):
         if any("stratum" not in e.problem.meta for e in examples):
             strata = length_strata([question_length(e.problem.question) for e in examples],
                                    long_pct=self.long_pct, short_pct=self.short_pct)
-            keep = select_strata(strata, self.short_pct / 100)
+            keep = select_strata(strata, self.short_pct / 100) if self.draw_strata else range(len(examples))
             examples = [Example(Problem(examples[i].problem.id, examples[i].problem.question,
                                         examples[i].problem.context,
                                         {**examples[i].problem.meta, "stratum": strata[i]}), examples[i].gold)
