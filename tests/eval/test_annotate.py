@@ -29,24 +29,43 @@ def oracle(req):
     return f"It is said so [1].\nAnswer: {answer}"
 
 
+def train_file(tmp_path, examples):
+    """A training CSV of 10 sample questions the eval does not ask (test scaffolding)."""
+    asked_qs = {e.problem.question.strip() for e in examples}
+    rows = [(q, a) for q, a in GOLD.items() if q not in asked_qs][:10]
+    path = tmp_path / "train.csv"
+    with path.open("w", encoding="utf-8", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(["Question", "Answer"])
+        w.writerows(rows)
+    return path
+
+
 @pytest.mark.parametrize("variant", ["knn", "sampling"])
 async def test_the_demo_variants_run_from_the_package_sample_alone(tmp_path, variant):
     """Appendix D: "Demonstrations extend DSP ... by qualifying examples whose predictions match
     correct answers, filtering overlong sub-queries with IQR, and selecting examples by balanced
-    sampling or KNN". With no demo file, the eval annotates the task's packaged sample (minus the
-    questions it asks) with the same model, keeps the correct runs, and shows them as demos."""
+    sampling or KNN". With no demo file, the eval annotates training questions -- the pool of 7
+    every baseline is shown (``train_file``), minus the questions it asks -- with the same
+    model, keeps the correct runs, and shows them as demos."""
+    from thoughtloom.strategies.demo_pool import read_pool
+
     examples = TASK.load(sample_path("hotpotqa"))[:2]
+    train = train_file(tmp_path, examples)
     lm = ScriptedLM(oracle)
     hgot = strategies.build("hgot", {"demos": variant, "knn_encoder": "bow", "annotate_n": "4", "samples": "2",
-                                     "thought_format": "lines", "n_demos": "2"})
-    summary = await evaluate(hgot, TASK, examples, EvalResources(lm), tmp_path)
+                                     "thought_format": "lines", "n_demos": "2", "train_file": str(train)})
+    out = tmp_path / "out"
+    summary = await evaluate(hgot, TASK, examples, EvalResources(lm), out)
     assert summary["n"] == 2
-    with (tmp_path / "annotate" / "demos.csv").open(encoding="utf-8", newline="") as fh:
+    with (out / "annotate" / "demos.csv").open(encoding="utf-8", newline="") as fh:
         demos = list(csv.DictReader(fh))
-    assert json.loads((tmp_path / "annotate" / "summary.json").read_text()) == {
-        "questions": 4, "kept": len(demos), "source": str(sample_path("hotpotqa"))}
+    assert json.loads((out / "annotate" / "summary.json").read_text()) == {
+        "questions": 4, "kept": len(demos), "source": str(train)}
     demo_questions = {d["Question"] for d in demos}
     assert demos and not demo_questions & {e.problem.question for e in examples}
+    assert demo_questions <= {d.question for d in read_pool(str(train))[:4]}  # the baselines' pool
+    tmp_path = out
     for e in examples:  # every Infer of an evaluated question shows two annotated demos
         infers = [r.messages[-1].content for r in lm.requests if "Rationale:" in r.messages[-1].content
                   and asked(r.messages[-1].content) == e.problem.question.strip()]
@@ -56,6 +75,20 @@ async def test_the_demo_variants_run_from_the_package_sample_alone(tmp_path, var
     calls = len(lm.requests)  # a resumed eval reuses the annotation and the results
     await evaluate(hgot, TASK, examples, EvalResources(lm), tmp_path)
     assert len(lm.requests) == calls
+
+
+def test_annotation_never_draws_from_the_test_files():
+    """The demos are annotated from training examples, not from the benchmark's test files: with
+    no ``train_file`` the task's own demos stand in (for HotpotQA, its two written ones), and a
+    question the eval asks is never one of them."""
+    from thoughtloom.eval.annotate import annotation_questions
+
+    examples = TASK.load(sample_path("hotpotqa"))[:3]
+    got = annotation_questions(TASK, examples, 8)
+    assert [e.problem.question for e in got] == [d.question for d in TASK.demos()]
+    assert not {e.problem.question for e in got} & set(GOLD)  # none of the packaged (test) sample
+    assert annotation_questions(TASK, [type(examples[0])(got[0].problem, "x")], 8)[0].problem.question == \
+        TASK.demos()[1].question
 
 
 def test_sampling_is_random_under_the_seed_for_free_form_answers():

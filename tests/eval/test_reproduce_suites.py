@@ -10,8 +10,8 @@ from thoughtloom.core.errors import ConfigError
 from thoughtloom.eval.reproduce import suites
 
 ISSUE_SUITES = {"decomp-letter", "decomp-letter-space", "decomp-math", "decomp-odqa", "decomp-reversal",
-                "decomp-reversal-scheme", "decomp-commaqa", "hgot-hotpotqa",
-                "hgot-fever", "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
+                "decomp-reversal-scheme", "decomp-commaqa", "hgot-hotpotqa", "hgot-fever", "hgot-open-squad",
+                "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
 
 GOOD = """
 name = "toy"
@@ -150,14 +150,6 @@ def test_a_data_setting_must_be_an_option_of_the_strategy(tmp_path):
         _bad(tmp_path, DATA_SETTINGS)
 
 
-def test_hgot_hotpotqa_runs_knn_over_the_authors_demonstrations():
-    """The hgot-hotpotqa suite's HGOT is HGOT+KNN over the authors' annotated HotpotQA demos."""
-    method = suites.load("hgot-hotpotqa").method("hgot")
-    assert method.settings["preset"] == "paper" and method.build().config.demos == "knn"
-    assert method.data_settings["demo_file"] == tuple(
-        f"hgot_demos/HotPotQA_train_{s}_augmented.csv" for s in ("short", "medium", "long"))
-
-
 async def test_a_datasets_corpus_files_are_pooled_with_its_own_paragraphs(tmp_path):
     """A dataset's ``corpus`` names more files under the data root whose paragraphs are pooled
     with the data file's own: the retriever every method gets searches both; a missing file
@@ -267,3 +259,41 @@ def test_commongen_and_the_100_step_crosswords_suites_take_the_papers_steps():
     assert cw.method("tot-dfs").build(task).config.max_steps == 100
     assert {(f.method, f.metric, f.value) for f in cw.figures} >= {("sculpt-mcts", "letters", 83),
                                                                    ("tot-dfs", "letters", 78)}
+
+
+def test_the_hgot_suites_run_the_baselines_at_the_authors_settings():
+    """The authors' evaluation (fangyihao/hgot pipeline.py): Retrieve_then_Read_SC_QA retrieves
+    k=5 and samples n=20 chains at temperature 0.7; DSP_QA searches 2 hops of 3 queries at 0.7
+    fused to k=5 and predicts with n=20 at 0.7; every baseline is given dsp.sample(train, k=7),
+    7 training demonstrations, and DSP's Demonstrate starts from 7. Every method of the three
+    HGOT suites draws on one pool (the dataset's training CSVs), and HGOT, HGOT+KNN and
+    HGOT+Sampling run side by side."""
+    for name, data in (("hgot-hotpotqa", "hotpotqa"), ("hgot-fever", "fever"), ("hgot-open-squad", "open_squad")):
+        suite = suites.load(name)
+        pool = tuple(f"{data}/hgot_train_{s}.csv" for s in ("short", "medium", "long"))
+        by = {m.id: m for m in suite.methods}
+        rtr, dsp, io = (by[i].build().config for i in ("retrieve-then-read", "dsp", "io"))
+        assert (rtr.n, rtr.temperature, rtr.k, rtr.shots) == (20, 0.7, 5, 7)
+        assert (dsp.n, dsp.temperature, dsp.k, dsp.queries, dsp.query_temperature, dsp.hops) == (20, 0.7, 5, 3, 0.7, 2)
+        assert io.shots == 7
+        for i in ("retrieve-then-read", "dsp", "io"):
+            assert by[i].data_settings == {"demo_file": pool}
+        arms = {i: by[i].build().config for i in ("hgot", "hgot-knn", "hgot-sampling")}
+        assert {i: c.demos for i, c in arms.items()} == {"hgot": "none", "hgot-knn": "knn", "hgot-sampling": "sampling"}
+        assert by["hgot-knn"].data_settings == by["hgot-sampling"].data_settings == {"train_file": pool}
+        assert all(c.samples == 20 and c.max_steps == 0 and c.stop_rule == "cosine" for c in arms.values())
+
+
+def test_a_stratified_suite_draws_the_papers_strata_and_no_other_suite_does():
+    """HGOT §4: "about ... 2% of HotPotQA examples are randomly selected" per length stratum; a
+    suite whose dataset says ``strata = true`` (hgot-hotpotqa) evaluates that draw, 21 of each
+    stratum of the 1056-question dev subset, while decomp-odqa reads the same file whole."""
+    from conftest import data_file
+    from thoughtloom.eval.reproduce.run import load_slice
+
+    root = data_file("hotpotqa", "hotpot_dev_distractor_subset.jsonl").parents[1]
+    hgot = load_slice(suites.load("hgot-hotpotqa").datasets[0], root, 1000)
+    strata = [e.problem.meta["stratum"] for e in hgot.examples]
+    assert len(strata) == 63 and {s: strata.count(s) for s in set(strata)} == {"long": 21, "medium": 21, "short": 21}
+    odqa = next(d for d in suites.load("decomp-odqa").datasets if d.task == "hotpotqa")
+    assert len(load_slice(odqa, root, 1000).examples) == 1000  # n = 1000 of 1056: not drawn

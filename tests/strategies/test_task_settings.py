@@ -147,4 +147,4 @@ def test_a_presets_values_are_said_to_come_from_the_preset():
     hgot = strategies.build("hgot", {"preset": "paper", "samples": "4"})
     assert hgot.sources["samples"] == FROM_USER and hgot.config.samples == 4
     assert hgot.sources["temperature"] == "preset paper" and hgot.sources["parent_weight"] == "preset paper"
-    assert hgot.sources["max_tokens"] == FROM_STRATEGY
+    assert hgot.sources["rewrite_max_tokens"] == FROM_STRATEGY

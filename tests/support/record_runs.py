@@ -3,7 +3,10 @@
 ``tests/eval/data/records/<name>.jsonl`` holds each run's results file as
 the runner wrote it with records assembled as dicts (made by running this
 module, ``python tests/support/record_runs.py tests/eval/data/records``, at
-commit d4246b9, before :class:`thoughtloom.eval.record.EvalRecord`);
+commit d4246b9, before :class:`thoughtloom.eval.record.EvalRecord`; ``hgot.jsonl`` remade
+by the same command for issue 36, whose HGOT changes alter only its token counts and
+passage scores (no hints in the second Infer, 1/rank retrieval scores) and add the passages
+the root's answer was inferred from (``details["context"]``));
 ``tests/eval/test_record.py`` runs them again and compares the bytes. Wall-clock figures (``latency_s``,
 ``usage.latency_s``) come from :func:`steady_clock`, a ``perf_counter`` that
 advances by a fixed step per call, so they are the same on every machine.

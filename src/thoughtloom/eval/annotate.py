@@ -8,8 +8,10 @@ and write them in the authors' CSV columns. An eval of a strategy whose
 config has ``demos`` other than ``none`` and no ``demo_file`` does this first
 (:func:`with_demos`), so the variants run from the package alone:
 
-- the questions: the task's packaged sample, minus every question the eval
-  asks (by text), the first ``annotate_n`` of them;
+- the questions: the comparison's training pool (``train_file``: the same 7
+  training examples every baseline is shown, :mod:`thoughtloom.strategies.demo_pool`),
+  else the task's own demos, minus every question the eval asks (by text), the
+  first ``annotate_n`` of them -- never the test files the eval draws from;
 - the run: the same strategy, model, retriever and judge, ``demos=none``, as
   an eval of its own in ``OUT/annotate/runs`` (resumable, its calls cached);
 - the result: ``OUT/annotate/demos.csv`` and ``OUT/annotate/summary.json``
@@ -30,7 +32,8 @@ from ..core.errors import ConfigError
 from ..strategies.interface import Strategy
 from ..strategies.hgot import demos as demolib
 from ..tasks.base import Example, Task
-from ..tasks.datasets import sample_path
+from ..core.types import Problem
+from ..strategies.demo_pool import read_pool
 from .record import EvalRecord
 from .results import atomic_write, read_records
 
@@ -45,22 +48,30 @@ def wants_demos(strategy: Strategy) -> bool:
     return getattr(cfg, "demos", "none") != "none" and not getattr(cfg, "demo_file", None)
 
 
-def annotation_questions(task: Task, asked: Sequence[Example], n: int) -> list[Example]:
-    """The first ``n`` examples of the task's packaged sample that the eval does not ask."""
+def annotation_questions(task: Task, asked: Sequence[Example], n: int,
+                         train_file: str | None = None) -> list[Example]:
+    """The first ``n`` training demos (``train_file``'s pool, else the task's demos) that the
+    eval does not ask, as examples with their gold answers."""
     seen = {e.problem.question.strip() for e in asked}
-    # a fresh task object reads the sample: loading remembers the file as the task's pooled corpus
-    sample = type(task)().load(sample_path(task.name))
-    return [e for e in sample if e.problem.question.strip() not in seen][:n]
+    demos = read_pool(train_file) if train_file else task.demos()
+    out = []
+    for i, d in enumerate(demos):
+        if d.question.strip() in seen:
+            continue
+        gold = task.parse_gold(d.answer, f"{train_file or task.name + ' demos'}: demo {i + 1}") \
+            if hasattr(task, "parse_gold") else d.answer
+        out.append(Example(Problem(f"{task.name}-train-{i}", d.question), gold))
+    return out[:n]
 
 
 def qualified_rows(task: Task, records: Sequence[EvalRecord | dict[str, Any]]) -> list[dict[str, str]]:
     """The annotation CSV rows of the runs that pass the DSP-style filter (correct, question-shaped
     steps, IQR on step length), from eval records of the strategy without demos."""
     done = [r for r in map(EvalRecord.of, records) if r.details.get("tree")]
-    rows = [demolib.annotation_row(r.input, r.details["tree"]) for r in done]
+    rows = [demolib.annotation_row(r.input, r.details["tree"], r.details.get("context") or ()) for r in done]
     golds = [r.gold for r in done]
     annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
-                                   x["Rewrite"], "", x["Rationale"], x["Answer"]) for x in rows]
+                                   x["Rewrite"], x["Rationale Context"], x["Rationale"], x["Answer"]) for x in rows]
     kept = demolib.qualify(annotated, golds,
                            lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
     keep = {a.question for a in kept}
@@ -81,7 +92,8 @@ async def with_demos(strategy: Strategy, task: Task, examples: Sequence[Example]
     folder = Path(out_dir) / FOLDER
     csv_path, summary_path = folder / "demos.csv", folder / "summary.json"
     if not csv_path.is_file():
-        questions = annotation_questions(task, examples, strategy.config.annotate_n)
+        train_file = getattr(strategy.config, "train_file", None)
+        questions = annotation_questions(task, examples, strategy.config.annotate_n, train_file)
         plain = type(strategy)(dataclasses.replace(strategy.config, demos="none"))
         await evaluate(plain, task, questions, res, folder / "runs", settings=settings)
         records = list(read_records(folder / "runs").values())
@@ -89,7 +101,8 @@ async def with_demos(strategy: Strategy, task: Task, examples: Sequence[Example]
         folder.mkdir(parents=True, exist_ok=True)
         demolib.write_annotated(rows, csv_path)
         atomic_write(summary_path, json.dumps({"questions": len(questions), "kept": len(rows),
-                                               "source": str(sample_path(task.name))}, indent=2) + "\n")
+                                               "source": train_file or f"{task.name} task demos"},
+                                              indent=2) + "\n")
         if not rows:
             log.warning("%s: none of %d annotation runs qualified; demos=%s runs without demonstrations",
                         strategy.name, len(records), strategy.config.demos)

@@ -3,12 +3,38 @@ reads, traces and votes a batch of sampled replies (self-consistency)."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from ..core.types import Completion
 from .context import Context
 from .result import Result
+
+
+# a reply that declines to answer ("I cannot tell.", "Unknown", "The passages do not say"): whole-answer
+# patterns, so an answer that merely contains "not" ("Not Fade Away") is none. FEVER's label
+# "NOT ENOUGH INFO" is a verdict, not a refusal.
+_REFUSAL = re.compile(
+    r"^(?:i\s+|we\s+|it\s+)?(?:cannot|can\s*not|can't|could\s+not|couldn't|am\s+unable\s+to|is\s+impossible\s+to"
+    r"|unable\s+to|do\s+not|don't)\s+(?:tell|say|know|determine|answer|be\s+determined|find|be\s+found)\b.*"
+    r"|^(?:unknown|not\s+known|n/?a|none|no\s+answer|unanswerable|insufficient\s+information"
+    r"|(?:there\s+is\s+)?not\s+enough\s+information(?:\s+to\s+.*)?|no\s+information(?:\s+.*)?)$"
+    r"|^(?:the\s+)?(?:passages?|context|documents?|sources?|text)\s+(?:do(?:es)?\s+not|don't|doesn't)\s+"
+    r"(?:say|mention|state|specify|provide|contain|give)\b.*"
+    r"|^(?:it\s+is\s+|this\s+is\s+)?not\s+(?:mentioned|specified|stated|provided|given|available|known)\b.*$",
+    re.IGNORECASE)
+
+
+def is_refusal(answer: str) -> bool:
+    """True for an answer that declines to answer ("Unknown", "Not specified", "I cannot tell").
+
+    The one refusal rule of the package. In a vote a refusal counts like any answer
+    (:func:`weighted_vote`), for every method alike, as the authors' ``dsp.majority`` and
+    electoral college tally every answer; where an answer is passed on as a fact (HGOT's
+    rewrite of a dependent step, its optional hints) a refusal is no answer.
+    """
+    return bool(_REFUSAL.match(" ".join(answer.split()).strip(" .!")))
 
 
 @dataclass(frozen=True)
@@ -27,7 +53,8 @@ def weighted_vote(
     """Self-consistency vote: sum the weight of each normalized answer.
 
     With every weight 1 this is plain majority voting. ``None`` answers
-    (nothing could be extracted) and empty normalized answers do not vote.
+    (nothing could be extracted) and empty normalized answers do not vote; every other
+    answer does, a refusal (:func:`is_refusal`) too: one rule for every method's vote.
     Ties go to the answer that appeared first, so results are deterministic.
     """
     if weights is None:

@@ -7,14 +7,18 @@ own files (HotpotQA dev JSONL with paragraphs, IRCoT JSONL, the 7,405-row
 question CSV; FEVER JSONL incl. FEVER-Symmetric; the Open-SQuAD question
 CSV).
 
-Length strata (``meta['stratum']``): a paper CSV names its stratum; for any
-other file the stratum comes from the question length (words) over the whole
-file, as in the paper: above the ``long_pct`` percentile long, below
-``short_pct`` short, the rest medium (HotpotQA 98/2, FEVER and Open-SQuAD
-98.5/1.5). Examples are returned interleaved long, medium, short (medium
-shuffled with seed 42, "a random sample"), so ``--limit 3n`` evaluates n of
-each stratum. :meth:`report` gives Long / Medium / Short / Overall (weighted
-by stratum size) per metric, like the paper's Table 2.
+Length strata (``meta['stratum']``): a paper CSV names its stratum (the authors
+already drew it); for any other file the stratum comes from the question's token
+length over the whole file, as §4 (:mod:`.stratify`): above the ``long_pct``
+percentile long, at or below ``short_pct`` short, the rest medium (HotpotQA 98/2,
+FEVER and Open-SQuAD 98.5/1.5); with ``draw_strata`` (a reproduction suite's
+``strata = true``) each stratum is then capped at ``short_pct``% of the file by a
+random draw (seed 42), so the medium stratum is "randomly selected".
+Examples are returned interleaved long, medium, short (medium shuffled with seed
+42), so ``--limit 3n`` evaluates n of each stratum. ``meta['strata_sizes']``
+holds the three strata's sizes in the loaded slice; :meth:`report` gives Long /
+Medium / Short / Overall per metric, Overall weighting the strata by those sizes,
+like the paper's Table 2.
 """
 
 from __future__ import annotations
@@ -27,16 +31,15 @@ import re
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..core.bounded import clip
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
 from ..core.files import read_utf8
 from ..retrieval.qa_records import read_qa_record
-from .answers import marked_answer
+from .fever_label import read_fever_label
 from .base import Example, Task, _must_exist, read_jsonl, require
 from .metrics import exact_match, hotpot_f1, squad_f1
 from .odqa import PooledCorpus
-from .stratify import length_strata, question_length, stratified_means
+from .stratify import length_strata, question_length, select_strata, stratified_means
 
 _STRATUM_IN_NAME = re.compile(r"_(short|medium|long)(?:_augmented)?\.csv$")
 STRATA = ("long", "medium", "short")
@@ -70,6 +73,9 @@ class FactTask(Task):
     short_pct: float = 2.0
     primary_metric = "em"
     metrics = ("em", "f1")
+    # §4's draw: each stratum of a file without strata drawn to short_pct% of it (the HGOT
+    # suites, ``strata = true``); off, every question is kept with its stratum
+    draw_strata: bool = False
 
     def load(self, path: str | Path) -> list[Example]:
         path = Path(path)
@@ -85,9 +91,14 @@ class FactTask(Task):
         if any("stratum" not in e.problem.meta for e in examples):
             strata = length_strata([question_length(e.problem.question) for e in examples],
                                    long_pct=self.long_pct, short_pct=self.short_pct)
-            examples = [Example(Problem(e.problem.id, e.problem.question, e.problem.context,
-                                        {**e.problem.meta, "stratum": s}), e.gold)
-                        for e, s in zip(examples, strata)]
+            keep = select_strata(strata, self.short_pct / 100) if self.draw_strata else range(len(examples))
+            examples = [Example(Problem(examples[i].problem.id, examples[i].problem.question,
+                                        examples[i].problem.context,
+                                        {**examples[i].problem.meta, "stratum": strata[i]}), examples[i].gold)
+                        for i in keep]
+        sizes = {s: sum(e.problem.meta["stratum"] == s for e in examples) for s in STRATA}
+        examples = [Example(Problem(e.problem.id, e.problem.question, e.problem.context,
+                                    {**e.problem.meta, "strata_sizes": sizes}), e.gold) for e in examples]
         return interleave(examples)
 
     def _load_file(self, path: Path) -> list[Example]:
@@ -119,11 +130,15 @@ class FactTask(Task):
         return {"em": exact_match(prediction, answers), "f1": self.f1(prediction, answers)}
 
     def report(self, records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-        strata = [(r.get("meta") or {}).get("stratum", "medium") for r in records]
+        """Long / Medium / Short means and Table 2's Overall: the strata weighted by their
+        sizes in the loaded slice (``meta['strata_sizes']``), whatever share of them ran."""
+        metas = [r.get("meta") or {} for r in records]
+        strata = [m.get("stratum", "medium") for m in metas]
+        sizes = next((m["strata_sizes"] for m in metas if isinstance(m.get("strata_sizes"), dict)), None)
         out: dict[str, Any] = {}
         for metric in self.metrics:
             values = [float(r["metrics"].get(metric, 0.0)) for r in records]
-            out[metric] = stratified_means(strata, values)
+            out[metric] = stratified_means(strata, values, sizes)
         return {"strata": out}
 
 
@@ -176,12 +191,9 @@ class FEVER(FactTask):
                 Demo("A baker in Lyon owns a blue bicycle." + FEVER_SUFFIX, "NOT ENOUGH INFO"))
 
     def extract_answer(self, text: str) -> str | None:
-        """The label named last in the answer text (after 'answer:' if present)."""
-        span = (marked_answer(text) or clip(text)).upper()
-        hits = [(m.start(), label) for label, pat in
-                (("SUPPORTS", r"SUPPORT"), ("REFUTES", r"REFUTE"), ("NOT ENOUGH INFO", r"NOT ENOUGH|\bNEI\b"))
-                for m in re.finditer(pat, span)]
-        return max(hits)[1] if hits else None
+        """The label the reply states, negation and "not enough information" read
+        (:func:`~.fever_label.read_fever_label`); every method's answers come through here."""
+        return read_fever_label(text)
 
     def normalize(self, answer: str) -> str:
         return answer.strip().upper()

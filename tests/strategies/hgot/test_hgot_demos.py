@@ -127,3 +127,36 @@ def test_demo_file_with_several_files_pools_them_in_order(tmp_path):
     assert [a in picked.infer for a in ("Spielberg", "Paris", "Washington")] == [True, True, True]
     assert selector._pool is not None and [d.answer for d in selector._pool] == \
         ["Steven Spielberg", "Paris", "George Washington"]
+
+
+def test_demos_show_the_passages_their_rationale_cites(tmp_path):
+    """Appendix D's annotated demonstrations keep "the web-search snippets used as context"
+    (the authors' Plan Context and Rationale Context columns); a demo's "[1][3][5]" cites those
+    passages, so the Infer demo shows them, numbered as the question's own, before its reply,
+    and the plan demo shows its plan context. Our own annotation writes the passages its run's
+    Infer showed into Rationale Context, so its demos read back the same way."""
+    import csv as csvmod
+
+    from thoughtloom.strategies.hgot.demos import (annotation_row, context_passages, render_infer_demos,
+                                                   write_annotated)
+
+    path = data_file("hgot_demos", "HotPotQA_train_medium_augmented.csv")
+    row = load_annotated(path)[0]
+    passages = context_passages(row.rationale_context)
+    assert len(passages) == 5 and passages[0].startswith("Eminent Personalities - Sivaganga District")
+    for fmt in ("json", "lines"):
+        block = render_infer_demos([row], fmt)
+        assert block.index("Passages:\n[1] Eminent Personalities") < block.index(f"Question: {row.question}")
+        assert "[5] " in block
+    assert render_plan_demos([row]).lstrip().startswith("Context:\n[1] Eminent Personalities")
+    assert len(context_passages(row.rationale_context, 5)[0].split()) == 5  # clipped as passage_words
+    assert context_passages("") == [] and context_passages("not a list") == ["not a list"]
+    assert context_passages("[" * 5000) == ["[" * 5000]  # hostile cell: one passage, no crash
+
+    tree = {"question": "Q?", "answer": "A", "rationale": "It is A [2].", "plan": None, "children": []}
+    out = tmp_path / "ours.csv"
+    write_annotated([annotation_row("Q?", tree, ["first passage", "second passage"])], out)
+    (ours,) = load_annotated(out)
+    assert "Passages:\n[1] first passage\n[2] second passage\nQuestion: Q?" in render_infer_demos([ours], "lines")
+    with out.open(encoding="utf-8", newline="") as fh:
+        assert next(csvmod.DictReader(fh))["Rationale Context"] == "['first passage', 'second passage']"

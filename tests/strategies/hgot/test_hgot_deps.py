@@ -35,9 +35,23 @@ def test_formalization_notation_of_appendix_c3():
 
 
 def test_the_planning_prompt_example_of_appendix_c1():
-    """Appendix C.1: the plan says "Step 2 depends on Step 1", which the formalization writes
-    "Step 1 -> Step 2": both are the one edge from step 1 to step 2."""
+    """Appendix C.1: the plan lists "the essential steps", each a standalone question for the
+    search engine, dependencies highlighted, and a step may depend only on lower-numbered
+    steps; its example "Step 2 depends on Step 1" is the formalization's "Step 1 -> Step 2":
+    both are the one edge from step 1 to step 2. The rendered prompt says each of these rules
+    (a prompt without the lower-numbered-steps rule fails here)."""
+    from thoughtloom.core.trace import Trace
+    from thoughtloom.strategies.context import Context
+    from thoughtloom.strategies.hgot.plan import plan_request
+    from thoughtloom.tasks.base import Task
+    from thoughtloom.testing import ScriptedLM
+
     assert edges("Step 2 depends on Step 1.") == edges("Step 1 -> Step 2") == [(1, 2)]
+    ctx = Context(lm=ScriptedLM([]), task=Task(), trace=Trace())
+    prompt = plan_request(ctx, "Who?", [], "", max_tokens=10, max_steps=0).messages[-1].content
+    for rule in ("List the essential steps", "standalone question that a search engine could answer",
+                 "A step may depend only on lower-numbered steps", '"Step 1 -> Step 2"', "Dependencies: None"):
+        assert rule in prompt, rule
 
 
 def test_the_authors_annotated_dependency_phrasings():

@@ -1,7 +1,7 @@
 import pytest
 
 from thoughtloom.strategies.hgot.quality import (Statement, citation_frequency, citation_scores,
-                                                 entailment_pairs, normalize_retriever_scores,
+                                                 entailment_pairs, rank_scores,
                                                  passage_quality, split_statements, thought_quality)
 import json
 
@@ -109,8 +109,7 @@ def test_citation_frequency_normalized_to_best_passage():
 
 def test_passage_quality_and_retriever_normalization():
     assert passage_quality(0.5, 1.0, 0.8, 0.2, 0.55, 0.25) == pytest.approx(0.1 + 0.55 + 0.2)
-    assert normalize_retriever_scores([12.0, 6.0, 3.0]) == [1.0, 0.5, 0.25]
-    assert normalize_retriever_scores([0.0, 0.0]) == [1.0, 0.5]
+    assert rank_scores(2) == [1.0, 0.5] and rank_scores(0) == []
 
 
 # -- exact values the mutation run found unchecked ------------------------------------------------
@@ -205,8 +204,25 @@ def test_passage_quality_weights_each_term_by_its_own_weight():
     assert passage_quality(0.5, 0.5, 0.4, 0.2, 0.55, 0.25) == pytest.approx(0.475)
 
 
-def test_retriever_scores_below_one_and_negative_ones_normalize_by_the_best():
-    """score / max score when the best is positive, even below 1 (a cosine score), and a negative
-    score counts as 0; only when no score is positive does the rank decide, 1/(1+rank)."""
-    assert normalize_retriever_scores([0.5, 0.25, -0.5]) == [1.0, 0.5, 0.0]
-    assert normalize_retriever_scores([-1.0, -2.0, -3.0]) == [1.0, 0.5, pytest.approx(1 / 3)]
+def test_the_retrieval_term_is_the_ranking_not_the_raw_score():
+    """§3.3: passage quality starts from "the retrieval module's ranking"; the authors' search
+    module scores the result at position i as 1/position. Three BM25 hits scored 14.2, 13.6,
+    13.1 start at 1, 1/2, 1/3 (score / best gave 1, 0.958, 0.923: rank nearly vanished)."""
+    import asyncio
+
+    from thoughtloom.core.trace import Trace
+    from thoughtloom.core.types import Passage, ScoredPassage
+    from thoughtloom.strategies.context import Context
+    from thoughtloom.strategies.hgot.probe import probe
+    from thoughtloom.tasks.base import Task
+    from thoughtloom.testing import ScriptedLM
+
+    class Scored:
+        async def search(self, queries, k):
+            return [[ScoredPassage(Passage(f"p{i}", f"text {i}", ""), s, i) for i, s in enumerate((14.2, 13.6, 13.1))]
+                    for _ in queries]
+
+    assert rank_scores(3) == [1.0, 0.5, pytest.approx(1 / 3)]
+    ctx = Context(lm=ScriptedLM([]), task=Task(), trace=Trace(), retriever=Scored())
+    (pool,) = asyncio.run(probe(ctx, ["q"], 3))
+    assert [round(p.score, 4) for p in pool] == [1.0, 0.5, 0.3333]

@@ -115,6 +115,8 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     examples to try a suite on, not the suite's slice.
     """
     task = tasks.get(dataset.task)
+    if dataset.strata and hasattr(task, "draw_strata"):
+        task.draw_strata = True  # HGOT §4: each length stratum drawn to the paper's share of the file
     if data_root is not None:
         path = data_root.expanduser() / dataset.data
         if not path.exists():

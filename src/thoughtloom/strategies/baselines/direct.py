@@ -35,6 +35,7 @@ from ..prompting import LAYOUTS, few_shot
 from ..registry import register
 from ..result import Result
 from ..vote import vote_samples
+from ..demo_pool import pool_demos
 
 
 def _question(problem: Problem) -> str:
@@ -47,6 +48,7 @@ def _question(problem: Problem) -> str:
 class IOConfig(Options):
     max_tokens: int = option(64, min=1)  # reply length cap
     shots: int = option(3, min=0)  # few-shot demos from the task (0 = none)
+    demo_file: str | None = None  # training demos (CSV Question, Answer): the pool of 7 (strategies.demo_pool); None: the task's
     layout: str = option("chat", choices=LAYOUTS)  # chat: demos as chat turns; text: one message
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
@@ -59,7 +61,7 @@ class Direct(Strategy):
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
-        messages = few_shot(ctx, "io", list(ctx.task.demos())[: cfg.shots], with_rationale=False,
+        messages = few_shot(ctx, "io", list(pool_demos(ctx, cfg.demo_file))[: cfg.shots], with_rationale=False,
                             layout=cfg.layout, instruction=ctx.task.instruction, question=_question(problem))
         req = Request.of(messages, max_tokens=cfg.max_tokens, stop=("\nQuestion:",), seed=ctx.seed)
         reply = (await ctx.lm.generate([req]))[0]

@@ -2,9 +2,10 @@
 
 The program of the DSP paper's multi-hop QA (and of HGOT's ``DSP_QA``):
 
-1. **Demonstrate**: each of the task's training demos (question, gold
-   answer) is run through the simple pipeline - one greedy search query per
-   hop, ``demo_k`` passages each, accumulated, then a greedy reading. A run
+1. **Demonstrate**: each of the 7 training demos (``demo_file``'s pool,
+   :mod:`..demo_pool`, else the task's demos; question, gold answer) is run
+   through the simple pipeline - one greedy search query per hop, ``demo_k``
+   passages each, accumulated, then a greedy reading. A run
    whose passages contain the gold answer and whose reading predicts it is
    kept as an annotated demo (its hop replies and rationale), at most
    ``max_demos``; the others stay plain question/answer demos.
@@ -43,6 +44,7 @@ from ..interface import DEFAULT_MAX_CALLS, Strategy
 from ..registry import register
 from ..result import Result
 from ..passages import dedupe, format_passages
+from ..demo_pool import POOL_SIZE, pool_demos
 from .retrieval import read_and_vote
 
 _QUERY = re.compile(r"search\s+query\s*:\s*(.*)", re.IGNORECASE)
@@ -104,6 +106,7 @@ class DSPConfig(Options):
     max_tokens: int = option(200, min=1)  # cap on each reading chain
     query_tokens: int = option(64, min=1)  # cap on each query reply (rationale and query)
     shots: int = option(2, min=0)  # plain demos in the reading prompt when none was annotated
+    demo_file: str | None = None  # training demos (CSV Question, Answer): the pool of 7 Demonstrate starts from; None: the task's
     passage_words: int = option(0, min=0)  # clip passages in the prompt (0 = whole)
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
@@ -164,8 +167,9 @@ class DSP(Strategy):
         return Annotated(demo.question, demo.answer, tuple(hops), rationale) if kept else None
 
     async def demonstrate(self, ctx: Context) -> list[Annotated]:
-        """Annotated demos from the task's demos (all attempted at once)."""
-        train = list(ctx.task.demos())[:7]
+        """Annotated demos from the training pool (``demo_file``, else the task's demos), all
+        attempted at once: the authors' ``train_sel_func(train, k=7)``."""
+        train = list(pool_demos(ctx, self.config.demo_file))[:POOL_SIZE]
         if not (self.config.demonstrate and train):
             return []
         phase(ctx.trace, "demonstrate")
@@ -200,7 +204,7 @@ class DSP(Strategy):
             gathered.extend(context)
             rationale = parsed[0][0] if hop else ""
             ctx.trace.emit("dsp_hop", hop=hop, query=queries[0], queries=queries, passages=[p.id for p in context])
-        shots = [Demo(d.question, d.answer, d.rationale) for d in demos] or list(ctx.task.demos())[: c.shots]
+        shots = [Demo(d.question, d.answer, d.rationale) for d in demos] or list(pool_demos(ctx, c.demo_file))[: c.shots]
         read = context if not rationale else [Passage("dsp-rationale", rationale, "")] + context
         result = await read_and_vote(ctx, question, read, n=c.n, temperature=c.temperature,
                                      max_tokens=c.max_tokens, shots=len(shots), words=c.passage_words, demos=shots)

@@ -31,6 +31,7 @@ from ..prompting import render_demos
 from ..registry import register
 from ..result import Result
 from ..vote import vote_samples
+from ..demo_pool import pool_demos
 from ..passages import dedupe, format_passages
 
 
@@ -59,6 +60,7 @@ class RetrieveReadConfig(Options):
     temperature: float = option(0.7, min=0)  # sampling temperature of the chains
     max_tokens: int = option(200, min=1)  # cap on each chain
     shots: int = option(2, min=0)  # demos in the reading prompt
+    demo_file: str | None = None  # training demos (CSV Question, Answer): the pool of 7 (strategies.demo_pool); None: the task's
     passage_words: int = option(0, min=0)  # clip passages in the prompt (0 = whole)
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
 
@@ -74,7 +76,8 @@ class RetrieveThenRead(Strategy):
         c = self.config
         passages = [h.passage for h in (await ctx.search([problem.question], c.k))[0]]
         return await read_and_vote(ctx, problem.question, passages, n=c.n, temperature=c.temperature,
-                                   max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words)
+                                   max_tokens=c.max_tokens, shots=c.shots, words=c.passage_words,
+                                   demos=pool_demos(ctx, c.demo_file))
 
 
 _FOLLOW = re.compile(r"Follow up:\s*(.+)", re.IGNORECASE)

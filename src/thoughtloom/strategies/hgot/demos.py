@@ -17,6 +17,7 @@ into :class:`Demos`, one block per prompt that shows them.
 
 from __future__ import annotations
 
+import ast
 import csv
 import json
 import math
@@ -51,6 +52,7 @@ class Annotated:
     rationale_context: str = ""
     rationale: str = ""
     answer: str = ""
+    plan_context: str = ""  # the passages the plan was made over (the authors' Plan Context)
 
     def plan_steps(self) -> list[str]:
         return [s.strip() for s in _STEP_SPLIT.split(self.plan) if s.strip().lower().startswith("step")]
@@ -79,7 +81,7 @@ def load_annotated(path: str | Path) -> list[Annotated]:
             out.append(Annotated(row["Question"], row.get("Plan", ""), row.get("Dependencies", ""),
                                  row.get("Rewrite Context", ""), row.get("Rewrite", ""),
                                  row.get("Rationale Context", ""), row.get("Rationale", ""),
-                                 row.get("Answer", "")))
+                                 row.get("Answer", ""), plan_context=row.get("Plan Context", "")))
     return out
 
 
@@ -89,12 +91,45 @@ def _dependencies_line(text: str) -> str:
     return "Dependencies: " + deps.render(deps.read_edges(text))
 
 
-def render_plan_demos(demos: Sequence[Annotated]) -> str:
+#: a demo's context passages shown at most (the authors' pools hold 5 to 7)
+DEMO_PASSAGES = 7
+
+
+def context_passages(raw: str, words: int = 0) -> list[str]:
+    """A demo row's context cell (the authors' ``Plan Context`` / ``Rationale Context``: a
+    Python list literal of passage strings, read with ``ast.literal_eval``, never eval) as
+    passages, at most :data:`DEMO_PASSAGES`, each clipped to ``words`` words (0: whole). A
+    cell that is no such list is one passage; an empty one, none."""
+    text = raw.strip()
+    if not text:
+        return []
+    try:
+        value = ast.literal_eval(text) if text.startswith("[") else [text]
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        value = [text]
+    if not isinstance(value, (list, tuple)):
+        value = [text]
+    out = [" ".join(str(v).strip().strip('"').split()) for v in value if str(v).strip()]
+    if words > 0:
+        out = [" ".join(p.split()[:words]) for p in out]
+    return out[:DEMO_PASSAGES]
+
+
+def _numbered(passages: Sequence[str]) -> str:
+    return "\n".join(f"[{i}] {p}" for i, p in enumerate(passages, 1))
+
+
+def render_plan_demos(demos: Sequence[Annotated], words: int = 0) -> str:
+    """Plan demos in the ``hgot_plan`` layout, each with its plan context passages when the row
+    holds them (``Context:``, as the prompt shows the question's own)."""
     blocks = []
     for d in demos:
         steps = d.plan_steps()
         if steps:
-            blocks.append(f"Question: {d.question}\n" + "\n".join(steps) + "\n" + _dependencies_line(d.dependencies))
+            context = context_passages(d.plan_context, words)
+            head = f"Context:\n{_numbered(context)}\n\n" if context else ""
+            blocks.append(f"{head}Question: {d.question}\n" + "\n".join(steps) + "\n"
+                          + _dependencies_line(d.dependencies))
     return "".join(f"\n{b}\n" for b in blocks)
 
 
@@ -121,19 +156,23 @@ def render_rewrite_demos(demos: Sequence[Annotated]) -> str:
     return "".join(f"\n{b}\n" for b in blocks)
 
 
-def render_infer_demos(demos: Sequence[Annotated], thought_format: str = "json") -> str:
-    """Demonstrations in the reply format the Infer prompt asks for."""
+def render_infer_demos(demos: Sequence[Annotated], thought_format: str = "json", words: int = 0) -> str:
+    """Demonstrations in the reply format the Infer prompt asks for, each after the passages
+    its rationale cites (``Passages:``, numbered as the prompt numbers the question's own),
+    when the row holds them: a citation [3] then points at a passage the demo shows."""
     blocks = []
     for d in demos:
         if not (d.rationale and d.answer):
             continue
+        context = context_passages(d.rationale_context, words)
+        head = f"Passages:\n{_numbered(context)}\n" if context else ""
         if thought_format == "json":
             statements = [{"text": st.text, "cites": [c + 1 for c in st.cites]}
                           for st in split_statements(d.rationale, 99)]
             reply = json.dumps({"statements": statements, "answer": d.answer}, ensure_ascii=False)
-            blocks.append(f"Question: {d.question}\n{reply}")
+            blocks.append(f"{head}Question: {d.question}\n{reply}")
         else:
-            blocks.append(f"Question: {d.question}\nRationale: {d.rationale}\nAnswer: {d.answer}")
+            blocks.append(f"{head}Question: {d.question}\nRationale: {d.rationale}\nAnswer: {d.answer}")
     return "".join(f"\n{b}\n" for b in blocks)
 
 
@@ -217,8 +256,9 @@ def balanced_select(demos: Sequence[Annotated], k: int, seed: int = 0) -> list[A
     return [demos[i] for i in picked]
 
 
-def annotation_row(question: str, tree: dict[str, Any]) -> dict[str, str]:
-    """One CSV row (authors' columns) from an HGOT result's ``details['tree']``."""
+def annotation_row(question: str, tree: dict[str, Any], shown: Sequence[str] = ()) -> dict[str, str]:
+    """One CSV row (authors' columns) from an HGOT result's ``details['tree']``; ``shown``:
+    the passages the root's last Infer showed (``details['context']``), its Rationale Context."""
     plan = tree.get("plan") or {"steps": [], "edges": []}
     steps = " ".join(f"Step {i + 1}: {s}" for i, s in enumerate(plan["steps"]))
     dependencies = " ".join(f"Step {v} depends on Step {u}." for u, v in plan["edges"]) or "None"
@@ -235,7 +275,8 @@ def annotation_row(question: str, tree: dict[str, Any]) -> dict[str, str]:
         "Question": question, "Plan Context": "", "Plan": steps, "Dependencies": dependencies,
         "Rewrite Context": context,
         "Rewrite": "" if rewritten is None else step_of[rewritten]["question"],
-        "Rationale Context": "", "Rationale": tree.get("rationale", ""), "Answer": tree.get("answer", ""),
+        "Rationale Context": repr([str(p) for p in shown]) if shown else "",
+        "Rationale": tree.get("rationale", ""), "Answer": tree.get("answer", ""),
     }
 
 
@@ -279,8 +320,8 @@ class DemoSelector:
             chosen = knn_select(question, pool, cfg.n_demos, embed=self.embed if cfg.knn_encoder == "minilm" else None)
         else:
             chosen = balanced_select(pool, cfg.n_demos, seed)
-        return Demos(plan=render_plan_demos(chosen), rewrite=render_rewrite_demos(chosen),
-                     infer=render_infer_demos(chosen, cfg.thought_format))
+        return Demos(plan=render_plan_demos(chosen, cfg.passage_words), rewrite=render_rewrite_demos(chosen),
+                     infer=render_infer_demos(chosen, cfg.thought_format, cfg.passage_words))
 
     def embed(self, texts: list[str]) -> np.ndarray:
         """texts -> unit rows for :func:`knn_select`, each distinct text encoded once per selector."""

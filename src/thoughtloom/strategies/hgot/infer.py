@@ -23,7 +23,7 @@ from .node import QuestionNode
 from .probe import ranked
 from .quality import (CitationScores, citation_frequency, citation_scores, entailment_pairs,
                       judge_pairs, passage_quality, thought_quality)
-from .thought import Thought, parse_thought, thought_schema
+from .thought import Thought, how_many, parse_thought, thought_schema
 
 
 @dataclass(frozen=True)
@@ -33,6 +33,7 @@ class InferOutcome:
     pool: list[ScoredPassage]
     thoughts: list[dict[str, Any]]
     rationale: str = ""
+    shown: tuple[str, ...] = ()  # the passages the prompt showed, [1] first (what the rationale cites)
 
 
 async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequence[ScoredPassage], demos: str,
@@ -44,7 +45,7 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequenc
     texts = [passage_text(s.passage, cfg.passage_words) for s in top]
     reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
                           temperature=cfg.temperature, max_tokens=cfg.max_tokens,
-                          thought_format=cfg.thought_format)
+                          thought_format=cfg.thought_format, cap=cfg.thought_cap)
     completions = await ctx.lm.generate(reqs)
     # a thought cut off at max_tokens is read as no thought: it does not vote (traced as truncated)
     whole = [finished(ctx, c, "hgot_thought", depth=depth, index=i, node=node.id) for i, c in enumerate(completions)]
@@ -76,7 +77,8 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequenc
                    tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
     ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
                    passages=_changes(top, freq, new_top), unshown=_changes(unshown, [0.0] * len(unshown), new_unshown))
-    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote))
+    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote),
+                        tuple(texts))
 
 
 def rescore(pool: Sequence[ScoredPassage], freq: Sequence[float], confidence: float,
@@ -132,14 +134,16 @@ async def _score_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thou
 
 
 def infer_requests(ctx: Context, question: str, passages: Sequence[str], demos: str, hints: str, *,
-                   n: int, temperature: float, max_tokens: int, thought_format: str = "json") -> list[Request]:
-    """n samples of one prompt, distinct sample indices (one cache entry each)."""
+                   n: int, temperature: float, max_tokens: int, thought_format: str = "json",
+                   cap: int = 3) -> list[Request]:
+    """n samples of one prompt, distinct sample indices (one cache entry each); ``cap``: the
+    most statements (and citations per statement) a thought may hold, 0 for no cap."""
     as_json = thought_format == "json"
     prompt = ctx.prompt("hgot_infer_json" if as_json else "hgot_infer", instruction=ctx.task.instruction,
                         demos=demos, context=numbered(passages),
-                        hints=hints, question=question)
+                        hints=hints, question=question, how_many=how_many(cap))
     temp = temperature if n > 1 else 0.0
-    schema = thought_schema(len(passages)) if as_json else None
+    schema = thought_schema(len(passages), cap) if as_json else None
     stop = () if as_json else ("\nQuestion:", "\n\n\n")
     return [Request.of(prompt, max_tokens=max_tokens, temperature=temp, seed=ctx.seed,
                        sample_index=i, stop=stop, json_schema=schema) for i in range(n)]

@@ -7,14 +7,14 @@
    sampled cited thoughts, thought quality, weighted vote, passage-quality update.
 2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
 3. **Plan** the question; stop when the plan is a single step that closely
-   resembles the question (:func:`closely_resembles`).
+   resembles the question (:func:`closely_resembles`, ``stop_rule``).
 4. **Search**: visit the plan's DAG level by level (topological
    generations). Dependent steps of a level are rewritten into standalone
    questions in ONE batch, from their parents' answers only; all steps of
    the level are probed in ONE retrieval call and solved concurrently
    (each recursing at ``depth + 1``).
-5. Merge the children's passages into the pool and **Infer** again, with the
-   steps' answers as hints. When none of its thoughts answers, the node keeps
+5. Merge the children's passages into the pool and **Infer** again over the
+   passages only (§3.1; the steps' answers are shown as hints with ``hints=True``). When none of its thoughts answers, the node keeps
    its first answer AND that answer's confidence.
 
 A spent budget ends the whole run (siblings still searching are
@@ -34,14 +34,13 @@ steps for live progress: "first answer", "planning", "plan level 2/3",
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
 from typing import Awaitable, Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import ScoredPassage
-from ...entail import content_words
 from ..context import Context
 from ..prompting import finished
+from ..vote import is_refusal
 from ..passages import passage_text
 from . import plan as planmod
 from .config import HGOTConfig
@@ -49,6 +48,7 @@ from .demos import Demos
 from .infer import infer
 from .node import QuestionNode
 from .probe import merge_pools, probe
+from .similarity import resemblance
 from .stages import ask_plan, plan_notes
 
 
@@ -90,7 +90,7 @@ async def first_answer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: 
     phase(ctx.trace, "first answer", depth=node.depth)
     first = await infer(ctx, cfg, node, pool, demos.infer)
     node.settle(first.answer, first.confidence, first.rationale)
-    node.pool = first.pool
+    node.pool, node.shown = first.pool, first.shown
 
 
 async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos) -> QuestionNode:
@@ -100,44 +100,38 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
         return stop(ctx, node, "depth limit")
     phase(ctx.trace, "planning", depth=depth)
     node.plan = await usable_plan(ctx, cfg, node, demos.plan)
-    if closely_resembles(question, node.plan, cfg.stop_similarity):
+    if closely_resembles(question, node.plan, cfg.stop_similarity, cfg.stop_rule):
         return stop(ctx, node, "single step resembles question")
     node.children = await search_steps(ctx, cfg, node, demos)
     merged = merge_pools(node.pool, [c.pool for c in node.children],
                          parent_weight=cfg.parent_weight, clip=cfg.clip)
-    hints = "Answers to sub-questions:\n" + "\n".join(
-        f"- {c.question} ANSWER: {c.answer}" for c in node.children if c.answer)
+    hints = sub_answer_hints(node.children) if cfg.hints else ""
     phase(ctx.trace, "final answer", depth=depth)
     second = await infer(ctx, cfg, node, merged, demos.infer, hints)
     if second.answer:
         node.settle(second.answer, second.confidence, second.rationale)
+        node.shown = second.shown
     # else: no thought of the second Infer answered; the first answer stands with its own confidence
     node.pool = second.pool
     node.stop = "searched"
     return node
 
 
-def resemblance(question: str, step: str) -> float:
-    """How closely a step restates its question: token F1 of their content words.
-
-    Content words are :func:`thoughtloom.entail.content_words` (lower
-    case, stop words such as who / is / the / that dropped, crude stems),
-    compared as bags, so "Who wrote Dune?" and "Who is the author that wrote
-    Dune?" share 2 of (2, 3) words and score 2 * 2 / (2 + 3) = 0.8, while a
-    real sub-question that shares an entity word scores far lower. The
-    authors compared BERT sentence embeddings (threshold 0.7); a lexical score
-    needs no model and is reproducible.
-    """
-    a, b = Counter(content_words(step)), Counter(content_words(question))
-    common = sum((a & b).values())
-    return 2 * common / (sum(a.values()) + sum(b.values())) if common else float(not a and not b)
+def sub_answer_hints(children: Sequence[QuestionNode]) -> str:
+    """The steps' answers as prompt text for the second Infer (``hints=True`` only: §3.1's
+    Infer sees the gathered passages, and the authors' ``predict`` runs with ``hints=False``)."""
+    answered = [c for c in children if c.answer and not is_refusal(c.answer)]
+    if not answered:
+        return ""
+    return "Answers to sub-questions:\n" + "\n".join(f"- {c.question} ANSWER: {c.answer}" for c in answered)
 
 
-def closely_resembles(question: str, plan: planmod.Plan, threshold: float) -> bool:
-    """The recursion stop rule: a single-step plan whose step's resemblance to
-    the question it was planned for is at least ``threshold`` (0.7 by default,
-    the authors' similarity threshold) means planning found nothing to divide."""
-    return len(plan.steps) == 1 and resemblance(question, plan.steps[0]) >= threshold
+def closely_resembles(question: str, plan: planmod.Plan, threshold: float, rule: str = "f1") -> bool:
+    """The recursion stop rule: a single-step plan whose step's resemblance to the question it
+    was planned for (:func:`.similarity.resemblance` under ``rule``: ``cosine`` of sentence
+    embeddings, the authors' measure and the paper preset's, or content-word ``f1``) is at
+    least ``threshold`` (0.7, the authors' threshold) means planning found nothing to divide."""
+    return len(plan.steps) == 1 and resemblance(question, plan.steps[0], rule) >= threshold
 
 
 def budget_stop(ctx: Context, node: QuestionNode) -> QuestionNode:
@@ -168,9 +162,11 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: QuestionNode, demo
         if dependent:
             # each known answer is labelled with its step's number, as the step refers to it ("the
             # director from Step 1"); the authors' rewrite context is "Step 1: <question> ANSWER: <answer>."
-            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s) if solved[u].answer]
+            known = {s: [(u, solved[u].question, solved[u].answer) for u in plan.parents(s)
+                         if solved[u].answer and not is_refusal(solved[u].answer)]
                      for s in dependent}
-            # a step whose parents found no answer has nothing to be rewritten with
+            # a step whose parents found no answer (or only a refusal, which the authors' hint
+            # check drops by its wording) has nothing to be rewritten with
             asks = [s for s in dependent if known[s]]
             reqs = [planmod.rewrite_request(ctx, plan.steps[s - 1], known[s], demos.rewrite,
                                             max_tokens=cfg.rewrite_max_tokens) for s in asks]

@@ -24,6 +24,7 @@ class QuestionNode:
     rationale: str = ""  # a rationale behind the selected answer
     unweighted: bool = False  # the answer is a plain vote of thoughts not yet weighed (see hold)
     id: str = "1"  # its place in the hierarchy: "1" the root, "1.2" step 2 of the root's plan
+    shown: tuple[str, ...] = ()  # the passages the Infer behind its answer showed, [1] first
 
     def step(self, number: int) -> str:
         """The id of the question that step ``number`` of this node's plan becomes."""

@@ -18,7 +18,8 @@ does). A cycle is broken by dropping the fewest edges
 (:func:`.deps.break_cycles`); an edge naming a step that does not exist is
 dropped too (both kept in :attr:`Plan.dropped` / :attr:`Plan.unknown` and
 traced on the ``plan`` event). A reply with no steps, steps not numbered
-1..n or more than ``max_steps`` steps raises :class:`PlanError`, which the
+1..n or more than ``max_steps`` steps (0: no cap but the safety bound
+:data:`MAX_PLAN_STEPS`) raises :class:`PlanError`, which the
 caller turns into a traced ``malformed`` event (``what: hgot_plan``), a
 bounded re-ask, and finally a single-step fallback plan.
 
@@ -122,12 +123,23 @@ def _read_lines(text: str) -> _Lines:
     return out
 
 
+#: The safety bound on a plan's steps when ``max_steps`` is 0 (no cap, as the paper's C.1 sets
+#: none): a longer list is no plan but a runaway reply; each step is a sub-search, so a
+#: plan of this many steps already costs far more than the run's call budget allows.
+MAX_PLAN_STEPS = 16
+
+
+def step_cap(max_steps: int) -> int:
+    """The most steps a plan may hold: ``max_steps``, or the safety bound when it is 0 (no cap)."""
+    return max_steps if max_steps > 0 else MAX_PLAN_STEPS
+
+
 def parse_plan(text: str, *, max_steps: int = 5, dependencies: str | None = None) -> Plan:
     """Read steps and dependencies; raise PlanError when there is no usable list of steps.
 
     Steps must be numbered 1..n in order (duplicates or gaps are errors, so a
     dependency always names the step the model meant). More than
-    ``max_steps`` steps is an error too: a long list is rarely a plan. Step
+    ``max_steps`` steps is an error too (0: only above :data:`MAX_PLAN_STEPS`). Step
     numbers have at most 6 digits and a reply is read up to ``MAX_PARSE_CHARS``.
     ``dependencies``, when given (the formalization's reply), replaces the
     dependencies written in ``text``; steps that name other steps still depend on them.
@@ -138,8 +150,8 @@ def parse_plan(text: str, *, max_steps: int = 5, dependencies: str | None = None
         raise PlanError("no 'Step N: question' lines found")
     if order != list(range(1, len(order) + 1)):
         raise PlanError(f"steps must be numbered 1..{len(order)} in order, got {order}")
-    if len(steps) > max_steps:
-        raise PlanError(f"{len(steps)} steps; use at most {max_steps}")
+    if len(steps) > step_cap(max_steps):
+        raise PlanError(f"{len(steps)} steps; use at most {step_cap(max_steps)}")
     written = lines.edges
     if dependencies is not None:
         named = [(u, v) for v, q in steps.items() for u in deps.mentions(q)]
@@ -162,8 +174,11 @@ def single_step(question: str) -> Plan:
 def plan_request(ctx: Context, question: str, passages: Sequence[str], demos: str, *,
                  max_tokens: int, max_steps: int, feedback: str = "") -> Request:
     context = numbered(passages, empty="(none)")
+    rule = "If the question needs only one fact, write one step."
+    if max_steps > 0:
+        rule = f"Use at most {max_steps} steps; if the question needs only one fact, write one step."
     prompt = ctx.prompt("hgot_plan", demos=demos, context=context, question=question,
-                        max_steps=max_steps, feedback=feedback)
+                        max_steps=step_cap(max_steps), step_rule=rule, feedback=feedback)
     return Request.of(prompt, max_tokens=max_tokens, seed=ctx.seed, stop=("\nQuestion:",))
 
 

@@ -11,7 +11,7 @@ from typing import Iterable, Sequence
 
 from ...core.types import Passage, ScoredPassage
 from ..context import Context
-from .quality import normalize_retriever_scores
+from .quality import rank_scores
 
 
 def ranked(scored: Iterable[tuple[Passage, float]]) -> list[ScoredPassage]:
@@ -21,11 +21,11 @@ def ranked(scored: Iterable[tuple[Passage, float]]) -> list[ScoredPassage]:
 
 
 async def probe(ctx: Context, queries: Sequence[str], k: int) -> list[list[ScoredPassage]]:
-    """One search for all queries (closed book: empty pools); scores normalized per set."""
+    """One search for all queries (closed book: empty pools); each passage's initial quality
+    is 1/rank in its set (:func:`.quality.rank_scores`)."""
     pools = []
     for hits in await ctx.search(queries, k):
-        norm = normalize_retriever_scores([h.score for h in hits])
-        pools.append([ScoredPassage(h.passage, s, r) for r, (h, s) in enumerate(zip(hits, norm))])
+        pools.append([ScoredPassage(h.passage, s, r) for r, (h, s) in enumerate(zip(hits, rank_scores(len(hits))))])
     return pools
 
 

@@ -191,9 +191,8 @@ def passage_quality(score: float, cite_freq: float, confidence: float,
 
         s'(p) = w1 * s(p) + w2 * f~(p) + w3 * conf
 
-    where s(p) is the passage's current quality (at the first level, the
-    retriever's score normalized within its retrieval set, see
-    :func:`normalize_retriever_scores`), f~(p) its normalized quality-weighted
+    where s(p) is the passage's current quality (at the first level, 1/rank in its
+    retrieval set, see :func:`rank_scores`), f~(p) its normalized quality-weighted
     citation frequency and conf the self-consistency confidence of the
     selected answer. Applied level by level, each Infer refines the scores
     the next level starts from. Paper default (w1, w2, w3) = (0.2, 0.55, 0.25).
@@ -201,14 +200,10 @@ def passage_quality(score: float, cite_freq: float, confidence: float,
     return w1 * score + w2 * cite_freq + w3 * confidence
 
 
-def normalize_retriever_scores(scores: Sequence[float]) -> list[float]:
-    """Initial passage quality from one retrieval set: score / max score.
-
-    Retriever scores are on arbitrary scales (BM25 is unbounded, cosine is
-    [-1, 1]); dividing by the set's best maps the top hit to 1 like the
-    citation term. When no score is positive the rank decides: 1/(1+rank).
-    """
-    top = max(scores, default=0.0)
-    if top > 0:
-        return [max(0.0, s) / top for s in scores]
-    return [1.0 / (1 + r) for r in range(len(scores))]
+def rank_scores(n: int) -> list[float]:
+    """Initial passage quality of one retrieval set from its ranking (§3.3: "the retrieval
+    module's ranking"): the passage at position i (1-based) scores 1/i, as the authors' search
+    module scores its i-th organic result ``1/position``. The retriever's raw scores play no
+    part: BM25 scores 14.2 / 13.6 / 13.1 become 1, 1/2, 1/3, not 1 / 0.958 / 0.923, so rank
+    keeps its weight in passage quality whatever the retriever's scale."""
+    return [1.0 / i for i in range(1, n + 1)]

@@ -18,7 +18,6 @@ a budget too small for the first thoughts leaves no answer.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import Any
 
 from ...core.types import Problem
@@ -30,20 +29,8 @@ from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig
 from .probe import probe
+from .similarity import encode, require_encoder
 from .node import QuestionNode
-
-
-@lru_cache(maxsize=1)
-def _minilm():
-    """The packaged MiniLM sentence encoder, loaded once per process (needs the ``dense`` extra)."""
-    from ...retrieval import sentence_encoder
-
-    return sentence_encoder()
-
-
-def _minilm_encode(texts: list[str]):
-    """texts -> unit rows from the packaged MiniLM, for ``knn`` demo selection."""
-    return _minilm().encode(texts)
 
 
 @register("hgot")
@@ -57,9 +44,11 @@ class HGOT(Strategy):
 
     def __init__(self, config: HGOTConfig | None = None) -> None:
         super().__init__(config)
+        if self.config.stop_rule == "cosine":
+            require_encoder("stop_rule=cosine")
         # one per strategy object: the questions it answers share the demo file and the
         # vectors of demo questions already encoded, and nothing outlives the strategy
-        self.demo_selector = demolib.DemoSelector(self.config, encode=_minilm_encode)
+        self.demo_selector = demolib.DemoSelector(self.config, encode=encode)
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
@@ -93,17 +82,21 @@ def _stopped(ctx: Context, root: QuestionNode) -> Result:
     was (an anytime look goes on with it)."""
     stop = root.stop
     try:
-        return _result(levels.budget_stop(ctx, root))
+        return _result(levels.budget_stop(ctx, root), finished=False)
     finally:
         root.stop = stop
 
 
-def _result(root: QuestionNode) -> Result:
+def _result(root: QuestionNode, finished: bool = True) -> Result:
+    """The result; a finished run's ``details['context']`` holds the passages the Infer behind
+    the root's answer showed, so an annotation of this run keeps them as its Rationale Context."""
     tree = root.to_dict()
     gathered = _gathered(tree)
-    return Result(answer=root.answer, text=root.rationale, confidence=root.confidence,
-                  details={"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
-                           "gathered_titles": sorted({t for t in gathered.values() if t})})
+    details = {"tree": tree, "passages": tree["passages"], "gathered": sorted(gathered),
+               "gathered_titles": sorted({t for t in gathered.values() if t})}
+    if finished:
+        details["context"] = list(root.shown)
+    return Result(answer=root.answer, text=root.rationale, confidence=root.confidence, details=details)
 
 
 def _gathered(tree: dict[str, Any]) -> dict[str, str]:

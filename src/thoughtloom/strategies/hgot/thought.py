@@ -48,15 +48,25 @@ class Thought:
     text: str
 
 
-def thought_schema(n_passages: int) -> dict:
-    """JSON schema of a ``json`` thought: at most 3 cited statements, then the answer."""
+def thought_schema(n_passages: int, cap: int = 3) -> dict:
+    """JSON schema of a ``json`` thought: at most ``cap`` cited statements of at most ``cap``
+    citations each (0: no cap, as C.5 sets none), then the answer. The lengths of a
+    statement's text and of the answer stay bounded (150 / 60 characters: a safety bound on
+    model text, not a rule of the paper)."""
     cite = {"type": "integer", "minimum": 1, "maximum": max(1, n_passages)}
+    most = {"maxItems": cap} if cap > 0 else {}
     statement = {"type": "object", "additionalProperties": False, "required": ["text", "cites"],
                  "properties": {"text": {"type": "string", "maxLength": 150},
-                                "cites": {"type": "array", "items": cite, "maxItems": 3}}}
+                                "cites": {"type": "array", "items": cite, **most}}}
     return {"type": "object", "additionalProperties": False, "required": ["statements", "answer"],
-            "properties": {"statements": {"type": "array", "items": statement, "minItems": 1, "maxItems": 3},
+            "properties": {"statements": {"type": "array", "items": statement, "minItems": 1, **most},
                            "answer": {"type": "string", "maxLength": 60}}}
+
+
+def how_many(cap: int) -> str:
+    """The prompt's words for how many statements a thought has ("one to three"; "one or more" uncapped)."""
+    words = {1: "one", 2: "one or two", 3: "one to three", 4: "one to four", 5: "one to five"}
+    return "one or more" if cap <= 0 else words.get(cap, f"one to {cap}")
 
 
 def _json_thought(text: str, n_passages: int, index: int) -> Thought | None:
