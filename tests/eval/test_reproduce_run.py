@@ -62,13 +62,17 @@ def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatc
     # CoT 12/12; IO right on 3, 6, 9, 12: 4/12
     assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 0 \| 1 \| 1\.0 \|", md)
     assert re.search(r"\| IO \| io \| 40 accuracy — GPT-9, Table 1 \| 33\.3 \[\d+\.\d, \d+\.\d\] \| 12 \|", md)
-    assert re.search(r"\| CoT beats IO \| cot > io on accuracy \| Table 1 \| GPT-9: 90 vs 40 \| \+66\.7 \[\+\d+\.\d, "
-                     r"\+\d+\.\d\] pts \(n=12\) \| holds \|", md)
+    # 8 discordant pairs, all CoT's way: exact McNemar p = 2 / 2^8 = 0.0078, 0.0156 after Holm over the 2 claims;
+    # Newcombe's interval [+29.9, +86.2]; 80% power at alpha 0.05: (1.96 + 0.84) * sqrt(8) / 12 = 66.0 points, and
+    # the paper's 50-point difference needs 12 * (0.660 / 0.5)^2 = 20.9 -> 21 examples
+    assert ("| CoT beats IO | cot > io on accuracy | Table 1 | GPT-9: 90 vs 40 | +66.7 [+29.9, +86.2] pts (n=12) | "
+            "exact McNemar, 8 discordant of 12 | 0.00781 (0.0156) | holds | detects ≥ 66.0 pts at n = 12; GPT-9's "
+            "+50.0 pts needs n ≈ 21 |") in md
     assert re.search(r"\| IO beats CoT \| io > cot on accuracy \| nowhere \| GPT-9: 40 vs 90 \| -66\.7 .* \| does not hold \|", md)
     # CoT and IO answer with their one call, so from 1 call on each example has its final answer:
-    # along the call budget, each claim has its full-budget verdict at every budget
-    assert "| holds | holds at every budget up to 5 calls |" in md
-    assert "| does not hold | does not hold at every budget up to 5 calls |" in md
+    # along the call budget, the claimed better method is ahead (or behind) at every budget
+    assert "| ahead at every budget up to 5 calls |" in md
+    assert "| behind at every budget up to 5 calls |" in md
     assert "budget per example, every method alike: 5 calls" in md and "Model: scripted" in md
     assert "# this card:\nthoughtloom reproduce toy --n 12\n" in md and "A note with <b>markup</b> & | pipes" in md
     page = (toy.out / "card.html").read_text()
@@ -108,7 +112,7 @@ def test_replay_regenerates_the_card_with_zero_model_calls(toy):
     assert table((toy.out / "card.md").read_text()) == table(card)
 
 
-def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_budget_wise_one(toy):
+def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_curve(toy):
     toy()
     before = [line.rsplit(" | ", 1)[0] for line in (toy.out / "card.md").read_text().splitlines()
               if line.startswith("| ")]
@@ -120,8 +124,10 @@ def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_bud
     md = (toy.out / "card.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert [line.rsplit(" | ", 1)[0] for line in rows] == before  # every column but the last as it was
-    assert md.count("| holds | no budget-wise verdict: recorded before anytime trajectories |") == 1
-    assert md.count("| does not hold | no budget-wise verdict: recorded before anytime trajectories |") == 1
+    assert md.count("| holds | detects ≥ 66.0 pts at n = 12; GPT-9's +50.0 pts needs n ≈ 21 | no curve: recorded "
+                    "before anytime trajectories |") == 1
+    assert md.count("| does not hold | detects ≥ 66.0 pts at n = 12; GPT-9's difference is -50.0 pts, not the "
+                    "claim's way | no curve: recorded before anytime trajectories |") == 1
     assert "No curves: recorded before anytime trajectories." in (toy.out / "card.html").read_text()
 
 

@@ -1,0 +1,242 @@
+"""The paired tests, intervals, corrections and power figures of ``eval/inference`` against textbook
+values and hand-derived ones (docs/verdicts.md shows the same figures worked out)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from thoughtloom.eval.inference import (BCA, MCNEMAR, POWER_Z, bca, holm, judge, judge_all, mcnemar_p,
+                                        newcombe_paired, paired_test, sign_flip_p, wilson)
+
+
+def ids(values):
+    return {f"q{i}": float(v) for i, v in enumerate(values)}
+
+
+# -- McNemar ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("wins, losses, expected", [
+    (5, 0, 0.0625),  # 2 * (1/2)^5: the issue's five pairs that all favour one side
+    (2, 0, 0.5),
+    (6, 0, 0.03125),  # the fewest one-sided discordant pairs that can reject at 0.05
+    (10, 2, 2 * (1 + 12 + 66) / 4096),  # 2 * P(X <= 2), X ~ Binomial(12, 1/2) = 158 / 4096 = 0.0386
+    (3, 3, 1.0),  # twice a tail past 1/2 is capped at 1
+    (0, 0, 1.0),  # no discordant pair: nothing to go on
+])
+def test_exact_mcnemar(wins, losses, expected):
+    """McNemar's exact test: under "no difference" B's wins among the k discordant pairs are
+    Binomial(k, 1/2); the two-sided p-value is twice the smaller tail."""
+    assert mcnemar_p(wins, losses) == pytest.approx(expected, abs=1e-15)
+    assert mcnemar_p(losses, wins) == mcnemar_p(wins, losses)
+
+
+def test_zero_one_scores_take_mcnemar_and_ties_do_not_count():
+    a = ids([0] * 5 + [1] * 10 + [0] * 3)
+    b = ids([1] * 5 + [1] * 10 + [0] * 3)  # five wins, ten both right, three both wrong
+    t = paired_test(a, b)
+    assert t.test == MCNEMAR and (t.wins, t.losses, t.ties, t.n) == (5, 0, 13, 18)
+    assert t.p_value == 0.0625 and t.min_p == 0.0625 and t.mean == pytest.approx(5 / 18)
+    assert judge(t).reason == "n = 18, 5 discordant: the smallest p-value possible is 0.0625"
+
+
+# -- sign flip ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("diffs", [[0.1, 0.2, 0.3], [0.7, 0.7, 0.7], [0.5, 0.01, 0.9]])
+def test_a_sign_flip_test_on_three_pairs_cannot_go_below_a_quarter(diffs):
+    """Three differences all one way: of the 2^3 = 8 equally likely sign patterns, the observed one
+    and its mirror are the two farthest from 0, so p = 2/8 = 0.25 whatever the sizes."""
+    p, exact = sign_flip_p(diffs)
+    assert (p, exact) == (0.25, True)
+    t = paired_test(ids([0, 0, 0]), ids(diffs))
+    assert t.p_value == 0.25 and t.min_p == 0.25 and t.test.startswith("paired sign-flip")
+    assert judge(t).verdict == "inconclusive"
+    assert judge(t).reason == "n = 3: the smallest p-value possible is 0.25"
+
+
+def test_sign_flip_counts_every_pattern_as_far_from_zero():
+    """Differences (1, -2, 3): observed sum 2. The 8 sums of ±1 ±2 ±3 are 6, 4, 2, 0, 0, -2, -4, -6;
+    six of them are at least 2 from zero: p = 6/8. Zeros are ties and drop out (no sign to flip)."""
+    assert sign_flip_p([1, -2, 3]) == (0.75, True)
+    assert sign_flip_p([1, -2, 3, 0, 0]) == (0.75, True)
+    assert sign_flip_p([0, 0]) == (1.0, True)
+
+
+def test_past_16_units_the_sign_flip_is_a_seeded_monte_carlo():
+    """20 differences all +0.3: the exact p is 2/2^20; no draw of 10,000 random patterns reaches the
+    observed sum (its chance per draw is 2/2^20), so the Monte Carlo p is (1 + 0) / (1 + 10,000)."""
+    p, exact = sign_flip_p([0.3] * 20)
+    assert not exact and p == 1 / 10_001
+    rng = np.random.default_rng(5)
+    values = rng.normal(0.05, 1, 40)
+    assert sign_flip_p(values) == sign_flip_p(values) != sign_flip_p(values, seed=1)
+    t = paired_test(ids([0] * 20), ids([0.3] * 20))
+    assert t.min_p == 2.0 ** -19 and "Monte Carlo" in t.test and "seed 0" in t.test
+
+
+def test_the_monte_carlo_p_value_is_near_the_exact_one():
+    """At 16 units both ways are possible: the exact enumeration against the Monte Carlo estimate
+    (forced by asking for 15 units exact at most) agree within the Monte Carlo error."""
+    values = np.random.default_rng(3).normal(0.4, 1, 16)
+    exact, _ = sign_flip_p(values)
+    import thoughtloom.eval.inference as inference
+    old, inference.EXACT_UNITS = inference.EXACT_UNITS, 15
+    try:
+        estimate, was_exact = sign_flip_p(values, replicates=20_000)
+    finally:
+        inference.EXACT_UNITS = old
+    assert not was_exact and estimate == pytest.approx(exact, abs=4 * math.sqrt(exact * (1 - exact) / 20_000))
+
+
+# -- intervals ----------------------------------------------------------------------------------
+
+def test_wilson_interval_textbook():
+    """Wilson (1927) score interval for 1 success in 10 at 95%: 0.0179 to 0.4042 (Newcombe 1998a,
+    Table II's example, method 3)."""
+    low, high = wilson(1, 10)
+    assert (round(low, 4), round(high, 4)) == (0.0179, 0.4042)
+
+
+def test_newcombe_paired_interval_textbook():
+    """Fagerland, Lydersen & Laake, Statistical Analysis of Contingency Tables (2017), ch. 8: complete
+    response before and after consolidation therapy (Cavo et al. 2012), the paired table 59 / 6 /
+    16 / 80: estimate -0.0621, Newcombe square-and-add 95% CI -0.1186 to -0.0046."""
+    low, high = newcombe_paired(59, 6, 16, 80)
+    assert (round(low, 4), round(high, 4)) == (-0.1186, -0.0046)
+    t = paired_test(ids([1] * 59 + [1] * 16 + [0] * 6 + [0] * 80), ids([1] * 59 + [0] * 16 + [1] * 6 + [0] * 80))
+    assert t.interval.startswith("Newcombe") and round(t.mean, 4) == -0.0621
+    assert (round(t.ci_low, 4), round(t.ci_high, 4)) == (-0.1186, -0.0046)
+
+
+def test_newcombe_keeps_width_where_a_bootstrap_has_none():
+    """The issue's case: two examples, A right and B wrong on both. A bootstrap of the differences
+    (-1, -1) gives [-1, -1]; Newcombe's interval runs from -1 to -1 + sqrt(2) * 0.658 (the Wilson
+    upper limit of 0/2 is 0.658)."""
+    t = paired_test(ids([1, 1]), ids([0, 0]))
+    u = wilson(0, 2)[1]
+    assert t.ci_low == -1.0 and t.ci_high == pytest.approx(-1 + math.sqrt(2) * u) and t.ci_high > -0.1
+    assert judge(t).reason == "n = 2: the smallest p-value possible is 0.5"
+
+
+def test_bca_is_zero_width_on_constant_differences_and_brackets_the_mean():
+    sums, sizes = np.full(8, 0.25), np.ones(8)
+    assert bca(sums, sizes) == (0.25, 0.25)
+    rng = np.random.default_rng(0)
+    d = rng.gamma(1.0, 0.2, 30) - 0.1  # skewed differences
+    low, high = bca(d, np.ones(30))
+    assert low < d.mean() < high
+    t = paired_test(ids([0] * 30), ids(d))  # the same differences in another order: other draws
+    assert t.interval == BCA and t.ci_low == pytest.approx(low, abs=0.01) and t.ci_high == pytest.approx(high, abs=0.01)
+
+
+def test_bca_covers_about_95_percent_on_skewed_scores():
+    """200 samples of n = 30 differences from a shifted exponential whose true mean is 0.1: the BCa
+    interval should hold it close to 95% of the time (a loose band: 200 trials, 1,000 replicates)."""
+    rng = np.random.default_rng(11)
+    held = 0
+    for trial in range(200):
+        d = rng.exponential(0.3, 30) - 0.2
+        low, high = bca(d, np.ones(30), replicates=1_000, seed=trial)
+        held += low <= 0.1 <= high
+    assert 0.88 <= held / 200 <= 0.99
+
+
+# -- groups -------------------------------------------------------------------------------------
+
+def test_grouped_examples_are_flipped_and_resampled_as_groups():
+    """Six questions over two contexts, B better on all six: as six independent pairs a sign flip
+    could reach 2/2^6; as two groups only 2/2^2 = 0.5. 0/1 scores in groups leave McNemar (which
+    needs independent pairs) for the grouped sign flip."""
+    a, b = ids([0.0] * 6), ids([0.5] * 6)
+    groups = {f"q{i}": f"ctx{i // 3}" for i in range(6)}
+    assert paired_test(a, b).min_p == 2 / 2 ** 6
+    t = paired_test(a, b, groups=groups)
+    assert (t.units, t.min_p, t.p_value) == (2, 0.5, 0.5) and "whole groups flipped (2 groups)" in t.test
+    assert t.interval == BCA + " over groups"
+    assert judge(t).reason == "n = 6 in 2 groups: the smallest p-value possible is 0.5"
+    binary = paired_test(ids([0] * 6), ids([1] * 6), groups=groups)
+    assert binary.test != MCNEMAR and binary.p_value == 0.5
+    # an id without a group stands alone; groups of one are independent examples
+    assert paired_test(a, b, groups={"q0": "x"}).units == 6
+
+
+def test_the_clustered_standard_error_is_the_sandwich_one():
+    """Miller (2024) §2.3: with clusters, SE = sqrt(sum over clusters of (sum of residuals)^2) / n
+    (here with the G/(G-1) small-sample factor). Two clusters of differences (1, 1) and (0, 0):
+    mean 0.5, cluster residual sums +1 and -1, SE = sqrt(2 * 2/1) / 4 = 0.5."""
+    t = paired_test(ids([0, 0, 0, 0]), ids([1, 1, 0, 0]), groups={"q0": "x", "q1": "x", "q2": "y", "q3": "y"})
+    assert t.se == pytest.approx(0.5)
+
+
+# -- Holm and the verdict -----------------------------------------------------------------------
+
+def test_holm_textbook_example():
+    """Holm (1979), as in the standard worked example: four hypotheses with p = 0.01, 0.04, 0.03, 0.005
+    at alpha 0.05. Sorted, 0.005 <= 0.05/4 and 0.01 <= 0.05/3 are rejected; 0.03 > 0.05/2 stops the
+    procedure, so H2 and H3 stand. Adjusted: 4 * 0.005 = 0.02, 3 * 0.01 = 0.03, 2 * 0.03 = 0.06 and
+    max(0.06, 1 * 0.04) = 0.06."""
+    adjusted = holm([0.01, 0.04, 0.03, 0.005])
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert [p <= 0.05 for p in adjusted] == [True, False, False, True]
+    assert holm([]) == [] and holm([0.7]) == [0.7] and holm([0.6, 0.6]) == [1.0, 1.0]
+
+
+def test_a_verdict_stands_only_where_the_corrected_test_rejects():
+    """Six discordant pairs all B's way: p = 0.03125 <= 0.05 holds alone, and the mirror does not
+    hold; six such claims on one card are each 0.1875 after Holm: inconclusive, saying why."""
+    six = paired_test(ids([0] * 6), ids([1] * 6))
+    assert judge(six).verdict == "holds" and judge(six).reason == "p = 0.0312: at most 0.05"
+    assert judge(paired_test(ids([1] * 6), ids([0] * 6))).verdict == "does not hold"
+    found = judge_all([six] * 6)
+    assert [j.verdict for j in found] == ["inconclusive"] * 6
+    assert found[0].p_adjusted == pytest.approx(6 * 0.03125) and found[0].family == 6
+    assert found[0].reason == "p = 0.0312; 0.188 after Holm's correction over 6 claims: above 0.05"
+    # a claim with nothing to test is left out of the family
+    assert judge_all([None, six, paired_test({}, {"x": 1.0})])[0] is None
+    assert judge_all([None, six])[1].verdict == "holds"
+    assert judge(paired_test({}, {"x": 1.0})).reason == "no example both sides scored"
+
+
+def test_a_zero_p_value_bound_above_alpha_is_inconclusive_even_if_holm_would_not_matter():
+    five = paired_test(ids([0] * 5), ids([1] * 5))
+    assert judge(five, 0.0625, 1).verdict == "inconclusive"
+    assert judge(five).reason == "n = 5: the smallest p-value possible is 0.0625"
+
+
+# -- power ---------------------------------------------------------------------------------------
+
+def test_power_figures_for_zero_one_scores():
+    """Miller (2024) §4: MDE = (z_{1-alpha/2} + z_{power}) * SE. For 0/1 scores the null SE of the
+    mean difference is sqrt(k) / n (k discordant of n): 20 discordant of 100 give
+    SE = 0.0447 and MDE = 2.8016 * 0.0447 = 0.125; a true difference of 0.1 needs
+    n = 100 * (0.125 / 0.1)^2 = 157 examples at that discordance (7.849 * 0.2 / 0.01 = 156.98)."""
+    assert POWER_Z == pytest.approx(1.959964 + 0.841621, abs=1e-5)
+    a = ids([0] * 15 + [1] * 5 + [0] * 80)
+    b = ids([1] * 15 + [0] * 5 + [0] * 80)
+    t = paired_test(a, b)
+    assert t.se == pytest.approx(math.sqrt(20) / 100)
+    assert t.mde == pytest.approx(POWER_Z * math.sqrt(20) / 100)
+    assert t.n_needed(0.1) == 157 and t.n_needed(-0.1) == 157
+    assert t.n_needed(0) is None
+    tied = paired_test(ids([1, 0]), ids([1, 0]))
+    assert tied.mde is None and tied.n_needed(0.2) is None
+
+
+def test_power_figures_for_graded_scores():
+    """Graded: SE = sd(d) / sqrt(n) with the sample standard deviation (ddof = 1)."""
+    d = [0.1, 0.3, -0.2, 0.4, 0.0, 0.2]
+    t = paired_test(ids([0] * 6), ids(d))
+    se = float(np.std(d, ddof=1)) / math.sqrt(6)
+    assert t.se == pytest.approx(se) and t.mde == pytest.approx(POWER_Z * se)
+    assert t.n_needed(0.05) == math.ceil(6 * (POWER_Z * se / 0.05) ** 2)
+
+
+def test_inputs_are_checked():
+    with pytest.raises(ValueError, match="finite"):
+        paired_test({"x": 0.0}, {"x": math.nan})
+    with pytest.raises(ValueError, match="confidence"):
+        paired_test({"x": 0.0}, {"x": 1.0}, confidence=1.0)
+    empty = paired_test({"x": 0.0}, {"y": 1.0})
+    assert empty.n == 0 and math.isnan(empty.mean) and empty.p_value == 1.0
+    d = paired_test(ids([0, 1]), ids([1, 1])).as_dict()
+    assert {"p_value", "test", "interval", "min_p", "mde", "ties", "units"} <= set(d)
