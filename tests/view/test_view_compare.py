@@ -67,3 +67,11 @@ def test_the_comparison_page_links_each_run_s_report(tmp_path, cot_vs_sc):
     html = comparison_page(compare_runs(cot_vs_sc, replicates=200), out)
     assert "report.html" in html and "(p = 0.125, inconclusive: n = 4: the smallest p-value possible is 0.125)" in html
     assert html.count("<tr>") == 1 + 2 + 1 + 1  # header and 2 runs, header and 1 pair
+
+
+def test_the_python_api_is_the_same_comparison_and_test(cot_vs_sc):
+    import thoughtloom
+    from thoughtloom.eval.inference import paired_test
+
+    assert thoughtloom.compare(cot_vs_sc, replicates=200) == compare_runs(cot_vs_sc, replicates=200)
+    assert thoughtloom.paired_test is paired_test and "compare" in dir(thoughtloom)

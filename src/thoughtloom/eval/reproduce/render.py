@@ -90,22 +90,35 @@ def _flags(cell: CellResult) -> str:
     return ", ".join(p for p in parts if p) or "–"
 
 
+def made_by(card: CardData, cell: CellResult) -> str:
+    """The sittings that added examples to a cell (any of its seeds): ``1 (+6), 3 (+2)``."""
+    base = f"{cell.dataset.id}/{cell.method.id}"
+    parts = []
+    for i, s in enumerate(card.provenance.get("sittings", [])):
+        added = s.get("added") if isinstance(s, dict) and isinstance(s.get("added"), dict) else {}
+        count = sum(v for k, v in added.items() if (k == base or k.startswith(base + "-seed")) and isinstance(v, int))
+        if count:
+            parts.append(f"{i + 1} (+{count})")
+    return ", ".join(parts) or "–"
+
+
 def _results_table(card: CardData, cells: Sequence[CellResult]) -> Block:
     d = cells[0].dataset
     others = [m for m in d.metrics if m != d.primary]
     headers = (["method", "strategy (settings)", "paper (model, source)", f"ours: {d.primary} % [95% CI]"]
                + [f"{m} % [95% CI]" for m in others]
-               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
+               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes",
+                  "sittings (+examples)"])
     rows = []
     for c in cells:
         if not c.seeds:
-            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 7))
+            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 8))
             continue
         rows.append([c.method.label, _settings(c), _paper(card, c), pct(c.metrics[d.primary])]
                     + [pct(c.metrics[m]) for m in others]
                     + [str(c.n), str(c.no_answer), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
                        f"{c.tokens_per_solved:,.0f}" if c.tokens_per_solved is not None else "– (none solved)",
-                       _flags(c)])
+                       _flags(c), made_by(card, c)])
     return ("table", headers, rows)
 
 
@@ -256,6 +269,9 @@ def outline(card: CardData) -> list[Block]:
           "p-value found). Power: the smallest true difference detected with 80% power at α = 0.05 at this n "
           "and spread (for 0/1 scores, the observed share of discordant pairs), and the n needed to detect the "
           "paper's own difference. How each figure is made, with its sources: docs/verdicts.md in thoughtloom.",
+        "n: the examples every seed of the cell has scored; \"sittings (+examples)\": the sittings (numbered as "
+        "under Commands) that added examples to the cell, and how many (a sitting logged before this count "
+        "existed is not listed).",
         "\"no answer\": examples scored as no answer, every method alike: an error, a reply cut off at "
         "max_tokens, or a prediction in which the task's reader finds no answer (for the math tasks a "
         "chain of thought with no \"answer is\" statement, or a reply with no number; for DecomP also a "
