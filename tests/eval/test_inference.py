@@ -6,7 +6,7 @@ import math
 import numpy as np
 import pytest
 
-from thoughtloom.eval.inference import (BCA, MCNEMAR, POWER_Z, bca, holm, judge, judge_all, mcnemar_p,
+from thoughtloom.eval.inference import (BCA, MCNEMAR, POWER_Z, bca, holm, judge, judge_all, mcnemar_mde, mcnemar_p,
                                         newcombe_paired, paired_test, sign_flip_p, wilson)
 
 
@@ -90,11 +90,14 @@ def test_the_monte_carlo_p_value_is_near_the_exact_one():
 
 # -- intervals ----------------------------------------------------------------------------------
 
-def test_wilson_interval_textbook():
-    """Wilson (1927) score interval for 1 success in 10 at 95%: 0.0179 to 0.4042 (Newcombe 1998a,
-    Table II's example, method 3)."""
-    low, high = wilson(1, 10)
-    assert (round(low, 4), round(high, 4)) == (0.0179, 0.4042)
+@pytest.mark.parametrize("x, n, expected", [
+    (81, 263, (0.2553, 0.3662)), (15, 148, (0.0624, 0.1605)), (0, 20, (0.0, 0.1611)), (1, 29, (0.0061, 0.1718)),
+])
+def test_wilson_interval_textbook(x, n, expected):
+    """Wilson's (1927) score interval at 95%, Newcombe's (1998, "Two-sided confidence intervals for the
+    single proportion", Stat Med 17:857) method 3 on his four examples: 81/263, 15/148, 0/20, 1/29."""
+    low, high = wilson(x, n)
+    assert (round(low, 4), round(high, 4)) == expected
 
 
 def test_newcombe_paired_interval_textbook():
@@ -161,8 +164,9 @@ def test_grouped_examples_are_flipped_and_resampled_as_groups():
 
 
 def test_the_clustered_standard_error_is_the_sandwich_one():
-    """Miller (2024) §2.3: with clusters, SE = sqrt(sum over clusters of (sum of residuals)^2) / n
-    (here with the G/(G-1) small-sample factor). Two clusters of differences (1, 1) and (0, 0):
+    """Miller (2024), "clustered standard errors": with clusters, SE = sqrt(sum over clusters of
+    (sum of residuals)^2) / n (here with the G/(G-1) small-sample factor). Two clusters of differences
+    (1, 1) and (0, 0):
     mean 0.5, cluster residual sums +1 and -1, SE = sqrt(2 * 2/1) / 4 = 0.5."""
     t = paired_test(ids([0, 0, 0, 0]), ids([1, 1, 0, 0]), groups={"q0": "x", "q1": "x", "q2": "y", "q3": "y"})
     assert t.se == pytest.approx(0.5)
@@ -206,29 +210,38 @@ def test_a_zero_p_value_bound_above_alpha_is_inconclusive_even_if_holm_would_not
 # -- power ---------------------------------------------------------------------------------------
 
 def test_power_figures_for_zero_one_scores():
-    """Miller (2024) §4: MDE = (z_{1-alpha/2} + z_{power}) * SE. For 0/1 scores the null SE of the
-    mean difference is sqrt(k) / n (k discordant of n): 20 discordant of 100 give
-    SE = 0.0447 and MDE = 2.8016 * 0.0447 = 0.125; a true difference of 0.1 needs
-    n = 100 * (0.125 / 0.1)^2 = 157 examples at that discordance (7.849 * 0.2 / 0.01 = 156.98)."""
+    """For 0/1 scores the MDE is exact, given the k discordant pairs seen: with k = 20 McNemar rejects at
+    w <= 5 or w >= 15 (P(X <= 5) = 0.0207 under Binomial(20, 1/2), twice that 0.041; w = 6 gives 0.115),
+    so the MDE is (2 pi - 1) * 20 / 100 for the pi at which P(W >= 15) + P(W <= 5) = 0.8. The n a
+    difference needs is Miller's (z.975 + z.80)^2 * v / delta^2 with v the share of discordant pairs:
+    7.849 * 0.2 / 0.1^2 = 156.98 -> 157."""
     assert POWER_Z == pytest.approx(1.959964 + 0.841621, abs=1e-5)
     a = ids([0] * 15 + [1] * 5 + [0] * 80)
     b = ids([1] * 15 + [0] * 5 + [0] * 80)
     t = paired_test(a, b)
     assert t.se == pytest.approx(math.sqrt(20) / 100)
-    assert t.mde == pytest.approx(POWER_Z * math.sqrt(20) / 100)
+    assert [w for w in range(21) if mcnemar_p(w, 20 - w) <= 0.05] == [0, 1, 2, 3, 4, 5, 15, 16, 17, 18, 19, 20]
+    pi = (t.mde * 100 / 20 + 1) / 2
+    power = sum(math.comb(20, w) * pi ** w * (1 - pi) ** (20 - w) for w in [*range(6), *range(15, 21)])
+    assert power == pytest.approx(0.8, abs=1e-6) and 0.11 < t.mde < 0.125  # under the normal form's 0.125
+    assert mcnemar_mde(8, 12) == pytest.approx((2 * 0.8 ** (1 / 8) - 1) * 8 / 12, abs=1e-9)  # only 8-0 rejects
+    assert mcnemar_mde(5, 12) is None and paired_test(ids([0] * 5), ids([1] * 5)).mde is None  # under 6: none
     assert t.n_needed(0.1) == 157 and t.n_needed(-0.1) == 157
+    assert t.n_needed(0.5) == math.ceil(POWER_Z ** 2 * 0.5 / 0.25)  # a difference needs discordance >= itself
     assert t.n_needed(0) is None
     tied = paired_test(ids([1, 0]), ids([1, 0]))
     assert tied.mde is None and tied.n_needed(0.2) is None
 
 
 def test_power_figures_for_graded_scores():
-    """Graded: SE = sd(d) / sqrt(n) with the sample standard deviation (ddof = 1)."""
+    """Graded: MDE = (z.975 + z.80) * SE (Miller 2024), SE = sd(d) / sqrt(n) with the sample standard
+    deviation (ddof = 1); with fewer than 6 units no sign-flip test reaches 0.05, so none is detectable."""
     d = [0.1, 0.3, -0.2, 0.4, 0.0, 0.2]
     t = paired_test(ids([0] * 6), ids(d))
     se = float(np.std(d, ddof=1)) / math.sqrt(6)
     assert t.se == pytest.approx(se) and t.mde == pytest.approx(POWER_Z * se)
     assert t.n_needed(0.05) == math.ceil(6 * (POWER_Z * se / 0.05) ** 2)
+    assert paired_test(ids([0] * 5), ids(d[:5])).mde is None
 
 
 def test_inputs_are_checked():

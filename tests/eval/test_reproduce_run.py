@@ -65,10 +65,11 @@ def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatc
     assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 0 \| 1 \| 1\.0 \|", md)
     assert re.search(r"\| IO \| io \| 40 accuracy — GPT-9, Table 1 \| 33\.3 \[\d+\.\d, \d+\.\d\] \| 12 \|", md)
     # 8 discordant pairs, all CoT's way: exact McNemar p = 2 / 2^8 = 0.0078, 0.0156 after Holm over the 2 claims;
-    # Newcombe's interval [+29.9, +86.2]; 80% power at alpha 0.05: (1.96 + 0.84) * sqrt(8) / 12 = 66.0 points, and
-    # the paper's 50-point difference needs 12 * (0.660 / 0.5)^2 = 20.9 -> 21 examples
+    # Newcombe's interval [+29.9, +86.2]. Power: with 8 discordant pairs McNemar rejects only at 8-0 or 0-8
+    # (7-1 gives p = 2 * 9 / 256 = 0.07), so 80% power needs pi^8 = 0.8, pi = 0.9725, a difference of
+    # (2 pi - 1) * 8 / 12 = 63.0 points; the paper's 50-point difference needs (2.802^2 * 8/12) / 0.5^2 = 20.9 -> 21
     assert ("| CoT beats IO | cot > io on accuracy | Table 1 | GPT-9: 90 vs 40 | +66.7 [+29.9, +86.2] pts (n=12) | "
-            "exact McNemar, 8 discordant of 12 | 0.00781 (0.0156) | holds | detects ≥ 66.0 pts at n = 12; GPT-9's "
+            "exact McNemar, 8 discordant of 12 | 0.00781 (0.0156) | holds | detects ≥ 63.0 pts at n = 12; GPT-9's "
             "+50.0 pts needs n ≈ 21 |") in md
     assert re.search(r"\| IO beats CoT \| io > cot on accuracy \| nowhere \| GPT-9: 40 vs 90 \| -66\.7 .* \| does not hold \|", md)
     # CoT and IO answer with their one call, so from 1 call on each example has its final answer:
@@ -109,7 +110,8 @@ def test_replay_regenerates_the_card_with_zero_model_calls(toy):
     assert toy.model_calls() == before and len(_records(folder.parent)) == 12
 
     def table(text):  # the sittings column aside: the replay answered IO's 12 examples again, from the cache
-        return [re.sub(r" \| [^|]*\(\+\d+\)[^|]* \|$", " |", line) for line in text.splitlines() if line.startswith("| ")]
+        return [re.sub(r" \| [^|]*\(\+\d+\)[^|]* \|$", " |", line) for line in text.splitlines()
+                if line.startswith("| ")]
 
     assert table((toy.out / "card.md").read_text()) == table(card)
     assert "| 1 (+12), 3 (+12) |" in (toy.out / "card.md").read_text()  # IO: sitting 1, and the replay (3)
@@ -127,9 +129,9 @@ def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_cur
     md = (toy.out / "card.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert [line.rsplit(" | ", 1)[0] for line in rows] == before  # every column but the last as it was
-    assert md.count("| holds | detects ≥ 66.0 pts at n = 12; GPT-9's +50.0 pts needs n ≈ 21 | no curve: recorded "
+    assert md.count("| holds | detects ≥ 63.0 pts at n = 12; GPT-9's +50.0 pts needs n ≈ 21 | no curve: recorded "
                     "before anytime trajectories |") == 1
-    assert md.count("| does not hold | detects ≥ 66.0 pts at n = 12; GPT-9's difference is -50.0 pts, not the "
+    assert md.count("| does not hold | detects ≥ 63.0 pts at n = 12; GPT-9's difference is -50.0 pts, not the "
                     "claim's way | no curve: recorded before anytime trajectories |") == 1
     assert "No curves: recorded before anytime trajectories." in (toy.out / "card.html").read_text()
 

@@ -40,7 +40,7 @@ def test_each_pair_gets_the_paired_difference_on_shared_examples(cot_vs_sc):
     assert diff["test"].startswith("exact McNemar") and diff["verdict"] == "inconclusive"
     assert diff["reason"] == "n = 4: the smallest p-value possible is 0.125" and diff["family"] == 1
     assert diff["ci_high"] == 1.0 and 0 < diff["ci_low"] < 1  # Newcombe's interval: wide at n = 4
-    assert diff["mde"] == pytest.approx(2.8016 * 2 / 4, abs=1e-3)  # (z.975 + z.80) * sqrt(k) / n
+    assert diff["mde"] is None  # 4 discordant pairs: no difference is detectable at all
 
 
 def test_differences_in_task_model_or_examples_are_noted(tmp_path, cot_vs_sc):

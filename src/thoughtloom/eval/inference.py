@@ -35,14 +35,21 @@ Every test says the smallest p-value it can give on these pairs
 ``2^(1-m)`` for a sign flip on m non-zero units), so "inconclusive" can say
 when n alone forbids a verdict. :func:`holm` corrects a family of p-values
 (a card's claims, a comparison's differences) and :func:`judge` reads a
-verdict from an adjusted p-value, with its reason in words. The power figure
-(:attr:`PairedTest.mde`, :meth:`PairedTest.n_needed`) is Miller's: at a
-two-sided ``alpha`` = 0.05 and 80% power, the smallest true difference this
-design would detect is ``(z_0.975 + z_0.80) * SE``, and the n that a
-difference ``delta`` needs is ``n * ((z_0.975 + z_0.80) * SE / delta)^2``,
-with SE the null standard error (for 0/1 scores ``sqrt(k) / n``, from the
-observed discordance) or the (clustered) standard error of the mean
-difference.
+verdict from an adjusted p-value, with its reason in words.
+
+The power figures are at a two-sided ``alpha`` = 0.05 and 80% power
+(:attr:`PairedTest.mde`, the minimum detectable effect at this n;
+:meth:`PairedTest.n_needed`, the n a given difference needs). Where the test
+cannot reach ``alpha`` at all, there is no detectable effect (None). For
+0/1 scores the MDE is exact and conditional on the ``k`` discordant pairs
+seen: the smallest ``(2 pi - 1) * k / n`` such that McNemar's test rejects
+with probability 0.8 when each discordant pair favours B with chance
+``pi``. Otherwise it is Miller's (2024) normal form ``(z_0.975 + z_0.80) *
+SE``, SE the (clustered) standard error of the mean difference. The n a
+difference ``delta`` needs is Miller's ``(z_0.975 + z_0.80)^2 * v /
+delta^2`` with ``v`` the variance per example: the observed share of
+discordant pairs for 0/1 scores (at least ``|delta|``, which a difference
+needs), else ``n * SE^2``.
 
 Everything is numpy and the standard library (``statistics.NormalDist`` for
 the normal quantiles); resampling is seeded, so a report repeats.
@@ -89,7 +96,8 @@ class PairedTest:
     wins: int  # examples where b scored more than a
     losses: int  # examples where b scored less
     units: int  # independent units: groups where examples are grouped, else n
-    se: float  # the standard error the power figures use
+    se: float  # the standard error of the mean difference (McNemar's null one, sqrt(k) / n, for 0/1 scores)
+    mde: float | None = None  # the minimum detectable effect at 80% power (None: none is detectable here)
     confidence: float = 0.95
 
     @property
@@ -106,22 +114,19 @@ class PairedTest:
         kind = "exact" if "(exact" in self.test else "Monte Carlo"
         return f"sign-flip, {kind}" + (f", over {self.units} groups" if self.units < self.n else "")
 
-    @property
-    def mde(self) -> float | None:
-        """The smallest true difference detected with 80% power at alpha 0.05 and this n (None: no spread
-        to size it on, e.g. every pair tied)."""
-        return POWER_Z * self.se if self.n and self.se > 0 else None
-
     def n_needed(self, difference: float) -> int | None:
         """Examples needed to detect a true ``difference`` with 80% power at alpha 0.05, at this design's
-        spread per example (None where there is no spread or no difference)."""
+        variance per example (None where there is no spread or no difference)."""
         if not self.n or self.se <= 0 or not difference or not math.isfinite(difference):
             return None
-        return max(1, math.ceil(self.n * (POWER_Z * self.se / abs(difference)) ** 2))
+        variance = self.n * self.se ** 2
+        if self.test == MCNEMAR:  # the share of discordant pairs, which a difference cannot exceed
+            variance = max(variance, abs(difference))
+        return max(1, math.ceil(POWER_Z ** 2 * variance / difference ** 2))
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
-        out.update(ties=self.ties, mde=self.mde)
+        out.update(ties=self.ties)
         return out
 
 
@@ -134,6 +139,24 @@ def mcnemar_p(wins: int, losses: int) -> float:
         return 1.0
     tail = sum(math.comb(k, i) for i in range(min(wins, losses) + 1)) / 2 ** k
     return min(1.0, 2 * tail)
+
+
+def mcnemar_mde(k: int, n: int, *, alpha: float = ALPHA, power: float = POWER) -> float | None:
+    """The smallest difference ``(2 pi - 1) * k / n`` that the exact McNemar test on ``k`` discordant pairs
+    of ``n`` rejects with probability ``power``, each pair favouring B with chance ``pi`` (None: the
+    test cannot reject at ``k``)."""
+    rejects = [w for w in range(k + 1) if mcnemar_p(w, k - w) <= alpha]
+    if not rejects:
+        return None
+
+    def chance(pi: float) -> float:
+        return sum(math.comb(k, w) * pi ** w * (1 - pi) ** (k - w) for w in rejects)
+
+    low, high = 0.5, 1.0
+    for _ in range(60):  # the power rises with pi above 1/2: bisect for the 80% point
+        mid = (low + high) / 2
+        low, high = (mid, high) if chance(mid) < power else (low, mid)
+    return (2 * high - 1) * k / n
 
 
 def sign_flip_p(units: Sequence[float], *, replicates: int = DEFAULT_REPLICATES, seed: int = 0) -> tuple[float, bool]:
@@ -231,7 +254,7 @@ def _finite(values: list[float]) -> np.ndarray:
 
 def _empty(confidence: float) -> PairedTest:
     nan = float("nan")
-    return PairedTest(nan, nan, nan, 0, 1.0, "none (no example both sides scored)", "–", 1.0, 0, 0, 0, 0.0,
+    return PairedTest(nan, nan, nan, 0, 1.0, "none (no example both sides scored)", "–", 1.0, 0, 0, 0, 0.0, None,
                       confidence)
 
 
@@ -259,7 +282,8 @@ def paired_test(a: Mapping[str, float], b: Mapping[str, float], *, groups: Mappi
         both = int(np.sum((sa == 1) & (sb == 1)))
         low, high = newcombe_paired(both, wins, losses, n - both - wins - losses, confidence)
         return PairedTest(mean, low, high, n, mcnemar_p(wins, losses), MCNEMAR, NEWCOMBE,
-                          mcnemar_p(wins + losses, 0), wins, losses, n, math.sqrt(wins + losses) / n, confidence)
+                          mcnemar_p(wins + losses, 0), wins, losses, n, math.sqrt(wins + losses) / n,
+                          mcnemar_mde(wins + losses, n), confidence)
     index = np.array([order[k] for k in keys])
     sums = np.bincount(index, weights=diffs, minlength=len(order))
     sizes = np.bincount(index, minlength=len(order)).astype(float)
@@ -272,9 +296,10 @@ def paired_test(a: Mapping[str, float], b: Mapping[str, float], *, groups: Mappi
     residual = sums - mean * sizes  # cluster-robust (sandwich) standard error; the plain one without groups
     units = len(order)
     se = math.sqrt(float(np.sum(residual ** 2)) * units / (units - 1)) / n if units > 1 else 0.0
+    min_p = min(1.0, 2.0 ** (1 - m))
+    mde = POWER_Z * se if se > 0 and 2.0 ** (1 - units) <= ALPHA else None  # with every unit non-zero
     return PairedTest(mean, low, high, n, p, f"paired sign-flip permutation ({how}{where})",
-                      BCA + (" over groups" if clustered else ""), min(1.0, 2.0 ** (1 - m)), wins, losses, units,
-                      se, confidence)
+                      BCA + (" over groups" if clustered else ""), min_p, wins, losses, units, se, mde, confidence)
 
 
 # -- corrections and verdicts -------------------------------------------------------------------

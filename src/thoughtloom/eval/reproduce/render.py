@@ -141,8 +141,14 @@ def _power_cell(r: ClaimResult) -> str:
     t = r.difference
     if t is None or not t.n:
         return "–"
-    parts = [f"detects ≥ {100 * t.mde:.1f} pts at n = {t.n}" if t.mde is not None
-             else f"no spread at n = {t.n} (every pair tied): nothing to size it on"]
+    if t.mde is not None and t.mde <= 1:
+        parts = [f"detects ≥ {100 * t.mde:.1f} pts at n = {t.n}"]
+    elif t.mde is not None:
+        parts = [f"no difference up to 100 pts is detected with 80% power at n = {t.n}"]
+    elif t.se > 0:
+        parts = [f"none detectable at n = {t.n}: the test cannot reach 0.05"]
+    else:
+        parts = [f"no spread at n = {t.n} (every pair tied): nothing to size it on"]
     for model, delta, needed in r.paper_n():
         if delta <= 0:
             parts.append(f"{model}'s difference is {100 * delta:+.1f} pts, not the claim's way")
@@ -267,8 +273,8 @@ def outline(card: CardData) -> list[Block]:
            "the card's claims")
         + "; otherwise it is inconclusive, with the reason (the smallest p-value this n allows, or the "
           "p-value found). Power: the smallest true difference detected with 80% power at α = 0.05 at this n "
-          "and spread (for 0/1 scores, the observed share of discordant pairs), and the n needed to detect the "
-          "paper's own difference. How each figure is made, with its sources: docs/verdicts.md in thoughtloom.",
+          "(for 0/1 scores exact, given the discordant pairs seen; none below 6 of them), and the n needed to "
+          "detect the paper's own difference. How each figure is made, with its sources: docs/verdicts.md in thoughtloom.",
         "n: the examples every seed of the cell has scored; \"sittings (+examples)\": the sittings (numbered as "
         "under Commands) that added examples to the cell, and how many (a sitting logged before this count "
         "existed is not listed).",
