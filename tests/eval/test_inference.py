@@ -31,6 +31,15 @@ def test_exact_mcnemar(wins, losses, expected):
     assert mcnemar_p(losses, wins) == mcnemar_p(wins, losses)
 
 
+def test_many_discordant_pairs_are_summed_in_log_space_to_the_same_value():
+    """Past 1,000 discordant pairs the tail is summed in log space: the same p-value as the exact
+    integer sum, and an MDE for 5,000 pairs without summing 10^6 binomials."""
+    wins, losses = 540, 480
+    exact = min(1.0, 2 * sum(math.comb(1020, i) for i in range(481)) / 2 ** 1020)
+    assert mcnemar_p(wins, losses) == pytest.approx(exact, rel=1e-9)
+    assert 0 < mcnemar_mde(5000, 10_000) < 0.03
+
+
 def test_zero_one_scores_take_mcnemar_and_ties_do_not_count():
     a = ids([0] * 5 + [1] * 10 + [0] * 3)
     b = ids([1] * 5 + [1] * 10 + [0] * 3)  # five wins, ten both right, three both wrong

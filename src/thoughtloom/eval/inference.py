@@ -132,12 +132,31 @@ class PairedTest:
 
 # -- tests --------------------------------------------------------------------------------------
 
+#: Up to this many discordant pairs McNemar's tail is summed in exact integers; past it, in log space.
+EXACT_PAIRS = 1000
+
+
+def _half_pmf(k: int) -> np.ndarray:
+    """Binomial(k, 1/2) probabilities of 0..k."""
+    if k <= EXACT_PAIRS:  # comb(1000, 500) / 2^1000 and its neighbours are ordinary floats
+        return np.array([math.comb(k, i) for i in range(k + 1)], dtype=float) / 2.0 ** k
+    return np.exp(_log_comb(k) - k * math.log(2))
+
+
+def _log_comb(k: int) -> np.ndarray:
+    log_factorial = np.array([math.lgamma(i + 1) for i in range(k + 1)])
+    return log_factorial[k] - log_factorial - log_factorial[::-1]
+
+
 def mcnemar_p(wins: int, losses: int) -> float:
     """Two-sided exact McNemar p-value: twice the smaller Binomial(k, 1/2) tail, k = wins + losses."""
     k = wins + losses
     if k == 0:
         return 1.0
-    tail = sum(math.comb(k, i) for i in range(min(wins, losses) + 1)) / 2 ** k
+    if k <= EXACT_PAIRS:
+        tail = sum(math.comb(k, i) for i in range(min(wins, losses) + 1)) / 2 ** k
+    else:
+        tail = float(_half_pmf(k)[: min(wins, losses) + 1].sum())
     return min(1.0, 2 * tail)
 
 
@@ -145,12 +164,18 @@ def mcnemar_mde(k: int, n: int, *, alpha: float = ALPHA, power: float = POWER) -
     """The smallest difference ``(2 pi - 1) * k / n`` that the exact McNemar test on ``k`` discordant pairs
     of ``n`` rejects with probability ``power``, each pair favouring B with chance ``pi`` (None: the
     test cannot reject at ``k``)."""
-    rejects = [w for w in range(k + 1) if mcnemar_p(w, k - w) <= alpha]
-    if not rejects:
+    if k == 0:
         return None
+    tails = np.cumsum(_half_pmf(k))
+    w = np.arange(k + 1)
+    rejects = np.minimum(1.0, 2 * tails[np.minimum(w, k - w)]) <= alpha
+    if not rejects.any():
+        return None
+    log_comb = _log_comb(k)
 
     def chance(pi: float) -> float:
-        return sum(math.comb(k, w) * pi ** w * (1 - pi) ** (k - w) for w in rejects)
+        pi = min(pi, 1 - 1e-15)
+        return float(np.exp(log_comb + w * math.log(pi) + (k - w) * math.log(1 - pi))[rejects].sum())
 
     low, high = 0.5, 1.0
     for _ in range(60):  # the power rises with pi above 1/2: bisect for the 80% point
@@ -223,8 +248,13 @@ def bca(sums: np.ndarray, sizes: np.ndarray, *, confidence: float = 0.95, replic
     if count < 2 or np.allclose(sums / sizes, theta, rtol=0, atol=1e-12):
         return theta, theta
     rng = np.random.default_rng(seed)
-    draws = rng.integers(0, count, size=(replicates, count))
-    boot = sums[draws].sum(axis=1) / sizes[draws].sum(axis=1)
+    parts, left = [], replicates
+    while left:  # in chunks, so many units do not hold replicates x units draws at once
+        rows = min(left, max(1, 2_000_000 // count))
+        draws = rng.integers(0, count, size=(rows, count))
+        parts.append(sums[draws].sum(axis=1) / sizes[draws].sum(axis=1))
+        left -= rows
+    boot = np.concatenate(parts)
     below = (np.sum(boot < theta) + 0.5 * np.sum(boot == theta)) / replicates
     below = min(max(below, 1 / (replicates + 1)), replicates / (replicates + 1))
     z0 = _NORMAL.inv_cdf(below)
