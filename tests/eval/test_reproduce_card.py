@@ -105,6 +105,32 @@ def test_cells_cut_at_the_suites_budget_need_no_note(tmp_path):
     assert "CoT on baskets:" not in to_markdown(outline(card))
 
 
+def test_two_examples_that_both_favour_a_method_are_no_verdict(tmp_path):
+    """The CommonGen card's case (issue 38): graded scores on n = 2, both favouring CoT. The percentile
+    bootstrap's interval was above 0 ("holds"); a sign flip of 2 differences has 4 equally likely
+    patterns, the observed one and its mirror the farthest from 0: p = 2/4 = 0.5 at best."""
+    card = toy_card(tmp_path, {("cot", 0): trajectory((1, 1)), ("io", 0): WRONG_AT_1}, n=2,
+                    scores={("cot", 0): [0.6, 0.9], ("io", 0): [0.2, 0.4]})
+    found = claims(card)["CoT beats IO"]
+    assert found.difference.mean == pytest.approx(0.45) and found.difference.ci_low > 0  # the interval alone: "holds"
+    assert found.difference.p_value == 0.5 and found.verdict == "inconclusive"
+    assert found.judgement.reason == "n = 2: the smallest p-value possible is 0.5"
+    md = to_markdown(outline(card))
+    assert "| sign-flip, exact | 0.5 (1) | inconclusive: n = 2: the smallest p-value possible is 0.5 |" in md
+
+
+def test_examples_that_share_a_context_are_one_unit(tmp_path):
+    """Twelve questions over three passages (meta "group", Task.group), CoT right on all, IO on none:
+    as twelve pairs McNemar gives p = 2/2^12, but the passages are the independent units, so the
+    grouped sign flip of 3 sums can reach 2/2^3 = 0.25 at best: inconclusive."""
+    cells = {("cot", 0): trajectory((1, 1)), ("io", 0): WRONG_AT_1}
+    alone = claims(toy_card(tmp_path / "alone", cells))["CoT beats IO"]
+    assert alone.verdict == "holds" and alone.difference.p_value == 2 / 2 ** 12
+    grouped = claims(toy_card(tmp_path / "grouped", cells, groups=[f"p{i // 4}" for i in range(12)]))["CoT beats IO"]
+    assert (grouped.difference.units, grouped.difference.p_value, grouped.verdict) == (3, 0.25, "inconclusive")
+    assert grouped.judgement.reason == "n = 12 in 3 groups: the smallest p-value possible is 0.25"
+
+
 def test_a_claim_not_run_has_no_budget_wise_verdict_either(tmp_path):
     card = toy_card(tmp_path, {("cot", 0): trajectory((1, 1))})
     assert [(r.verdict, r.along) for r in card.claims] == [("not run", "–")] * 2
