@@ -133,6 +133,9 @@ def test_newcombe_keeps_width_where_a_bootstrap_has_none():
 def test_bca_is_zero_width_on_constant_differences_and_brackets_the_mean():
     sums, sizes = np.full(8, 0.25), np.ones(8)
     assert bca(sums, sizes) == (0.25, 0.25)
+    assert bca(np.array([0.7]), np.ones(1)) == (0.7, 0.7)  # one unit: nothing to resample
+    low, high = bca(np.array([0.2, 0.6]), np.ones(2))  # two units already spread: resamples of 0.2, 0.4, 0.6
+    assert low == pytest.approx(0.2) and high == pytest.approx(0.6)
     rng = np.random.default_rng(0)
     d = rng.gamma(1.0, 0.2, 30) - 0.1  # skewed differences
     low, high = bca(d, np.ones(30))
@@ -199,6 +202,7 @@ def test_a_verdict_stands_only_where_the_corrected_test_rejects():
     hold; six such claims on one card are each 0.1875 after Holm: inconclusive, saying why."""
     six = paired_test(ids([0] * 6), ids([1] * 6))
     assert judge(six).verdict == "holds" and judge(six).reason == "p = 0.0312: at most 0.05"
+    assert (judge(six).p_adjusted, judge(six).family) == (0.03125, 1)  # alone: a family of one, no correction
     assert judge(paired_test(ids([1] * 6), ids([0] * 6))).verdict == "does not hold"
     found = judge_all([six] * 6)
     assert [j.verdict for j in found] == ["inconclusive"] * 6
