@@ -257,6 +257,15 @@ def test_power_figures_for_graded_scores():
     assert paired_test(ids([0] * 5), ids(d[:5])).mde is None
 
 
+def test_one_unit_is_an_estimate_with_no_test_and_no_power():
+    """One graded example, or every example in one group: a sign flip of one unit has 2 patterns,
+    both as far from 0 (p = 1); there is no spread to size a power figure on."""
+    for t in (paired_test(ids([0.0]), ids([0.5])),
+              paired_test(ids([0, 0, 0]), ids([0.5, 0.2, 0.1]), groups={f"q{i}": "one" for i in range(3)})):
+        assert t.p_value == 1.0 and t.min_p == 1.0 and t.se == 0.0 and t.mde is None and t.units == 1
+        assert t.ci_low == t.ci_high == t.mean
+
+
 def test_inputs_are_checked():
     with pytest.raises(ValueError, match="finite"):
         paired_test({"x": 0.0}, {"x": math.nan})
