@@ -83,6 +83,16 @@ def test_past_16_units_the_sign_flip_is_a_seeded_monte_carlo():
     assert t.min_p == 2.0 ** -19 and "Monte Carlo" in t.test and "seed 0" in t.test
 
 
+def test_the_monte_carlo_counts_patterns_that_tie_the_observed_sum():
+    """Seventeen differences of +1 and three of -1 (m = 20, Monte Carlo): the sums are whole numbers, so
+    many patterns tie the observed 14. Exactly, P(|S| >= 14) = 2 * (C(20,17) + C(20,18) + C(20,19) + 1) /
+    2^20 = 2702 / 1,048,576 = 0.00258; counting only patterns beyond it would give 422 / 2^20 = 0.0004."""
+    p, exact = sign_flip_p([1.0] * 17 + [-1.0] * 3)
+    assert not exact and p == pytest.approx(2702 / 2 ** 20, abs=0.0015)
+    t = paired_test(ids([0, 0, 0, 0, 0]), ids([0.1, -0.2, 0, 0, 0.3]))
+    assert judge(t).reason == "n = 5, 3 not tied: the smallest p-value possible is 0.25"
+
+
 def test_the_monte_carlo_p_value_is_near_the_exact_one():
     """At 16 units both ways are possible: the exact enumeration against the Monte Carlo estimate
     (forced by asking for 15 units exact at most) agree within the Monte Carlo error."""
