@@ -135,7 +135,8 @@ def test_ray_reproduce_runs_every_cell_on_the_workers_with_the_records_of_a_loca
         calls_on_ray = server.calls
         reproduce(tmp_path / "local")
     assert calls_on_ray == 8 + 8  # every example of both cells, once
-    assert "card:" in shown and "claims: 1 holds, 1 does not hold" in shown
+    # CoT right on all 8, IO on every other one: 4 discordant pairs, McNemar's p is at least 2 * (1/2)^4
+    assert "card:" in shown and "claims: 2 inconclusive" in shown
     for cell in ("baskets/cot", "baskets/io"):
         assert answers(tmp_path / "ray" / cell) == answers(tmp_path / "local" / cell)
         summary = json.loads((tmp_path / "ray" / cell / "summary.json").read_text())

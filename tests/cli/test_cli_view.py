@@ -39,7 +39,9 @@ def test_compare_prints_intervals_and_the_paired_difference(tmp_path):
     r = runner.invoke(app, ["compare", str(a), str(b), "--html", str(tmp_path / "c.html")])
     assert r.exit_code == 0, r.output
     assert "accuracy 0.000 [0.000, 0.000]" in r.output and "accuracy 1.000 [1.000, 1.000]" in r.output
-    assert "B − A on 4 shared examples: accuracy +1.000 [+1.000, +1.000] (holds)" in r.output
+    # B right and A wrong on all 4: exact McNemar p = 2 * (1/2)^4, the smallest n = 4 allows (Newcombe's interval)
+    assert ("B − A on 4 shared examples: accuracy +1.000 [+0.307, +1.000] (p = 0.125, inconclusive: n = 4: the "
+            "smallest p-value possible is 0.125)") in r.output
     assert (tmp_path / "c.html").exists()
     r = runner.invoke(app, ["compare", str(a), str(b), "--json"])
     result = json.loads(r.output)
@@ -55,14 +57,15 @@ def test_compare_at_call_budgets_prints_each_run_and_the_paired_differences(tmp_
     assert r.exit_code == 0, r.output
     lines = r.output[r.output.index("at 1 call"):].splitlines()
     assert lines[:8] == ["at 1 call", "   A accuracy 0.000 [0.000, 0.000]", "   B accuracy 1.000 [1.000, 1.000]",
-                         "   B − A: accuracy +1.000 [+1.000, +1.000] (holds)", "at 2 calls",
+                         "   B − A: accuracy +1.000 [+0.307, +1.000] (p = 0.125, descriptive)", "at 2 calls",
                          "   A accuracy 0.000 [0.000, 0.000]", "   B accuracy 0.000 [0.000, 0.000]",
-                         "   B − A: accuracy +0.000 [+0.000, +0.000] (inconclusive)"]
+                         "   B − A: accuracy +0.000 [-0.490, +0.490] (p = 1, descriptive)"]
     assert "at 45 tokens" in r.output
     result = json.loads(runner.invoke(app, ["compare", str(a), str(b), "--at-calls", "1", "--json"]).output)
     [at] = result["at"]
     assert (at["axis"], at["budget"]) == ("calls", 1)
-    assert at["pairs"][0]["differences"]["accuracy"]["verdict"] == "holds"
+    found = at["pairs"][0]["differences"]["accuracy"]
+    assert found["reading"] == "descriptive" and "verdict" not in found and found["p_value"] == 0.125
     assert result["curves"]["calls"]["grid"] == [0, 1, 2, 3]
 
 

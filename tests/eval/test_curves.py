@@ -137,7 +137,8 @@ def test_paired_differences_at_budgets_over_the_shared_examples():
                                                                 stopped="budget")], {"max_calls": 4})
     found = {(d.budget, d.metric): d for d in differences_at(cot, sc, "calls", [1, 2, 4, 5], ["accuracy"],
                                                              replicates=300)}
-    assert found[1, "accuracy"].estimate.mean == 0.0 and found[1, "accuracy"].verdict == "inconclusive"
-    assert found[2, "accuracy"].estimate.mean == 0.5 and found[2, "accuracy"].estimate.n == 2
-    assert found[4, "accuracy"].estimate.mean == 1.0 and found[4, "accuracy"].verdict == "holds"
-    assert found[5, "accuracy"].estimate is None and found[5, "accuracy"].verdict == "inconclusive"  # sc cut at 4
+    # each difference carries its test (descriptive: no verdict along a curve); 0/1 scores: exact McNemar
+    assert found[1, "accuracy"].test.mean == 0.0 and found[1, "accuracy"].test.p_value == 1.0  # no discordant pair
+    assert found[2, "accuracy"].test.mean == 0.5 and found[2, "accuracy"].test.n == 2
+    assert found[4, "accuracy"].test.mean == 1.0 and found[4, "accuracy"].test.p_value == 0.5  # 2 of 2 discordant
+    assert found[5, "accuracy"].test is None  # sc cut at 4

@@ -1,7 +1,9 @@
 """`thoughtloom reproduce` on ScriptedLM: cells, resume, the card, --replay at zero calls, --dry-run."""
 
+import gzip
 import json
 import re
+import shutil
 
 import pytest
 from typer.testing import CliRunner
@@ -62,13 +64,18 @@ def test_run_writes_a_card_with_cis_judged_claims_and_provenance(toy, monkeypatc
     # CoT 12/12; IO right on 3, 6, 9, 12: 4/12
     assert re.search(r"\| CoT \| cot \| 90 accuracy — GPT-9, Table 1 \| 100\.0 \[100\.0, 100\.0\] \| 12 \| 0 \| 1 \| 1\.0 \|", md)
     assert re.search(r"\| IO \| io \| 40 accuracy — GPT-9, Table 1 \| 33\.3 \[\d+\.\d, \d+\.\d\] \| 12 \|", md)
-    assert re.search(r"\| CoT beats IO \| cot > io on accuracy \| Table 1 \| GPT-9: 90 vs 40 \| \+66\.7 \[\+\d+\.\d, "
-                     r"\+\d+\.\d\] pts \(n=12\) \| holds \|", md)
+    # 8 discordant pairs, all CoT's way: exact McNemar p = 2 / 2^8 = 0.0078, 0.0156 after Holm over the 2 claims;
+    # Newcombe's interval [+29.9, +86.2]. Power: with 8 discordant pairs McNemar rejects only at 8-0 or 0-8
+    # (7-1 gives p = 2 * 9 / 256 = 0.07), so 80% power needs pi^8 = 0.8, pi = 0.9725, a difference of
+    # (2 pi - 1) * 8 / 12 = 63.0 points; the paper's 50-point difference needs (2.802^2 * 8/12) / 0.5^2 = 20.9 -> 21
+    assert ("| CoT beats IO | cot > io on accuracy | Table 1 | GPT-9: 90 vs 40 | +66.7 [+29.9, +86.2] pts (n=12) | "
+            "exact McNemar, 8 discordant of 12 | 0.00781 (0.0156) | holds | detects ≥ 63.0 pts at n = 12; GPT-9's "
+            "+50.0 pts needs n ≈ 21 |") in md
     assert re.search(r"\| IO beats CoT \| io > cot on accuracy \| nowhere \| GPT-9: 40 vs 90 \| -66\.7 .* \| does not hold \|", md)
     # CoT and IO answer with their one call, so from 1 call on each example has its final answer:
-    # along the call budget, each claim has its full-budget verdict at every budget
-    assert "| holds | holds at every budget up to 5 calls |" in md
-    assert "| does not hold | does not hold at every budget up to 5 calls |" in md
+    # along the call budget, the claimed better method is ahead (or behind) at every budget
+    assert "| ahead at every budget up to 5 calls |" in md
+    assert "| behind at every budget up to 5 calls |" in md
     assert "budget per example, every method alike: 5 calls" in md and "Model: scripted" in md
     assert "# this card:\nthoughtloom reproduce toy --n 12\n" in md and "A note with <b>markup</b> & | pipes" in md
     page = (toy.out / "card.html").read_text()
@@ -102,13 +109,15 @@ def test_replay_regenerates_the_card_with_zero_model_calls(toy):
     toy("--replay")  # a lost cell: answered from the completion cache alone
     assert toy.model_calls() == before and len(_records(folder.parent)) == 12
 
-    def table(text):
-        return [line for line in text.splitlines() if line.startswith("| ")]
+    def table(text):  # the sittings column aside: the replay answered IO's 12 examples again, from the cache
+        return [re.sub(r" \| [^|]*\(\+\d+\)[^|]* \|$", " |", line) for line in text.splitlines()
+                if line.startswith("| ")]
 
     assert table((toy.out / "card.md").read_text()) == table(card)
+    assert "| 1 (+12), 3 (+12) |" in (toy.out / "card.md").read_text()  # IO: sitting 1, and the replay (3)
 
 
-def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_budget_wise_one(toy):
+def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_curve(toy):
     toy()
     before = [line.rsplit(" | ", 1)[0] for line in (toy.out / "card.md").read_text().splitlines()
               if line.startswith("| ")]
@@ -120,8 +129,10 @@ def test_results_recorded_before_trajectories_keep_their_verdicts_and_get_no_bud
     md = (toy.out / "card.md").read_text()
     rows = [line for line in md.splitlines() if line.startswith("| ")]
     assert [line.rsplit(" | ", 1)[0] for line in rows] == before  # every column but the last as it was
-    assert md.count("| holds | no budget-wise verdict: recorded before anytime trajectories |") == 1
-    assert md.count("| does not hold | no budget-wise verdict: recorded before anytime trajectories |") == 1
+    assert md.count("| holds | detects ≥ 63.0 pts at n = 12; GPT-9's +50.0 pts needs n ≈ 21 | no curve: recorded "
+                    "before anytime trajectories |") == 1
+    assert md.count("| does not hold | detects ≥ 63.0 pts at n = 12; GPT-9's difference is -50.0 pts, not the "
+                    "claim's way | no curve: recorded before anytime trajectories |") == 1
     assert "No curves: recorded before anytime trajectories." in (toy.out / "card.html").read_text()
 
 
@@ -270,3 +281,48 @@ def test_the_card_says_where_the_rubric_limits_lowered_an_evaluation(tmp_path):
     result = cards.cell_result(plan, plan.datasets[0], plan.methods[0], sl)
     assert result.limited == 1
     assert _flags(result) == "1 with an evaluation held to the task's rubric (score_limits)"
+
+
+def test_a_packed_folder_resumes_on_a_fresh_copy_and_extends_n_without_duplicates(toy, tmp_path):
+    """Issue 38: a card's run folders committed beside it (``--pack``) resume on any machine. A copy of
+    the packed folder elsewhere, with an empty completion cache, runs only the examples it lacks (one
+    call each for CoT and IO), keeps one record per example, and the card says which sitting added what."""
+    toy("--n", "6", "--pack")
+    for cell in ("cot", "io"):
+        folder = toy.out / "baskets" / cell
+        assert sorted(p.name for p in folder.iterdir()) == ["results.jsonl", "run.json", "summary.json",
+                                                            "trace.jsonl.gz"]
+        events = [json.loads(line) for line in gzip.decompress((folder / "trace.jsonl.gz").read_bytes()).splitlines()]
+        assert {e.get("example") for e in events if e.get("example")} <= {r["id"] for r in _records(folder)}
+    packed = json.loads((toy.out / "packed.json").read_text())
+    assert packed["traces"]["baskets/cot"]["kept"] is True and packed["trace_limit"] == 2_000_000
+    clone = tmp_path / "clone" / "toy"
+    shutil.copytree(toy.out, clone)
+    before = toy.model_calls()
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
+                                 "--out", str(clone), "--cache", str(tmp_path / "fresh.sqlite"), "--n", "9", "--pack"])
+    assert r.exit_code == 0, r.output
+    assert toy.model_calls() == before + 2 * 3  # examples 7-9 of each method, nothing of the first 6 again
+    for cell in ("cot", "io"):
+        ids = [rec["id"] for rec in _records(clone / "baskets" / cell)]
+        assert len(ids) == len(set(ids)) == 9
+        assert not (clone / "baskets" / cell / "trace.jsonl").exists()
+        lines = gzip.decompress((clone / "baskets" / cell / "trace.jsonl.gz").read_bytes()).splitlines()
+        assert len(lines) > len(gzip.decompress((toy.out / "baskets" / cell / "trace.jsonl.gz").read_bytes())
+                                .splitlines())  # the first sitting's events and the new ones
+    md = (clone / "card.md").read_text()
+    assert md.count("| 1 (+6), 2 (+3) |") == 2  # each cell: sitting 1 added 6 examples, sitting 2 three
+    assert "n = 9 examples per dataset" in md
+
+
+def test_a_trace_over_the_limit_is_left_out_and_said(toy, tmp_path):
+    r = CliRunner().invoke(app, ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"),
+                                 "--out", str(tmp_path / "small"), "--cache", str(tmp_path / "c.sqlite"), "--n", "3",
+                                 "--pack", "--trace-limit", "0.0001"])  # 100 bytes: every trace is larger
+    assert r.exit_code == 0, r.output
+    assert "2 traces compressed, 2 left out (over 0.0001 MB compressed): baskets/cot, baskets/io" in " ".join(
+        r.output.split())
+    folder = tmp_path / "small" / "baskets" / "cot"
+    assert not (folder / "trace.jsonl").exists() and not (folder / "trace.jsonl.gz").exists()
+    assert json.loads((tmp_path / "small" / "packed.json").read_text())["traces"]["baskets/io"]["kept"] is False
+    assert len(_records(folder)) == 3

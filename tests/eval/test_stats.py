@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from thoughtloom.eval.stats import Estimate, judge, mean_ci, paired_difference
+from thoughtloom.eval.stats import Estimate, mean_ci
 
 
 def test_mean_ci_brackets_the_mean_and_narrows_with_n():
@@ -44,31 +44,6 @@ def test_empty_and_non_finite_inputs():
         mean_ci([1, 0], confidence=1.5)
 
 
-def test_paired_difference_uses_shared_ids_only_and_pairing_helps():
-    a = {f"q{i}": float(i % 2) for i in range(40)}
-    b = dict(a, q0=1.0, q2=1.0, q4=1.0, q6=1.0, extra=1.0)  # b fixes four of a's misses
-    diff = paired_difference(a, b)
-    assert diff.n == 40 and diff.mean == pytest.approx(4 / 40)
-    assert diff.ci_low >= 0  # every paired difference is >= 0
-    # A resample of the 40 differences draws Binomial(40, 0.1) of the four 1s: P(none) = 0.9^40 = 1.5%
-    # is under the 2.5% tail and P(at most one) = 8.0% over it, so the interval's low end is 1/40 > 0:
-    # the claim holds, and the reverse claim does not.
-    assert diff.ci_low == pytest.approx(1 / 40) and judge(diff) == "holds"
-    reverse = paired_difference(b, a)
-    assert reverse.ci_high == pytest.approx(-1 / 40) and judge(reverse) == "does not hold"
-
-
-def test_judge_reads_the_interval():
-    assert judge(Estimate(0.2, 0.05, 0.3, 50)) == "holds"
-    assert judge(Estimate(-0.2, -0.3, -0.05, 50)) == "does not hold"
-    assert judge(Estimate(0.0, 0.0, 0.0, 50)) == "inconclusive"  # tied on every example
-    assert judge(Estimate(-0.05, -0.15, 0.0, 20)) == "inconclusive"  # one question against, none for
-    assert judge(Estimate(0.05, -0.05, 0.15, 50)) == "inconclusive"
-    assert judge(paired_difference({}, {"x": 1.0})) == "inconclusive"
-    clear = paired_difference({f"q{i}": 0.0 for i in range(30)}, {f"q{i}": 1.0 for i in range(30)})
-    assert judge(clear) == "holds"
-
-
 # -- exact figures where the bootstrap has few outcomes (kills what ±0.02 checks let through) ------
 
 def test_two_examples_give_the_whole_range_every_example_drawn():
@@ -77,8 +52,6 @@ def test_two_examples_give_the_whole_range_every_example_drawn():
     drawn (an index range that skips the first gives [0, 0])."""
     est = mean_ci([1.0, 0.0])
     assert (est.mean, est.ci_low, est.ci_high, est.n) == (0.5, 0.0, 1.0, 2)
-    diff = paired_difference({"a": 0.0, "b": 0.0}, {"a": 1.0, "b": 0.0})
-    assert (diff.mean, diff.ci_low, diff.ci_high, diff.n) == (0.5, 0.0, 1.0, 2)
 
 
 def test_every_seed_row_is_drawn():
@@ -90,18 +63,11 @@ def test_every_seed_row_is_drawn():
 
 def test_one_example_is_an_estimate_not_an_empty_one():
     assert mean_ci([1.0]) == Estimate(1.0, 1.0, 1.0, 1)
-    one = paired_difference({"x": 0.0}, {"x": 1.0})
-    assert one == Estimate(1.0, 1.0, 1.0, 1)
-    assert judge(one) == "holds"
-    empty = paired_difference({"x": 0.0}, {"y": 1.0})
-    assert empty.n == 0 and math.isnan(empty.mean)
 
 
 def test_the_default_seed_is_zero_so_figures_repeat():
     values = [(0.37 * i * i) % 1 for i in range(13)]  # spread out: another seed moves the interval
     assert mean_ci(values) == mean_ci(values, seed=0) != mean_ci(values, seed=1)
-    a, b = dict(enumerate(values)), dict(enumerate(reversed(values)))
-    assert paired_difference(a, b) == paired_difference(a, b, seed=0) != paired_difference(a, b, seed=1)
 
 
 def test_an_estimate_is_frozen_and_reads_as_text_and_a_dict():

@@ -34,16 +34,14 @@ def test_decomp_letter_end_to_end_then_replay(embedded_path, tmp_path, monkeypat
     assert len(cell.findall(md)) == 2  # the two cells run: mean [95% CI], n, seeds, calls and tokens per example
     # not run: n3's other two cells and the claims on them, then n4's and n5's four cells and three claims
     assert md.count("| not run |") == 2 + 2 + 2 * (4 + 3)
-    verdicts = re.findall(r"\| decomp > cot on em \| [^|]+ \| – \| ([^|]+) \| ([^|]+) \|", md)
-    interval = re.match(r"[+-]\d+\.\d \[([+-]\d+\.\d), ([+-]\d+\.\d)\] pts \(n=2\)", verdicts[0][0].strip())
-    assert interval
-    # the card's note: a claim "holds when the whole interval is above 0, does not hold when the whole
-    # interval is below 0, and is inconclusive at this n otherwise". With n=2 the bootstrap's 2.5% and 97.5%
-    # points are the smaller and larger of the two differences (each drawn with 25% chance), whole
-    # multiples of 100 pts, so the printed bounds are exact
-    low, high = float(interval[1]), float(interval[2])
-    want = "holds" if low > 0 else "does not hold" if high < 0 else "inconclusive at this n"
-    assert verdicts[0][1].strip() == want
+    verdicts = re.findall(r"\| decomp > cot on em \| [^|]+ \| – \| ([^|]+) \| ([^|]+) \| ([^|]+) \| ([^|]+) \|", md)
+    assert re.match(r"[+-]\d+\.\d \[[+-]\d+\.\d, [+-]\d+\.\d\] pts \(n=2\)", verdicts[0][0].strip())
+    # the card's note: a claim holds (or does not) only where the exact paired test rejects at 0.05 after
+    # Holm's correction; on 2 examples McNemar's smallest p-value is 2 * (1/2)^2 = 0.5, so whatever the
+    # model answered the claim is inconclusive, and the card says why
+    assert verdicts[0][1].strip().startswith("exact McNemar")
+    assert re.match(r"inconclusive: n = 2(, [01] discordant)?: the smallest p-value possible is (0\.5|1)$",
+                    verdicts[0][3].strip())
     page = (out / "card.html").read_text()
     assert page.startswith("<!doctype html>") and page.count("<table>") == md.count("\n|---")
 

@@ -61,12 +61,13 @@ def trajectory(*steps, exact="every budget"):
     return {"points": points, "exact": exact}
 
 
-def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12, stopped=()):
+def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12, stopped=(), scores=None, groups=None):
     """The card of the toy suite from hand-written cells, without a model: ``cells`` maps
     ``(method, seed)`` to one ``anytime`` entry per example (a list of n, or one for every
     example; ``"drop"`` writes a record without one, as before trajectories). Each record's own
     accuracy is its trajectory's last point's; ``stopped``: ``(method, index)`` of the records
-    whose run its budget stopped."""
+    whose run its budget stopped; ``scores``: ``(method, seed)`` -> each record's own accuracy (graded
+    scores, in place of the trajectory's last point); ``groups``: each example's ``meta["group"]``."""
     import json
     from pathlib import Path
 
@@ -85,11 +86,16 @@ def toy_card(root, cells, *, suite=SUITE, seeds=1, n=12, stopped=()):
             last = entry["points"][-1] if isinstance(entry, dict) and isinstance(entry.get("points"), list) \
                 and entry["points"] and isinstance(entry["points"][-1], dict) else {}
             accuracy = last.get("metrics", {}).get("accuracy", 0.0) if isinstance(last.get("metrics"), dict) else 0.0
-            record = {"id": f"q{i}", "prediction": "1", "metrics": {"accuracy": accuracy if accuracy in (0, 1) else 0.0},
+            if scores is not None and (method, seed) in scores:
+                accuracy = scores[method, seed][i]
+            record = {"id": f"q{i}", "prediction": "1",
+                      "metrics": {"accuracy": accuracy if scores is not None or accuracy in (0, 1) else 0.0},
                       "usage": {"calls": 1, "total_tokens": 10},
                       "stopped": "budget" if (method, i) in stopped else None}
             if entry != "drop":
                 record["anytime"] = entry
+            if groups is not None:
+                record["meta"] = {"group": groups[i]}
             records.append(record)
         (folder / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     sl = runs.Slice(tasks.get("gsm8k"), Path(root) / "baskets.jsonl", [])

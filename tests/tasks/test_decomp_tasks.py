@@ -49,6 +49,10 @@ def test_commaqa_scores_answer_sets():
     ex = task.load(data_file("commaqa_e", "iid_test_eg100.json"))
     assert len(ex) == 100 and "directed by" in ex[0].problem.context
     assert ex[0].problem.meta["split"] == "iid"
+    # several questions are asked over one passage: a group, which a paired test resamples as one
+    groups = [task.group(e.problem.meta) for e in ex]
+    assert all(g and g.startswith("iid/") for g in groups) and len(set(groups)) < len(groups)
+    assert get("gsm8k").group({}) is None
     gold = ["Neuropsychotaxis", "Monoxandrite"]
     assert task.score('["Monoxandrite", "Neuropsychotaxis"]', gold) == {"em": 1.0, "f1": 1.0}
     assert task.score("Monoxandrite", gold)["f1"] == round(2 / 3, 6)

@@ -4,7 +4,6 @@ import json
 
 import pytest
 
-from thoughtloom.eval.stats import paired_difference
 from thoughtloom.view.compare import compare_runs, comparison_page
 
 from support import view_runs
@@ -35,8 +34,13 @@ def test_each_pair_gets_the_paired_difference_on_shared_examples(cot_vs_sc):
     [pair] = result["pairs"]
     diff = pair["differences"]["accuracy"]
     assert pair["shared"] == 4 and pair["notes"] == [] and (pair["a"], pair["b"]) == (0, 1)
-    assert diff["mean"] == 1.0 and diff["n"] == 4 and diff["verdict"] == "holds"
-    assert diff["ci_low"] == paired_difference({"x": 0.0}, {"x": 1.0}).ci_low == 1.0
+    # cot-sc right and cot wrong on all four: exact McNemar on 4 discordant pairs, p = 2 * (1/2)^4 = 0.125,
+    # which no test can bring under 0.05 at this n: inconclusive, with the reason (the bootstrap said "holds")
+    assert diff["mean"] == 1.0 and diff["n"] == 4 and diff["p_value"] == 0.125 and diff["min_p"] == 0.125
+    assert diff["test"].startswith("exact McNemar") and diff["verdict"] == "inconclusive"
+    assert diff["reason"] == "n = 4: the smallest p-value possible is 0.125" and diff["family"] == 1
+    assert diff["ci_high"] == 1.0 and 0 < diff["ci_low"] < 1  # Newcombe's interval: wide at n = 4
+    assert diff["mde"] is None  # 4 discordant pairs: no difference is detectable at all
 
 
 def test_differences_in_task_model_or_examples_are_noted(tmp_path, cot_vs_sc):
@@ -61,5 +65,13 @@ def test_the_comparison_page_links_each_run_s_report(tmp_path, cot_vs_sc):
     write_report(cot_vs_sc[0], replicates=100)
     out = tmp_path / "cmp.html"
     html = comparison_page(compare_runs(cot_vs_sc, replicates=200), out)
-    assert "report.html" in html and "+1.000 [+1.000, +1.000] (holds)" in html
+    assert "report.html" in html and "(p = 0.125, inconclusive: n = 4: the smallest p-value possible is 0.125)" in html
     assert html.count("<tr>") == 1 + 2 + 1 + 1  # header and 2 runs, header and 1 pair
+
+
+def test_the_python_api_is_the_same_comparison_and_test(cot_vs_sc):
+    import thoughtloom
+    from thoughtloom.eval.inference import paired_test
+
+    assert thoughtloom.compare(cot_vs_sc, replicates=200) == compare_runs(cot_vs_sc, replicates=200)
+    assert thoughtloom.paired_test is paired_test and "compare" in dir(thoughtloom)

@@ -48,15 +48,18 @@ def test_compare_puts_both_runs_on_one_grid_of_change_points(runs):
     json.dumps(result, allow_nan=False)
 
 
-def test_compare_judges_the_pairs_at_chosen_budgets(runs):
+def test_compare_tests_the_pairs_at_chosen_budgets_without_a_verdict(runs):
     result = compare_runs(runs, replicates=300, at_calls=[1, 2, 10], at_tokens=[45])
     at = {(a["axis"], a["budget"]): a for a in result["at"]}
     assert set(at) == {("calls", 1), ("calls", 2), ("calls", 10), ("tokens", 45)}
     one = at["calls", 1]
     assert [r["metrics"]["accuracy"]["mean"] for r in one["runs"]] == [0.0, 1.0]
-    assert one["pairs"][0]["differences"]["accuracy"] == {
-        "mean": 1.0, "ci_low": 1.0, "ci_high": 1.0, "n": 4, "confidence": 0.95, "verdict": "holds"}
-    assert at["calls", 2]["pairs"][0]["differences"]["accuracy"]["verdict"] == "inconclusive"
+    # at a chosen budget a difference carries its test but no verdict (a look along the curve): 4 of 4
+    # discordant pairs, McNemar's p = 2 * (1/2)^4
+    found = one["pairs"][0]["differences"]["accuracy"]
+    assert (found["mean"], found["n"], found["p_value"], found["reading"]) == (1.0, 4, 0.125, "descriptive")
+    assert "verdict" not in found and found["test"].startswith("exact McNemar")
+    assert at["calls", 2]["pairs"][0]["differences"]["accuracy"]["reading"] == "descriptive"
     assert at["calls", 10]["runs"][1]["metrics"]["accuracy"]["mean"] == 1.0  # the end holds past it
     assert at["tokens", 45]["runs"][1]["metrics"]["accuracy"]["mean"] == 1.0  # the point at 30 tokens
 

@@ -11,6 +11,9 @@ choose the cells this sitting runs; the card always covers the whole suite.
 missing example from the completion cache alone (zero model calls).
 ``--executor ray`` runs each cell's examples on Ray workers, as ``eval``
 does (:mod:`.scaleout`); the cluster is joined once for the whole sitting.
+``--pack`` leaves OUT fit to commit beside the card (traces compressed, or
+left out past ``--trace-limit``; :mod:`thoughtloom.eval.reproduce.pack`), so
+that a later sitting on any machine resumes from it and extends n.
 """
 
 from __future__ import annotations
@@ -36,6 +39,7 @@ from ..eval.estimate import NOTHING, CostEstimate
 from ..eval.identity import ConfigMismatch
 from ..eval.settings import EvalResources
 from ..eval.reproduce import card as cards
+from ..eval.reproduce import pack as packing
 from ..eval.reproduce import run as runs
 from ..eval.reproduce import suites
 from ..eval.reproduce.render import verdict_counts, write_card
@@ -108,12 +112,19 @@ class SuiteBars:
 
 
 def _write_card(card_plan: runs.SuitePlan, slices: dict[str, runs.Slice], provenance: dict[str, Any],
-                missing: dict[str, str]) -> None:
+                missing: dict[str, str], trace_limit: int | None = None) -> None:
+    """The card, then (``trace_limit``: ``--pack``) the folder packed to commit."""
     provenance = {**provenance, "sittings": runs.sittings(card_plan.out)}
     card = cards.collect(card_plan, slices, provenance, missing)
     md, page = write_card(card, card_plan.out, card_figures(card))
     verdicts = ", ".join(f"{count} {verdict}" for verdict, count in verdict_counts(card).items()) or "none"
     out.print(f"card: {md} · {page} · claims: {verdicts}", highlight=False)
+    if trace_limit is not None:
+        packed = packing.pack(card_plan.out, trace_limit)
+        dropped = [p.folder for p in packed if not p.kept]
+        out.print(f"packed {card_plan.out} to commit: {count(len(packed), 'trace')} compressed"
+                  + (f", {len(dropped)} left out (over {trace_limit / 1e6:g} MB compressed): {', '.join(dropped)}"
+                     if dropped else ""), highlight=False, soft_wrap=True)
 
 
 def reproduce(
@@ -152,6 +163,13 @@ def reproduce(
     executor: scaleout.ExecutorName = "local",
     ray_address: scaleout.RayAddress = None,
     workers: scaleout.Workers = 2,
+    pack: Annotated[bool, typer.Option(
+        "--pack", help="After the sitting, leave OUT fit to commit beside the card (e.g. --out "
+                       "docs/cards/runs/SUITE): traces gzip-compressed, lock files removed; a later sitting on "
+                       "any machine resumes from it.")] = False,
+    trace_limit: Annotated[float, typer.Option(
+        "--trace-limit", min=0, help="With --pack: leave out a cell's trace whose compressed size is over "
+                                     "this many MB.")] = packing.TRACE_LIMIT / 1e6,
 ) -> None:
     """Run a paper's comparison suite at equal budgets and write OUT/card.md and OUT/card.html."""
     if suite == "list":
@@ -187,14 +205,15 @@ def reproduce(
     lm = spec.open_lm() if needed and not on_ray else None
     provenance = {"version": __version__, "commit": git_commit(), "command": _command(), "generated": _now(),
                   "entail": spec.entail, "index": str(index) if index else None}
-    runs.log_sitting(out_dir, loaded, {
+    logged = runs.log_sitting(out_dir, loaded, {
         "kind": "dry-run" if dry_run else "replay" if replay else "run", "started": provenance["generated"],
         "command": provenance["command"], "model": lm.model_id if lm is not None else model if needed else None,
         "executor": executor,
         "commit": provenance["commit"], "version": __version__, "n": plan.n, "seeds": plan.seeds,
         "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
-    write_card = functools.partial(_write_card, card_plan, slices, provenance, missing)
-    identity = {"command": sys.argv, "force": force, "executors": executors}
+    write_card = functools.partial(_write_card, card_plan, slices, provenance, missing,
+                                   int(trace_limit * 1e6) if pack else None)
+    identity = {"command": sys.argv, "force": force, "executors": executors, "sitting": len(logged) - 1}
     if not needed:
         write_card()
         return

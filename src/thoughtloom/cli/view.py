@@ -14,7 +14,7 @@ import typer
 
 from ..core.errors import ConfigError
 from ..view import write_report
-from ..view.compare import compare_runs, comparison_page, interval, signed
+from ..view.compare import compare_runs, comparison_page, interval, said
 from ..view.curve_view import spent
 from ..eval.results import atomic_write
 from .render import out, shown
@@ -119,9 +119,10 @@ def _print_table(result: dict[str, Any]) -> None:
                   f"{_fig(r['wall_s'], 1)} s", soft_wrap=True, highlight=False)
     if result["pairs"]:
         out.print("[dim]means with 95% bootstrap CIs over examples; differences b − a paired on the examples both "
-                  "runs scored[/]", soft_wrap=True)
+                  "runs scored, with their test's p-value and the verdict after Holm's correction over every "
+                  "difference here[/]", soft_wrap=True)
     for p in result["pairs"]:
-        diffs = " · ".join(f"{shown(m)} {signed(d)} ({d['verdict']})" for m, d in p["differences"].items())
+        diffs = " · ".join(f"{shown(m)} {shown(said(d))}" for m, d in p["differences"].items())
         out.print(f"[bold]{labels[p['b']]} − {labels[p['a']]}[/] on {p['shared']} shared examples: "
                   f"{diffs or 'no common metric'}", soft_wrap=True, highlight=False)
         for note in p["notes"]:
@@ -134,7 +135,7 @@ def _print_budgets(result: dict[str, Any], labels: dict[int, str]) -> None:
     if not result["at"]:
         return
     out.print("[dim]at chosen budgets, from each run's anytime trajectories: an example counts what it had "
-              "answered by then[/]", soft_wrap=True)
+              "answered by then; descriptive (more looks: no verdict)[/]", soft_wrap=True)
     for i, r in enumerate(result["runs"]):
         for note in r["anytime"]["notes"]:
             out.print(f"   [yellow]note:[/] {labels[i]}: {shown(note)}", soft_wrap=True, highlight=False)
@@ -142,11 +143,11 @@ def _print_budgets(result: dict[str, Any], labels: dict[int, str]) -> None:
         where = spent(at["budget"], at["axis"])
         out.print(f"[bold]at {where}[/]", soft_wrap=True, highlight=False)
         for i, entry in enumerate(at["runs"]):
-            said = (" · ".join(f"{shown(m)} {interval(e)}" for m, e in entry["metrics"].items()) or "no metrics") \
+            figures = (" · ".join(f"{shown(m)} {interval(e)}" for m, e in entry["metrics"].items()) or "no metrics") \
                 if entry["metrics"] is not None else shown(entry["note"])
-            out.print(f"   {labels[i]} {said}", soft_wrap=True, highlight=False)
+            out.print(f"   {labels[i]} {figures}", soft_wrap=True, highlight=False)
         for p in at["pairs"]:
-            diffs = " · ".join(f"{shown(m)} {signed(d)} ({d['verdict']})" for m, d in p["differences"].items())
+            diffs = " · ".join(f"{shown(m)} {shown(said(d))}" for m, d in p["differences"].items())
             out.print(f"   {labels[p['b']]} − {labels[p['a']]}: {diffs or 'no difference to judge here'}",
                       soft_wrap=True, highlight=False)
 

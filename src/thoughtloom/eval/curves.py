@@ -30,9 +30,12 @@ so a run capped between two recorded points could differ). From them:
   (:attr:`RunCurves.recorded` is false).
 
 :func:`budget_grid` puts several runs on one grid, :func:`curve` gives a
-run's means with 95% bootstrap bands on it, and :func:`differences_at`
-the paired differences between two runs at chosen budgets (all through
-:mod:`thoughtloom.eval.stats`).
+run's means with 95% bootstrap bands on it (:mod:`thoughtloom.eval.stats`),
+and :func:`differences_at` the paired differences between two runs at
+chosen budgets (:func:`thoughtloom.eval.inference.paired_test`). A curve is
+descriptive: a difference at a budget carries its test, but no verdict is
+read from the many budgets one curve crosses (a card's verdict is taken
+once, at its suite's budget).
 """
 
 from __future__ import annotations
@@ -43,7 +46,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Mapping, Sequence
 
 from .record import EvalRecord, finite_number
-from .stats import Estimate, Verdict, judge, mean_ci, paired_difference
+from .inference import PairedTest, paired_test
+from .stats import Estimate, mean_ci
 
 Axis = Literal["calls", "tokens"]
 AXES: tuple[Axis, ...] = ("calls", "tokens")
@@ -256,25 +260,22 @@ def curve(run: RunCurves, axis: Axis, grid: Sequence[int], metrics: Sequence[str
 
 @dataclass(frozen=True)
 class Difference:
-    """``b - a`` of one metric at one budget, paired over the examples both runs scored there."""
+    """``b - a`` of one metric at one budget, paired over the examples both runs scored there:
+    descriptive (its test's p-value is one of many looks along the curve, no verdict)."""
 
     budget: int
     metric: str
-    estimate: Estimate | None  # None: one of the runs has no curve at this budget
-    verdict: Verdict
+    test: PairedTest | None  # None: one of the runs has no curve at this budget
+
 
 
 def differences_at(a: RunCurves, b: RunCurves, axis: Axis, budgets: Sequence[int], metrics: Sequence[str], *,
                    replicates: int = 10_000) -> list[Difference]:
-    """The paired difference ``b - a`` of each metric at each budget, with its verdict."""
+    """The paired difference ``b - a`` of each metric at each budget, each with its test."""
     out = []
     for budget in budgets:
         for metric in metrics:
             sa, sb = a.scores_at(axis, budget, metric), b.scores_at(axis, budget, metric)
-            if sa is None or sb is None:
-                out.append(Difference(budget, metric, None, "inconclusive"))
-                continue
-            diff = paired_difference(sa, sb, replicates=replicates)
-            out.append(Difference(budget, metric, diff, judge(diff)))
+            found = None if sa is None or sb is None else paired_test(sa, sb, replicates=replicates)
+            out.append(Difference(budget, metric, found))
     return out
-

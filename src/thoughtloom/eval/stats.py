@@ -1,22 +1,16 @@
-"""Uncertainty of eval figures: bootstrap confidence intervals and paired differences.
+"""Uncertainty of one run's figures: the mean of per-example scores with a bootstrap interval.
 
-One place for the statistics that `compare`, `view` and the reproduction cards
-print, so that every "0.62 [0.48, 0.75]" in the product means the same thing:
+One place for the per-run intervals that `compare`, `view` and the reproduction
+cards print, so that every "0.62 [0.48, 0.75]" in the product means the same thing:
 
 - :func:`mean_ci` — the mean of per-example scores with a percentile bootstrap
   interval over examples. With several seeds (a runs × examples matrix) each
   bootstrap replicate resamples examples *and* seeds, so seed-to-seed noise
   widens the interval instead of being averaged away.
-- :func:`paired_difference` — ``b - a`` on the examples both runs scored,
-  resampling those examples together (pairing removes the between-question
-  variance that dominates small benchmarks).
-- :func:`judge` — reads a paired interval as a verdict on a claim "b beats a":
-  *holds* when the whole interval is above zero, *does not hold* when the
-  whole interval is below zero (a is better), *inconclusive* otherwise. An
-  interval that touches zero is inconclusive: when the two runs differ on
-  few examples, or on none ([0, 0]), the percentile bootstrap cannot see the
-  uncertainty that n leaves (20 ties in a row still allow b to win one
-  question in seven), so a tie is not read as evidence against the claim.
+
+A difference between two runs, its test and its verdict are
+:mod:`thoughtloom.eval.inference`'s (exact paired tests, Holm's correction,
+power figures), never an interval read here.
 
 Resampling is seeded so a report is reproducible; 10,000 replicates keep the
 Monte Carlo error of a 95% bound well under a percentage point.
@@ -25,12 +19,11 @@ Monte Carlo error of a 95% bound well under a percentage point.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Sequence
 
 import numpy as np
 
 DEFAULT_REPLICATES = 10_000
-Verdict = Literal["holds", "does not hold", "inconclusive"]
 
 
 @dataclass(frozen=True)
@@ -82,30 +75,6 @@ def mean_ci(values: Sequence[float] | Sequence[Sequence[float]], *, confidence: 
         boot = np.array([matrix[np.ix_(s, e)].mean() for s, e in zip(seed_draws, example_draws)])
     low, high = _percentiles(boot, confidence)
     return Estimate(float(matrix.mean()), low, high, n, confidence)
-
-
-def paired_difference(a: Mapping[str, float], b: Mapping[str, float], *, confidence: float = 0.95,
-                      replicates: int = DEFAULT_REPLICATES, seed: int = 0) -> Estimate:
-    """``mean(b - a)`` over the example ids both runs scored, with a paired bootstrap interval."""
-    shared = sorted(set(a) & set(b))
-    diffs = _finite([b[i] - a[i] for i in shared])
-    if diffs.size == 0:
-        return Estimate(float("nan"), float("nan"), float("nan"), 0, confidence)
-    rng = np.random.default_rng(seed)
-    boot = diffs[rng.integers(0, diffs.size, size=(replicates, diffs.size))].mean(axis=1)
-    low, high = _percentiles(boot, confidence)
-    return Estimate(float(diffs.mean()), low, high, int(diffs.size), confidence)
-
-
-def judge(difference: Estimate) -> Verdict:
-    """The claim "b beats a" read from ``paired_difference(a, b)``."""
-    if difference.n == 0:
-        return "inconclusive"
-    if difference.ci_low > 0:
-        return "holds"
-    if difference.ci_high < 0:
-        return "does not hold"
-    return "inconclusive"
 
 
 def _percentiles(boot: np.ndarray, confidence: float) -> tuple[float, float]:

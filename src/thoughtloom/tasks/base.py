@@ -116,6 +116,13 @@ class Task:
         value = meta.get("stratum")
         return None if value is None else str(value)
 
+    def group(self, meta: Mapping[str, Any]) -> str | None:
+        """The group an example's ``meta`` puts it in: examples of one group share a context (several
+        questions over one passage), so a paired test resamples them together; None where each
+        example stands alone."""
+        value = meta.get("group")
+        return None if value is None else str(value)
+
     def load(self, path: str | Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")
 

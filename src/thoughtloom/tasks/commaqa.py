@@ -74,5 +74,6 @@ class CommaQA(Task):
                     raise DataError(f"{w}: answer has no spans")
                 qid = qa.get("query_id", f"{key}-{i}")
                 examples.append(Example(Problem(f"commaqa-{split}-{key}-{qid}", require(qa, "question", w),
-                                                context=facts, meta={"split": split}), list(spans)))
+                                                context=facts, meta={"split": split, "group": f"{split}/{key}"}),
+                                        list(spans)))
         return examples

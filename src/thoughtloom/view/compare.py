@@ -4,13 +4,17 @@ Per run: each metric's mean with its 95% bootstrap interval, calls and
 tokens per example, tokens per correct answer, wall time. Per pair of runs
 (``b`` against ``a``, ``a`` the one named first): the paired difference
 ``b - a`` of each metric both have, over the examples both runs scored,
-with its paired bootstrap interval and the verdict it supports
-(:mod:`thoughtloom.eval.stats`), and a note wherever the two runs differ in
-task, data or model, or share only some of their examples. Along the budget
-axis (:mod:`thoughtloom.eval.curves`): each run's anytime curves on one
-shared grid (``curves``) and, at chosen budgets (``at``), each run's
-metrics and each pair's paired differences with their verdicts. The result
-is one JSON-ready dict (``runs``, ``pairs``, ``curves``, ``at``);
+tested by :func:`thoughtloom.eval.inference.paired_test` (its interval,
+p-value, test name and power figure; examples the task groups are
+resampled as groups), and the verdict read after Holm's correction over
+every difference of the comparison (``family``); and a note wherever the
+two runs differ in task, data or model, or share only some of their
+examples. Along the budget axis (:mod:`thoughtloom.eval.curves`): each
+run's anytime curves on one shared grid (``curves``) and, at chosen
+budgets (``at``), each run's metrics and each pair's paired differences
+with their tests, descriptive (``"reading": "descriptive"``: extra looks,
+no verdict). The result is one JSON-ready dict (``runs``, ``pairs``,
+``curves``, ``at``);
 ``thoughtloom compare`` prints it, as a table or ``--json``, and
 :func:`comparison_page` renders it.
 """
@@ -24,7 +28,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..eval.curves import NOT_RECORDED, Axis, RunCurves, differences_at, estimates_at
-from ..eval.stats import judge, paired_difference
+from ..eval.inference import judge_all, paired_test
 from .curve_view import curve_data, curve_section, curves_of, spent, summary
 from .figures import RunFigures, figures, scores
 from .markup import Raw, h, join, number, table
@@ -36,6 +40,7 @@ def _finite(value: float | None) -> float | None:
 
 
 def _estimate(e: Any) -> dict[str, Any]:
+    """An estimate or a paired test as JSON (a test adds its p-value, names and power: ``mde``)."""
     return {k: _finite(v) if isinstance(v, float) else v for k, v in e.as_dict().items()}
 
 
@@ -90,7 +95,7 @@ def _at(anytime: list[RunCurves], figs: list[RunFigures], budgets: dict[Axis, Se
                 common = [m for m in figs[i].metrics if m in figs[j].metrics]
                 found_diffs = differences_at(anytime[i], anytime[j], axis, [budget], common, replicates=replicates)
                 pairs.append({"a": i, "b": j, "differences": {
-                    d.metric: {**_estimate(d.estimate), "verdict": d.verdict} for d in found_diffs if d.estimate}})
+                    d.metric: {**_estimate(d.test), "reading": "descriptive"} for d in found_diffs if d.test}})
             out.append({"axis": axis, "budget": budget, "runs": runs, "pairs": pairs})
     return out
 
@@ -102,21 +107,34 @@ def compare_runs(dirs: Sequence[str | Path], *, replicates: int = 10_000, at_cal
     runs = [RunFolder.open(d) for d in dirs]
     figs = [figures(r, replicates=replicates) for r in runs]
     anytime = [curves_of(r) for r in runs]
-    pairs = []
+    pairs, tests = [], []
     for (i, a), (j, b) in itertools.combinations(enumerate(runs), 2):
         shared_ids = set(a.records) & set(b.records)
-        differences = {}
+        found = {}
         for metric in [m for m in figs[i].metrics if m in figs[j].metrics]:
-            diff = paired_difference(scores(a, metric), scores(b, metric), replicates=replicates)
-            differences[metric] = {**_estimate(diff), "verdict": judge(diff)}
+            found[metric] = paired_test(scores(a, metric), scores(b, metric),
+                                        groups={**a.groups(), **b.groups()}, replicates=replicates)
+            tests.append(found[metric])
         pairs.append({"a": i, "b": j, "a_name": a.name, "b_name": b.name, "shared": len(shared_ids),
-                      "differences": differences, "notes": _notes(a, b, len(shared_ids))})
+                      "differences": found, "notes": _notes(a, b, len(shared_ids))})
+    verdicts = iter(judge_all(tests, what="differences"))
+    for pair in pairs:  # every difference judged after Holm's correction over all of them
+        pair["differences"] = {m: {**_estimate(t), **_judgement(next(verdicts))}
+                               for m, t in pair["differences"].items()}
     return {"runs": [{**_run_entry(r, f), "anytime": summary(c)} for r, f, c in zip(runs, figs, anytime)],
-            "pairs": pairs, "confidence": 0.95,
-            "difference": "b - a over the examples both runs scored (paired bootstrap)",
+            "pairs": pairs, "confidence": 0.95, "alpha": 0.05,
+            "difference": "b - a over the examples both runs scored (paired: exact McNemar for 0/1 scores, "
+                          "sign-flip permutation otherwise; verdicts after Holm's correction over every "
+                          "difference at the full budget)",
             "curves": curve_data(anytime, [list(f.metrics) for f in figs], replicates=replicates) if curves and any(
                 c.recorded for c in anytime) else None,
             "at": _at(anytime, figs, {"calls": at_calls, "tokens": at_tokens}, replicates)}
+
+
+def _judgement(j: Any) -> dict[str, Any]:
+    if j is None:
+        return {"verdict": "inconclusive", "reason": "no example both runs scored", "p_adjusted": 1.0, "family": 0}
+    return {**j.as_dict(), "p_adjusted": _finite(j.p_adjusted)}
 
 
 def interval(e: dict[str, Any], digits: int = 3) -> str:
@@ -130,6 +148,17 @@ def signed(e: dict[str, Any], digits: int = 3) -> str:
     if not e.get("n") or e.get("mean") is None:
         return "–"
     return f"{e['mean']:+.{digits}f} [{e['ci_low']:+.{digits}f}, {e['ci_high']:+.{digits}f}]"
+
+
+def said(d: dict[str, Any]) -> str:
+    """A difference with its p-value and verdict (or "descriptive" at a chosen budget)."""
+    p = d.get("p_value")
+    tail = [f"p = {p:.3g}" if isinstance(p, (int, float)) else ""]
+    if "verdict" in d:
+        tail.append(d["verdict"] + (f": {d['reason']}" if d["verdict"] == "inconclusive" else ""))
+    else:
+        tail.append(d.get("reading", ""))
+    return signed(d) + f" ({', '.join(t for t in tail if t)})"
 
 
 def comparison_page(result: dict[str, Any], out: Path) -> str:
@@ -148,12 +177,13 @@ def comparison_page(result: dict[str, Any], out: Path) -> str:
                      number(r["calls_per_example"], 1), number(r["tokens_per_example"], 0),
                      number(r["tokens_per_correct"], 0), number(r["wall_s"], 1)])
     pair_rows = [[f"{p['b_name']} − {p['a_name']}", str(p["shared"]),
-                  *[signed(p["differences"][m]) + f" ({p['differences'][m]['verdict']})" if m in p["differences"]
-                    else "–" for m in metrics], "; ".join(p["notes"])] for p in result["pairs"]]
+                  *[said(p["differences"][m]) if m in p["differences"] else "–" for m in metrics],
+                  "; ".join(p["notes"])] for p in result["pairs"]]
     body = h("body", None, h("h1", None, "Runs compared"),
              h("p", {"class": "note"}, "Means with 95% bootstrap intervals over examples; differences are "
                                        "paired over the examples both runs scored (b − a: the later run minus "
-                                       "the earlier)."),
+                                       "the earlier), each with its test's p-value and the verdict after Holm's "
+                                       "correction over every difference here; at chosen budgets, descriptive."),
              table(["run", "strategy", "task", "model", "n", *metrics, "calls/ex", "tokens/ex", "tokens/correct",
                     "wall s"], rows),
              h("h2", None, "Paired differences"),
@@ -179,7 +209,6 @@ def _budget_section(result: dict[str, Any], metrics: list[str]) -> Raw:
             rows.append([where, r["name"], *cells])
         for p in at["pairs"]:
             rows.append([where, f"{names[p['b']]} − {names[p['a']]}",
-                         *[signed(p["differences"][m]) + f" ({p['differences'][m]['verdict']})"
-                           if m in p["differences"] else "–" for m in metrics]])
+                         *[said(p["differences"][m]) if m in p["differences"] else "–" for m in metrics]])
     chosen = [h("h2", None, "At chosen budgets"), table(["budget", "run or pair", *metrics], rows)] if rows else []
     return join(drawn, chosen)

@@ -158,6 +158,19 @@ class RunFolder:
             return None if value is None else str(value)
         return task.stratum(fields)
 
+    def group(self, record: EvalRecord) -> str | None:
+        """The record's group by the task's own rule: examples sharing a context (None: on its own)."""
+        task = self.task()
+        fields = record.meta
+        if task is None:
+            value = fields.get("group")
+            return None if value is None else str(value)
+        return task.group(fields)
+
+    def groups(self) -> dict[str, str]:
+        """Example id -> group, for the records that have one."""
+        return {rid: g for rid, r in self.records.items() if (g := self.group(r)) is not None}
+
     def trace_blocks(self) -> Iterator[tuple[str, list[dict[str, Any]]]]:
         """(example id, its events) for each contiguous block of ``trace.jsonl``, in file order.
 

@@ -1,27 +1,28 @@
-"""A card's claim judged along the call budget, from its cells' anytime trajectories.
+"""A card's claim read along the call budget, from its cells' anytime trajectories: descriptive.
 
-A claim is judged at the suite's equal budget from the records' own scores
-(:mod:`.card`); each record's trajectory (:mod:`thoughtloom.eval.curves`)
-also says what the cell would have scored at every smaller call budget. So
-the claim is judged again at every call budget ``b`` from 1 to the suite's
+A claim is judged once, at the suite's equal budget, from the records' own
+scores (:mod:`.card`, by :mod:`thoughtloom.eval.inference`). Each record's
+trajectory (:mod:`thoughtloom.eval.curves`) also says what the cell would
+have scored at every smaller call budget, so the card also describes the
+claim along the budget: at every call budget ``b`` from 1 to the suite's
 ``max_calls`` (or, without one, to the most any example spent) at which
-some example's answer can change, each by :func:`..curves.differences_at`
-on the same examples and with the same pairing as the claim's own verdict
-(each example's score at ``b`` averaged over the cell's seeds first). The
-verdict at ``b`` holds up to the next such budget, so the judged budgets
-cover every budget in between, and the run of verdicts is read as one
-phrase (:func:`phrase`):
+some example's answer can change, the mean paired difference "better -
+worse" on the same examples and with the same pairing as the verdict (each
+example's score at ``b`` averaged over the cell's seeds first), read by its
+sign: the claimed better method is ``ahead``, ``behind`` or ``tied``. This
+is a curve, not a test: dozens of budgets are dozens of looks, and no
+verdict is read from them. The sign at ``b`` holds up to the next such
+budget, and the run of signs is read as one phrase (:func:`phrase`):
 
-- one verdict throughout: ``holds at every budget up to 20 calls``;
-- two: the upper first, ``holds at budgets ≥ 12 calls, inconclusive below``
-  (``holds at 20 calls, inconclusive below`` when the upper run is one budget);
-- more: in order of budget, ``inconclusive at ≤ 4 calls, does not hold at
-  5–10 calls, holds at ≥ 11 calls`` (a one-budget run is ``7 calls``,
-  ``1 call``).
+- one sign throughout: ``ahead at every budget up to 20 calls``;
+- two: the upper first, ``ahead at budgets ≥ 12 calls, tied below``
+  (``ahead at 20 calls, tied below`` when the upper run is one budget);
+- more: in order of budget, ``tied at ≤ 4 calls, behind at 5–10 calls,
+  ahead at ≥ 11 calls`` (a one-budget run is ``7 calls``, ``1 call``).
 
 Where a cell's examples have no trajectory (results recorded before anytime
-trajectories, e.g. replayed old folders) the claim gets no budget-wise
-verdict (:data:`NO_TRAJECTORIES`) rather than an invented one; examples with
+trajectories, e.g. replayed old folders) the claim gets no curve
+(:data:`NO_TRAJECTORIES`) rather than an invented one; examples with
 an unreadable trajectory are left out (the phrase then says on how many of
 the claim's examples it rests, and the card's notes say which). Where a
 run's budget cut an example before the suite's ``max_calls`` is reached
@@ -33,21 +34,21 @@ from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
-from typing import Collection, Sequence
+from typing import Collection, Literal, Sequence
 
-from ..curves import NOT_RECORDED, Axis, Difference, RunCurves, budget_grid, differences_at
-from ..stats import Verdict
+from ..curves import NOT_RECORDED, Axis, RunCurves, budget_grid
 
-NO_TRAJECTORIES = f"no budget-wise verdict: {NOT_RECORDED}"
-NO_READABLE = "no budget-wise verdict: no readable trajectory"
-NO_SHARED = "no budget-wise verdict: no example both cells scored"
+Lead = Literal["ahead", "behind", "tied"]
+NO_TRAJECTORIES = f"no curve: {NOT_RECORDED}"
+NO_READABLE = "no curve: no readable trajectory"
+NO_SHARED = "no curve: no example both cells scored"
 
 
 @dataclass(frozen=True)
 class SeedMean:
     """A cell's seeds read as one run on the claim's examples: each example's score at a budget is
     its mean over the seeds (as the claim's own verdict pairs them); an example some seed cannot
-    read at that budget is left out. What :func:`..curves.differences_at` reads of a run."""
+    read at that budget is left out."""
 
     seeds: tuple[RunCurves, ...]
     ids: frozenset[str]
@@ -73,28 +74,33 @@ class SeedMean:
 
 @dataclass(frozen=True)
 class Segment:
-    """Budgets ``low`` to ``high`` calls (both included) where the claim has one verdict."""
+    """Budgets ``low`` to ``high`` calls (both included) where the claim's mean difference has one sign."""
 
     low: int
     high: int
-    verdict: Verdict
+    lead: Lead
 
 
 def calls(n: int) -> str:
     return f"{n:,} call{'s' if n != 1 else ''}"
 
 
-def segments(differences: Sequence[Difference], top: int) -> list[Segment]:
-    """The judged budgets' verdicts as runs: each verdict holds from its budget up to the next
-    judged one (exclusive), the last up to ``top``; neighbours with one verdict merge."""
+def lead(difference: float) -> Lead:
+    tiny = 1e-12  # seed means of equal scores can differ by a rounding error
+    return "ahead" if difference > tiny else "behind" if difference < -tiny else "tied"
+
+
+def segments(leads: Sequence[tuple[int, Lead]], top: int) -> list[Segment]:
+    """The budgets' signs as runs: each ``(budget, lead)`` holds from its budget up to the next one
+    (exclusive), the last up to ``top``; neighbours with one sign merge."""
     out: list[Segment] = []
-    ordered = sorted(differences, key=lambda d: d.budget)
-    for k, d in enumerate(ordered):
-        high = ordered[k + 1].budget - 1 if k + 1 < len(ordered) else top
-        if out and out[-1].verdict == d.verdict:
-            out[-1] = Segment(out[-1].low, high, d.verdict)
+    ordered = sorted(leads)
+    for k, (budget, found) in enumerate(ordered):
+        high = ordered[k + 1][0] - 1 if k + 1 < len(ordered) else top
+        if out and out[-1].lead == found:
+            out[-1] = Segment(out[-1].low, high, found)
         else:
-            out.append(Segment(d.budget, high, d.verdict))
+            out.append(Segment(budget, high, found))
     return out
 
 
@@ -109,20 +115,20 @@ def _span(seg: Segment, first: bool, last: bool) -> str:
 
 
 def phrase(segs: Sequence[Segment]) -> str:
-    """The runs of verdicts as one phrase (the rules are the module docstring's)."""
+    """The runs of signs as one phrase (the rules are the module docstring's)."""
     if len(segs) == 1:
-        return f"{segs[0].verdict} at every budget up to {calls(segs[0].high)}"
+        return f"{segs[0].lead} at every budget up to {calls(segs[0].high)}"
     if len(segs) == 2:
         upper = segs[1]
         where = calls(upper.low) if upper.low == upper.high else f"budgets ≥ {upper.low:,} calls"
-        return f"{upper.verdict} at {where}, {segs[0].verdict} below"
-    return ", ".join(f"{s.verdict} at {_span(s, k == 0, k == len(segs) - 1)}" for k, s in enumerate(segs))
+        return f"{upper.lead} at {where}, {segs[0].lead} below"
+    return ", ".join(f"{s.lead} at {_span(s, k == 0, k == len(segs) - 1)}" for k, s in enumerate(segs))
 
 
 def along_budget(better: Sequence[RunCurves], worse: Sequence[RunCurves], ids: Collection[str], metric: str,
-                 max_calls: int | None, *, replicates: int = 10_000) -> str:
+                 max_calls: int | None) -> str:
     """The claim "``better`` beats ``worse``" on ``metric`` over ``ids`` along the call budget, as
-    one phrase (``better``/``worse``: each cell's seeds' curves)."""
+    one descriptive phrase (``better``/``worse``: each cell's seeds' curves)."""
     a, b = SeedMean(tuple(worse), frozenset(ids)), SeedMean(tuple(better), frozenset(ids))
     if not a.recorded or not b.recorded:
         return NO_TRAJECTORIES
@@ -138,8 +144,14 @@ def along_budget(better: Sequence[RunCurves], worse: Sequence[RunCurves], ids: C
     if top < 1:
         return NO_READABLE
     budgets = sorted({1} | {g for g in budget_grid(runs, "calls", most=sys.maxsize) if 1 <= g <= top})
-    found = differences_at(a, b, "calls", budgets, [metric], replicates=replicates)  # type: ignore[arg-type]
-    said = phrase(segments(found, top))
+    leads = []
+    for budget in budgets:
+        sa, sb = a.scores_at("calls", budget, metric), b.scores_at("calls", budget, metric)
+        if sa is None or sb is None:  # past a horizon: not reached, every budget here is under both
+            continue
+        diffs = [sb[i] - sa[i] for i in sorted(shared)]
+        leads.append((budget, lead(sum(diffs) / len(diffs))))
+    said = phrase(segments(leads, top))
     if top < reach:
         said += f" (the curves end at {calls(top)}, where a run's budget cut an example)"
     if len(shared) < len(ids):

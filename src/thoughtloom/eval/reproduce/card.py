@@ -12,13 +12,17 @@ per solved case (all tokens over the sum of the primary score, which for a
 0/1 metric is the number solved), and each seed's anytime curves
 (:func:`..curves.run_curves`) over those examples. Per claim "A beats B":
 the paired difference A - B on the examples both scored (each example's
-score averaged over seeds first), the verdict :func:`..stats.judge` reads
-from it, and the same claim judged along the call budget from the curves
-(:mod:`.budgetwise`).
+score averaged over seeds first; examples the task groups, several
+questions over one context, resampled as groups), tested by
+:func:`..inference.paired_test` with its power figures; the verdicts of all
+the card's claims are read together, after Holm's correction across them
+(:func:`..inference.judge_all`); and the same claim described along the
+call budget from the curves (:mod:`.budgetwise`, no verdict).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from typing import Any, Mapping
@@ -26,13 +30,13 @@ from typing import Any, Mapping
 from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
 from ..results import SUMMARY, read_records
-from ..stats import Estimate, judge, mean_ci, paired_difference
+from ..inference import Judgement, PairedTest, judge_all, paired_test
+from ..stats import Estimate, mean_ci
 from .budgetwise import along_budget
 from .run import Cell, SuitePlan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
 NOT_RUN = "not run"
-INCONCLUSIVE = "inconclusive at this n"
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class CellResult:
     no_answer: int = 0  # records scored as no answer: errored, truncated, or no answer the task's reader reads
     by_example: Mapping[str, Mapping[str, float]] = field(default_factory=dict)  # metric -> id -> seed mean
     stratum_of: Mapping[str, str] = field(default_factory=dict)
+    group_of: Mapping[str, str] = field(default_factory=dict)  # examples sharing a context (Task.group)
     curves: tuple[RunCurves, ...] = ()  # per seed, over the n examples every seed scored
 
     @property
@@ -67,10 +72,18 @@ class ClaimResult:
     claim: Claim
     dataset: DatasetSpec
     metric: str
-    difference: Estimate | None  # None: a cell has no results
-    verdict: str
+    difference: PairedTest | None  # None: a cell has no results
+    verdict: str  # holds, does not hold, inconclusive, or not run
     paper: tuple[tuple[str, float, float], ...] = ()  # (model, better, worse) where the paper reports both
-    along: str = "–"  # the verdict along the call budget (budgetwise.phrase); "–": a cell has no results
+    along: str = "–"  # the claim described along the call budget (budgetwise.phrase); "–": a cell has no results
+    judgement: Judgement | None = None  # the verdict, its reason and Holm-adjusted p (None: not run)
+
+    def paper_n(self) -> tuple[tuple[str, float, int | None], ...]:
+        """Per paper model: its difference "better - worse" (a fraction) and the n this design needs to
+        detect it with 80% power at alpha 0.05 (None: no spread here, or no difference there)."""
+        if self.difference is None:
+            return ()
+        return tuple((model, (b - w) / 100, self.difference.n_needed((b - w) / 100)) for model, b, w in self.paper)
 
 
 def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: Slice) -> CellResult:
@@ -87,6 +100,7 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
                   for m in dataset.metrics}
     metrics = {m: mean_ci([[run[i].score(m) for i in common] for run in runs]) for m in dataset.metrics}
     stratum_of = {i: sl.task.stratum(runs[0][i].meta) or "medium" for i in common}  # the task's own rule
+    group_of = {i: g for i in common if (g := sl.task.group(runs[0][i].meta)) is not None}
     strata: dict[str, Estimate] = {}
     if dataset.strata:
         for name in ("long", "medium", "short"):
@@ -109,7 +123,7 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
         cut_off=sum(1 for r in records if r.used("truncated_calls") > 0),
         limited=sum(1 for r in records if r.step_problems.get("limited")),
         no_answer=sum(1 for r in records if not answered(sl, r)),
-        by_example=by_example, stratum_of=stratum_of, curves=curves)
+        by_example=by_example, stratum_of=stratum_of, group_of=group_of, curves=curves)
 
 
 def answered(sl: Slice, record: EvalRecord | Mapping[str, Any]) -> bool:
@@ -132,7 +146,8 @@ def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple
 
 def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, str], CellResult],
                  figures: list[PaperFigure], max_calls: int | None = None) -> ClaimResult:
-    """The claim at the suite's budget, and along the call budget up to ``max_calls`` (the suite's)."""
+    """The claim tested at the suite's budget (its verdict is :func:`judged`'s, across the card's claims),
+    and described along the call budget up to ``max_calls`` (the suite's)."""
     metric = claim.metric or dataset.primary
     paper = _paper_pairs(figures, claim, metric)
     better, worse = cells.get((dataset.id, claim.better)), cells.get((dataset.id, claim.worse))
@@ -144,11 +159,15 @@ def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, s
                 if claim.stratum is None or cell.stratum_of.get(i) == claim.stratum}
 
     ours, theirs = scores(better), scores(worse)
-    difference = paired_difference(theirs, ours)
-    verdict = judge(difference)
+    difference = paired_test(theirs, ours, groups={**worse.group_of, **better.group_of})
     along = along_budget(better.curves, worse.curves, set(ours) & set(theirs), metric, max_calls)
-    return ClaimResult(claim, dataset, metric, difference, INCONCLUSIVE if verdict == "inconclusive" else verdict,
-                       paper, along)
+    return ClaimResult(claim, dataset, metric, difference, "inconclusive", paper, along)
+
+
+def judged(claims: list[ClaimResult]) -> list[ClaimResult]:
+    """Every claim's verdict, after Holm's correction across the claims that have a test."""
+    found = judge_all([c.difference for c in claims], what="claims")
+    return [c if j is None else dataclasses.replace(c, verdict=j.verdict, judgement=j) for c, j in zip(claims, found)]
 
 
 @dataclass(frozen=True)
@@ -186,5 +205,5 @@ def collect(plan: SuitePlan, slices: Mapping[str, Slice], provenance: Mapping[st
     for d in datasets:
         figures = [f for f in suite.figures if f.dataset in (None, d.id)]
         claims += [claim_result(claim, d, cells, figures, plan.budget.max_calls) for claim in suite.claims_for(d.id)]
-    return CardData(plan, slices, tuple(cells.values()), tuple(claims), dict(provenance), _models(plan),
+    return CardData(plan, slices, tuple(cells.values()), tuple(judged(claims)), dict(provenance), _models(plan),
                     dict(missing or {}))

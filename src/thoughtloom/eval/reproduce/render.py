@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence, Union
 from ... import strategies, tasks
 from ...strategies.config import FROM_TASK
 from ..results import atomic_write
+from ..inference import PairedTest
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
 from .run import SuitePlan
@@ -30,7 +31,7 @@ CARD_MD = "card.md"
 CARD_HTML = "card.html"
 
 
-def pct(e: Estimate | None, *, signed: bool = False) -> str:
+def pct(e: Estimate | PairedTest | None, *, signed: bool = False) -> str:
     """``62.0 [48.0, 75.0]``: a mean and its interval in percent (points for a difference)."""
     if e is None or e.n == 0 or math.isnan(e.mean):
         return "–"
@@ -89,22 +90,35 @@ def _flags(cell: CellResult) -> str:
     return ", ".join(p for p in parts if p) or "–"
 
 
+def made_by(card: CardData, cell: CellResult) -> str:
+    """The sittings that added examples to a cell (any of its seeds): ``1 (+6), 3 (+2)``."""
+    base = f"{cell.dataset.id}/{cell.method.id}"
+    parts = []
+    for i, s in enumerate(card.provenance.get("sittings", [])):
+        added = s.get("added") if isinstance(s, dict) and isinstance(s.get("added"), dict) else {}
+        count = sum(v for k, v in added.items() if (k == base or k.startswith(base + "-seed")) and isinstance(v, int))
+        if count:
+            parts.append(f"{i + 1} (+{count})")
+    return ", ".join(parts) or "–"
+
+
 def _results_table(card: CardData, cells: Sequence[CellResult]) -> Block:
     d = cells[0].dataset
     others = [m for m in d.metrics if m != d.primary]
     headers = (["method", "strategy (settings)", "paper (model, source)", f"ours: {d.primary} % [95% CI]"]
                + [f"{m} % [95% CI]" for m in others]
-               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes"])
+               + ["n", "no answer", "seeds", "calls / example", "tokens / example", "tokens / solved", "notes",
+                  "sittings (+examples)"])
     rows = []
     for c in cells:
         if not c.seeds:
-            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 7))
+            rows.append([c.method.label, _settings(c), _paper(card, c), "not run"] + ["–"] * (len(others) + 8))
             continue
         rows.append([c.method.label, _settings(c), _paper(card, c), pct(c.metrics[d.primary])]
                     + [pct(c.metrics[m]) for m in others]
                     + [str(c.n), str(c.no_answer), str(c.seeds), f"{c.calls:.1f}", f"{c.tokens:,.0f}",
                        f"{c.tokens_per_solved:,.0f}" if c.tokens_per_solved is not None else "– (none solved)",
-                       _flags(c)])
+                       _flags(c), made_by(card, c)])
     return ("table", headers, rows)
 
 
@@ -115,16 +129,48 @@ def _strata_table(cells: Sequence[CellResult]) -> Block:
     return ("table", ["method"] + [f"{s} %" for s in names], rows)
 
 
+def _p_cell(r: ClaimResult) -> str:
+    if r.difference is None or r.judgement is None or not r.difference.n:
+        return "–"
+    p, j = r.difference.p_value, r.judgement
+    return f"{p:.3g}" + (f" ({j.p_adjusted:.3g})" if j.family > 1 else "")
+
+
+def _power_cell(r: ClaimResult) -> str:
+    """The smallest difference this n detects with 80% power, and the n each paper difference needs."""
+    t = r.difference
+    if t is None or not t.n:
+        return "–"
+    if t.mde is not None and t.mde <= 1:
+        parts = [f"detects ≥ {100 * t.mde:.1f} pts at n = {t.n}"]
+    elif t.mde is not None:
+        parts = [f"no difference up to 100 pts is detected with 80% power at n = {t.n}"]
+    elif t.se > 0:
+        parts = [f"none detectable at n = {t.n}: the test cannot reach 0.05"]
+    else:
+        parts = [f"no spread at n = {t.n} (every pair tied): nothing to size it on"]
+    for model, delta, needed in r.paper_n():
+        if delta <= 0:
+            parts.append(f"{model}'s difference is {100 * delta:+.1f} pts, not the claim's way")
+        elif needed is not None:
+            parts.append(f"{model}'s {100 * delta:+.1f} pts needs n ≈ {needed:,}")
+    return "; ".join(parts)
+
+
 def _claims_table(claims: Sequence[ClaimResult]) -> Block:
     rows = []
     for r in claims:
         where = f" [{r.claim.stratum}]" if r.claim.stratum else ""
         paper = "; ".join(f"{model}: {b:g} vs {w:g}" for model, b, w in r.paper) or "–"
-        ours = (f"{pct(r.difference, signed=True)} pts (n={r.difference.n})" if r.difference is not None else "–")
+        t = r.difference
+        ours = f"{pct(t, signed=True)} pts (n={t.n})" if t is not None else "–"
+        verdict = r.verdict + (f": {r.judgement.reason}" if r.judgement and r.verdict == "inconclusive" else "")
         rows.append([r.claim.statement + where, f"{r.claim.better} > {r.claim.worse} on {r.metric}",
-                     r.claim.source, paper, ours, r.verdict, r.along])
-    return ("table", ["claim", "checked as", "source", "paper", "ours: difference [95% CI]", "verdict",
-                      "along the call budget"], rows)
+                     r.claim.source, paper, ours, t.short if t is not None and t.n else "–", _p_cell(r), verdict,
+                     _power_cell(r), r.along])
+    return ("table", ["claim", "checked as", "source", "paper", "ours: difference [95% CI]", "test",
+                      "p (Holm-adjusted)", "verdict", "power (80%, α = 0.05)",
+                      "along the call budget (descriptive)"], rows)
 
 
 #: How :func:`..curves.run_curves` begins its note on where a cut run's curve ends.
@@ -143,16 +189,17 @@ def budget_mark(plan: SuitePlan) -> tuple[int, str] | None:
 
 
 def _curve_notes(card: CardData) -> list[str]:
-    """What the budget-wise verdicts and the curves rest on, per cell where it is not every example
+    """What the descriptive budget column and the curves rest on, per cell where it is not every example
     exactly (the curves module's own notes: left out, batch boundaries, cut by the budget)."""
     where = ("the paper's budget as the suite declares it" if card.plan.suite.paper_budget else
              "the suite's own equal budget (the suite declares no paper budget)")
-    out = ["\"Along the call budget\": the claim judged as above at 1 call and at every larger call budget, up "
-           "to the suite's, at which some example's answer changes, each verdict holding until the next; an "
-           "example's score at a budget is what its run had answered by then (its anytime trajectory), i.e. what "
-           "a run capped there answers. The verdict at the full budget is the \"verdict\" column. card.html draws "
-           "each method's primary metric against calls with its 95% band"
-           + (f" and marks {where}." if budget_mark(card.plan) else ".")]
+    out = ["\"Along the call budget\" is descriptive, not a test: at 1 call and at every larger call budget, up to "
+           "the suite's, at which some example's answer changes, the sign of the claim's mean paired difference "
+           "(the claimed better method ahead, behind or tied), each holding until the next; an example's score at "
+           "a budget is what its run had answered by then (its anytime trajectory), i.e. what a run capped there "
+           "answers. Dozens of budgets are dozens of looks, so no verdict is read from them: the verdict is taken "
+           "once, at the suite's budget (the \"verdict\" column). card.html draws each method's primary metric "
+           "against calls with its 95% band" + (f" and marks {where}." if budget_mark(card.plan) else ".")]
     for c in card.cells:
         seen: list[str] = []
         for seed in c.curves:  # a cell cut at the suite's budget is every card's case: the phrase says the rest
@@ -213,11 +260,24 @@ def outline(card: CardData) -> list[Block]:
             blocks += [("h3", "The paper's claims"), _claims_table(claims)]
     notes = list(suite.notes) + [f"{m.label}: {m.note}" for m in suite.methods if m.note] + [
         "Figures are percentages. Ours: the mean over examples with a 95% percentile bootstrap interval "
-        "(10,000 replicates; with several seeds, examples and seeds are resampled together). A claim "
-        "\"A beats B\" is checked on the paired difference A − B over the examples both scored: it holds "
-        "when the whole interval is above 0, does not hold when the whole interval is below 0, and is "
-        "inconclusive at this n otherwise (also when it touches 0, e.g. two methods tied on every "
-        "example). The paper's figures come from its own model and set-up; compare orderings, not levels.",
+        "(10,000 replicates; with several seeds, examples and seeds are resampled together). The paper's "
+        "figures come from its own model and set-up; compare orderings, not levels.",
+        "A claim \"A beats B\" is tested on the paired difference A − B over the examples both scored, each "
+        "example's score averaged over seeds first: for 0/1 scores by the exact McNemar test on the discordant "
+        "pairs, with Newcombe's (method 10) interval; for graded scores (or seed means) by the paired sign-flip "
+        "permutation test, exact up to 16 non-zero differences, with a BCa bootstrap interval; where the task "
+        "groups examples (several questions over one context), whole groups are flipped and resampled. It holds "
+        "(or does not hold, the difference the other way) only when the test rejects \"no difference\" at "
+        "α = 0.05 after Holm's correction across "
+        + (f"this card's {sum(1 for r in card.claims if r.judgement)} tested claims" if card.claims else
+           "the card's claims")
+        + "; otherwise it is inconclusive, with the reason (the smallest p-value this n allows, or the "
+          "p-value found). Power: the smallest true difference detected with 80% power at α = 0.05 at this n "
+          "(for 0/1 scores exact, given the discordant pairs seen; none below 6 of them), and the n needed to "
+          "detect the paper's own difference. How each figure is made, with its sources: docs/verdicts.md in thoughtloom.",
+        "n: the examples every seed of the cell has scored; \"sittings (+examples)\": the sittings (numbered as "
+        "under Commands) that added examples to the cell, and how many (a sitting logged before this count "
+        "existed is not listed).",
         "\"no answer\": examples scored as no answer, every method alike: an error, a reply cut off at "
         "max_tokens, or a prediction in which the task's reader finds no answer (for the math tasks a "
         "chain of thought with no \"answer is\" statement, or a reply with no number; for DecomP also a "

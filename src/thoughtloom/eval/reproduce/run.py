@@ -207,7 +207,8 @@ def cell_meta(plan: SuitePlan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str
 async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
                     progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
-                    force: bool = False, executors: Callable[[], Executor] | None = None) -> dict[str, dict[str, Any]]:
+                    force: bool = False, executors: Callable[[], Executor] | None = None,
+                    sitting: int | None = None) -> dict[str, dict[str, Any]]:
     """Evaluate ``cells`` (default: the whole plan) on their slices (the first ``limit`` examples
     when given); returns each cell's summary by name. Stops at the first fatal error, with every
     finished example on disk -- a cell folder made with another config among them
@@ -216,7 +217,9 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
     ``res``: ``spec``'s services, opened by the caller (``async with spec.open() as res``), that the
     cells run on here; or ``executors``, which makes each cell's executor (its workers open their own
     services from ``spec``). Every cell has the plan's budget (the suite's, or ``--max-calls`` /
-    ``--max-tokens``) and its own seed."""
+    ``--max-tokens``) and its own seed. ``sitting``: this sitting's index in ``OUT/reproduce.json``
+    (:func:`log_sitting`), where each cell's new examples are counted as it finishes (the card's
+    "which sittings made it")."""
     if (res is None) == (executors is None):
         raise ValueError("run_cells takes res (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
@@ -237,6 +240,8 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
                                      command=command, force=force,
                                      executor=executors() if executors is not None else None)
         summaries[cell.name] = summary
+        if sitting is not None and summary["this_run"]["examples"]:
+            log_added(plan.out, sitting, cell.name, summary["this_run"]["examples"])
         status.done += summary["this_run"]["examples"]
         status.new += summary["this_run"]["examples"]
     return summaries
@@ -292,6 +297,22 @@ def log_sitting(out: Path, suite: Suite, entry: dict[str, Any]) -> list[dict[str
     atomic_write(path, json.dumps({"suite": suite.name, "suite_file": suite.source, "suite_sha256": suite.digest,
                                    "sittings": sittings}, indent=2, ensure_ascii=False) + "\n")
     return sittings
+
+
+def log_added(out: Path, sitting: int, cell: str, examples: int) -> None:
+    """Count ``examples`` new examples of ``cell`` in sitting ``sitting`` of ``OUT/reproduce.json``
+    (its ``added``: cell name -> examples); a log that cannot be read is left alone."""
+    path = out / RUN_LOG
+    try:
+        log = json.loads(path.read_text(encoding="utf-8"))
+        entry = log["sittings"][sitting]
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        return
+    if not isinstance(entry, dict):
+        return
+    added = entry.get("added") if isinstance(entry.get("added"), dict) else {}
+    entry["added"] = {**added, cell: added.get(cell, 0) + examples}
+    atomic_write(path, json.dumps(log, indent=2, ensure_ascii=False) + "\n")
 
 
 def sittings(out: Path) -> list[dict[str, Any]]:
