@@ -156,3 +156,49 @@ print(solution.answer)
 def test_a_task_spec_that_is_no_task_is_refused(folder):
     r = cli("run", "cot", "--task", "my_metrics:close", "hi", cwd=folder)
     assert r.returncode == 2 and "is not a thoughtloom Task" in r.stderr
+
+
+@pytest.mark.parametrize("metric,name", [("contains", "contains"), ("my_metrics:close", "close")])
+def test_view_and_compare_read_the_metric_each_run_recorded(folder, model, metric, name):
+    """Issue 39: an own-data run scored with anything but em failed in view and compare ("no metric 'em'
+    in the record of example ..."): the report took the task's primary metric, not the run's."""
+    for strategy, out in (("cot", "runs/cot"), ("io", "runs/io")):
+        r = cli("eval", "-S", strategy, "--task", "qa", "--data", "my.jsonl", "--metric", metric,
+                "--model", model, "--no-cache", "--out", out, cwd=folder)
+        assert r.returncode == 0, r.stderr
+    r = cli("compare", "runs/cot", "runs/io", "--at-calls", "1", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert f"{name} " in r.stdout, r.stdout
+    r = cli("compare", "runs/cot", "runs/io", "--json", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert [run["primary_metric"] for run in result["runs"]] == [name, name]
+    assert list(result["runs"][0]["metrics"]) == [name]
+    r = cli("view", "runs/cot", "runs/io", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "runs" / "cot" / "report.html").is_file() and (folder / "runs" / "compare.html").is_file()
+
+
+def test_a_report_reads_the_metric_of_evaluate_with_a_function(folder):
+    """Issue 39: ``evaluate(..., metric=close)`` then the report and comparison of its folder."""
+    script = """
+import thoughtloom
+from thoughtloom.testing import ScriptedLM
+from thoughtloom.view import write_report
+from thoughtloom.view.compare import compare_runs
+
+def close(prediction, gold):
+    return prediction is not None and str(gold).lower() in prediction.lower()
+
+lm = ScriptedLM(lambda r: "The answer is: Paris" if "France" in r.messages[-1].content else "The answer is: 6")
+qs = [{"question": "What is the capital of France?", "answer": "Paris"}, ("How many legs has a spider?", "8")]
+for out in ("a", "b"):
+    thoughtloom.evaluate("cot", examples=qs, metric=close, model=lm, out=out)
+write_report("a")
+c = compare_runs(["a", "b"])
+print(c["runs"][0]["primary_metric"], c["runs"][0]["metrics"]["close"]["mean"])
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=folder, env=ENV,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "close 0.5"
