@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, TypeVar
@@ -58,6 +59,7 @@ from .tasks import QA, Example, Task
 from .tasks.datasets import Dataset, load_examples
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class SolveFailed(ThoughtloomError):
@@ -117,6 +119,8 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
     spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
                     api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed)
     strat = spec.strategy(strategy, options, task_obj)
+    for line in spec.setup_notes(strat, task_obj):
+        log.warning("%s", line)
     async with spec.open(_given(model)) as resources:
         run = await run_problem(strat, task_obj, Problem("api", question, context), resources,
                                 spec.settings(example_timeout_s=timeout_s), progress=progress)
@@ -165,6 +169,8 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
     else:
         dataset = load_examples(task_obj, data, offset=offset, limit=limit)
         source = DataSource(dataset.path, offset, limit)
+    for line in spec.setup_notes(strat, task_obj, pooled=task_obj.pooled_corpus() is not None):
+        log.warning("%s", line)
     out_dir = Path(out) if out is not None else default_out(task_obj.name, strategy)
     settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout_s)
     async with spec.open(_given(model)) as resources:

@@ -202,3 +202,48 @@ print(c["runs"][0]["primary_metric"], c["runs"][0]["metrics"]["close"]["mean"])
                        timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "close 0.5"
+
+
+@pytest.mark.parametrize("strategy", ["hgot", "retrieve-then-read"])
+def test_a_retrieval_method_on_own_questions_says_it_runs_closed_book(folder, model, strategy):
+    """Issue 39: `hgot -t qa` without --index ran closed book and nothing in the output said so."""
+    r = cli("run", strategy, "What is the capital of France?", "--task", "qa", "--max-calls", "2",
+            "--model", model, "--no-cache", cwd=folder)
+    said = [line for line in r.stderr.splitlines() if "closed book" in line]
+    assert len(said) == 1 and "give it passages with --index DIR" in said[0], r.stderr
+    plain = cli("run", "cot", "What is the capital of France?", "--task", "qa", "--model", model,
+                     "--no-cache", cwd=folder)
+    assert "closed book" not in plain.stderr  # cot retrieves nothing
+
+
+def test_decomp_on_own_questions_runs_the_qa_program_and_says_so(folder, model):
+    """Issue 39: `eval -S decomp -t qa` was refused ('no default program for task qa')."""
+    r = cli("eval", "-S", "decomp", "--task", "qa", "--data", "my.jsonl", "--metric", "contains",
+            "--max-calls", "4", "--model", model, "--no-cache", "--out", "o", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert "decomp runs program qa_decomp on task qa" in r.stderr and "closed book" not in r.stderr
+    assert summary(folder, "o")["n"] == 2
+
+
+def test_run_interrupted_says_so(folder):
+    """Issue 39 §10: `run` interrupted exited 130 and printed nothing."""
+    import signal
+    import time
+
+    started = []
+
+    def slow(prompt):
+        started.append(1)
+        time.sleep(30)
+        return "The answer is: x"
+
+    with FakeOpenAIServer(slow) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "thoughtloom", "run", "cot", "hi", "--model",
+                                 f"openai:m@{server.base_url}", "--no-cache"], cwd=folder, env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted: no answer" in stderr and "Traceback" not in stderr, stderr

@@ -53,6 +53,9 @@ class Task:
     search_settings: ClassVar[Mapping[str, TaskSetting]] = {}
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
+    # what the questions are like, for the strategies that pick a program by it (DecomP's default
+    # program for a task with none of its own): "qa", a short answer; "math", a numeric one; "" none
+    question_shape: ClassVar[str] = ""
     # whether questions are answered from retrieved passages (the retrieval
     # strategies are built for these tasks; see Strategy.needs)
     open_domain: ClassVar[bool] = False
