@@ -19,7 +19,7 @@ from ..core.files import jsonl_lines, read_utf8, require
 from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
-from .answers import first_line, marked_answer
+from .answers import short_answer
 from .metrics import exact_match, normalize_text, token_f1
 
 
@@ -78,8 +78,9 @@ class Task:
         return ()
 
     def extract_answer(self, text: str) -> str | None:
-        """The text after the last answer marker (:mod:`.answers`), else the first non-empty line."""
-        return marked_answer(text) or first_line(text)
+        """The reply's short answer (:func:`.answers.short_answer`): the text after the last answer
+        marker, else the first line after a chat model's lead-in, else the first non-empty line."""
+        return short_answer(text)
 
     def normalize(self, answer: str) -> str:
         return normalize_text(answer)
