@@ -56,3 +56,43 @@ async def test_the_qa_program_chains_sub_answers_and_answers_with_the_last():
     asked = [r.messages[-1].content.rsplit("Q: ", 1)[1] for b in lm.batches for r in b
              if NEXT_STEP not in r.messages[-1].content]
     assert [q.split("\n", 1)[0] for q in asked] == ["Who wrote Hamlet?", "In which town was William Shakespeare born?"]
+
+
+async def test_a_sub_question_that_keeps_failing_the_same_way_is_not_asked_to_the_step_limit():
+    """Issue 39 §6: the README's decomp example asked one cut-off sub-question 10 times
+    (`A: [error: the reply was cut off at max_tokens]` x10, `stopped: step_limit`, 23 calls). Asked
+    again and failed the same way, the program stops: 2 decomposer turns and 2 handler calls each."""
+    from thoughtloom.core.types import Completion
+
+    def reply(req):
+        if NEXT_STEP in req.messages[-1].content:
+            return '(closedbook_qa) "Who wrote Hamlet?"'
+        return Completion("William Shakespeare, the famous English playwright who", finish_reason="length")
+
+    lm = ScriptedLM(reply)
+    cls = strategies.get("decomp")
+    ctx = Context(lm=lm, task=QA())
+    result = await cls(cls.Config()).run(Problem("q", "Who wrote Hamlet?"), ctx)
+    assert result.details["status"] == "malformed" and result.details["steps"] == 2 and result.answer == ""
+    assert len(lm.requests) == 4
+    (end,) = ctx.trace.of_type("program_end")
+    assert "asked again what step 1 asked, and failed the same way (the reply was cut off at max_tokens)" \
+        in end["reason"]
+
+
+async def test_a_repeated_sub_question_that_succeeds_or_fails_differently_goes_on():
+    """Only the same failure twice stops a program: a repeated question answered, or failing otherwise, runs on."""
+    from thoughtloom.core.types import Completion
+
+    handler_replies = iter([Completion("cut", finish_reason="length"), "William Shakespeare"])
+
+    def reply(req):
+        prompt = req.messages[-1].content
+        if NEXT_STEP in prompt:
+            done = prompt.split(NEXT_STEP, 1)[1].count("\nA: ")
+            return '(closedbook_qa) "Who wrote Hamlet?"' if done < 2 else "[EOQ]"
+        return next(handler_replies)
+
+    cls = strategies.get("decomp")
+    result = await cls(cls.Config()).run(Problem("q", "Who wrote Hamlet?"), Context(lm=ScriptedLM(reply), task=QA()))
+    assert result.details["status"] == "ok" and result.answer == "William Shakespeare"
