@@ -37,11 +37,11 @@ DATA_LAYOUT = {
 }
 
 
-def data_source() -> str:
-    """Where the tests look for benchmark data, as a user reads it."""
+def data_source(root: Path) -> str:
+    """Where the tests look for benchmark data (``root``), as a user reads it."""
     if "THOUGHTLOOM_DATA" in os.environ:
-        return f"THOUGHTLOOM_DATA is {data_dir()}"
-    return f"THOUGHTLOOM_DATA is unset, so the tests look in {data_dir()}"
+        return f"THOUGHTLOOM_DATA is {root}"
+    return f"THOUGHTLOOM_DATA is unset, so the tests look in {root}"
 
 
 def missing_data(root: Path, parts: tuple[str, ...]) -> str:
@@ -54,14 +54,14 @@ def missing_data(root: Path, parts: tuple[str, ...]) -> str:
            "it is HGOT's annotated demonstrations (data/seed_augmented.csv of github.com/fangyihao/hgot)"
            if parts and parts[0] == "hgot_demos" else "`thoughtloom data list` says where each set comes from")
     return (f"needs benchmark file {rel}: {get}; save it as DATA/{rel} and set THOUGHTLOOM_DATA=DATA "
-            f"({data_source()}; docs/data.md lists every file the tests read)")
+            f"({data_source(root)}; docs/data.md lists every file the tests read)")
 
 
 def missing_data_folder() -> str:
     """The skip reason of a test that reads every data set it finds and finds none."""
     return ("needs the benchmark data sets: `thoughtloom data list` shows where each comes from and the "
             "commands that fetch it; save them as docs/data.md lays out (one subfolder per set) and set "
-            f"THOUGHTLOOM_DATA to that folder ({data_source()})")
+            f"THOUGHTLOOM_DATA to that folder ({data_source(data_dir())})")
 
 
 def data_file(*parts: str) -> Path:
