@@ -118,3 +118,12 @@ def test_help_in_a_pipe_is_plain_and_not_wrapped_a_few_words_a_line():
     assert not any(ch in r.stdout for ch in "╭│╰")  # no rich panels
     assert len(lines) < 200 and max(map(len, lines)) <= 100
     assert any(re.match(r"\s+-S, --strategy \S+\s+Strategy name\.", line) for line in lines), r.stdout[:2000]
+
+
+def test_run_and_eval_each_say_how_they_take_the_strategy():
+    """Issue 39 §10: `eval cot ...` said only "Missing option '--strategy'"; `run --strategy cot` gave no hint."""
+    r = main("eval", "cot", "--task", "qa")
+    assert r.returncode == 2 and "eval takes the strategy as an option: thoughtloom eval -S NAME" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = main("run", "--strategy", "cot", "hi")
+    assert r.returncode == 2 and "run takes the strategy first: thoughtloom run NAME QUESTION" in r.stderr

@@ -225,6 +225,20 @@ def _nearest_option(exc: BaseException) -> str | None:
     return f"no option {name}" + (f" (did you mean {near[0]}?)" if near else "")
 
 
+def _strategy_hint(exc: BaseException) -> str:
+    """Where ``run`` and ``eval`` differ in how they take the strategy, the way the other one takes it:
+    ``run`` positionally (``run cot QUESTION``), ``eval`` as ``-S/--strategy``."""
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(getattr(ctx, "command", None), "name", None)
+    kind = type(exc).__name__
+    param = getattr(getattr(exc, "param", None), "name", None)
+    if command == "eval" and (param == "strategy" or kind == "UsageError" and "extra argument" in str(exc)):
+        return "; eval takes the strategy as an option: thoughtloom eval -S NAME --task TASK (run takes it first)"
+    if command == "run" and kind == "NoSuchOption" and getattr(exc, "option_name", "") in ("--strategy", "-S"):
+        return "; run takes the strategy first: thoughtloom run NAME QUESTION"
+    return ""
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -243,6 +257,8 @@ def main() -> None:
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = _nearest_option(exc) or (exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        hint = _strategy_hint(exc)
+        message = message.rstrip(".") + hint if hint else message
         err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
         sys.exit(getattr(exc, "exit_code", 2))
     except ABORTS:
