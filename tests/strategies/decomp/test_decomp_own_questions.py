@@ -96,3 +96,18 @@ async def test_a_repeated_sub_question_that_succeeds_or_fails_differently_goes_o
     cls = strategies.get("decomp")
     result = await cls(cls.Config()).run(Problem("q", "Who wrote Hamlet?"), Context(lm=ScriptedLM(reply), task=QA()))
     assert result.details["status"] == "ok" and result.answer == "William Shakespeare"
+
+
+async def test_a_decomposer_that_repeats_an_answered_step_stops_there():
+    """The embedded model asked "What is the capital of Japan?" ten times, each answered alike, and never
+    wrote [EOQ] (22 calls, step_limit): a step that gets what the step before got adds nothing."""
+    def reply(req):
+        if NEXT_STEP in req.messages[-1].content:
+            return '(closedbook_qa) "What is the capital of Japan?"'
+        return "The capital of Japan is Tokyo."
+
+    lm = ScriptedLM(reply)
+    cls = strategies.get("decomp")
+    result = await cls(cls.Config()).run(Problem("q", "What is the capital of Japan?"), Context(lm=lm, task=QA()))
+    assert result.details["status"] == "malformed" and result.details["steps"] == 2 and len(lm.requests) == 4
+    assert "asked again what step 1 asked, and got the same answer" in result.text
