@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError
@@ -129,8 +130,16 @@ def run(
         raise ConfigError(f"--gold does not apply to --task {task_obj.name}: its answers are checked by its "
                           "own rule", hint="drop --gold")
     problem = Problem("cli", question)
-    with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strat, task_obj, problem, spec, status=status))
+    for line in spec.setup_notes(strat, task_obj):
+        notes.print(f"[dim]note: {escape(line)}[/]", soft_wrap=True)
+    try:
+        with RichStatus(notes) as status:
+            answered = asyncio.run(_answer(strat, task_obj, problem, spec, status=status))
+    except KeyboardInterrupt:
+        cached = spec.cache is not None and spec.cache_mode != "off"
+        err.print("[yellow]interrupted[/]: no answer" + ("; the same command again replays the model calls made "
+                                                       "so far from the cache" if cached else ""), soft_wrap=True)
+        raise typer.Exit(130) from None
     if trace_out is not None:
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)

@@ -18,6 +18,7 @@ invocation (tests invoke the app many times in one process).
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -118,7 +119,20 @@ class Commands(typer.core.TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _flags.update(verbose=False, quiet=False)
         _apply()
+        _help_layout(self, boxed=sys.stdout.isatty())
         return super().parse_args(ctx, args)
+
+
+def _help_layout(root: Any, *, boxed: bool) -> None:
+    """``--help`` as rich's boxed panels on a terminal; in a pipe or a file click's plain layout, since
+    rich's panels, laid out 80 columns wide there, wrap an option's help 3 or 4 words a line."""
+    todo: list[Any] = [root]
+    while todo:
+        command = todo.pop()
+        if not hasattr(command, "_boxed_markup"):
+            command._boxed_markup = getattr(command, "rich_markup_mode", None)
+        command.rich_markup_mode = command._boxed_markup if boxed else None
+        todo.extend(getattr(command, "commands", {}).values())
 
 
 def _show_version(value: bool) -> None:

@@ -5,9 +5,11 @@ other commands), drawn on :data:`notes`, which ``-q`` silences (errors go to
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterable
 
 from rich.console import Console, ConsoleDimensions
+from rich.segment import Segment
 from rich.markup import escape
 
 from ..core.text import encodable
@@ -33,6 +35,17 @@ class PipeConsole(Console):
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """The text to write; where lines do not wrap, without the spaces rich pads each table row with
+        to the widest row (a pipe's lines end where their text does)."""
+        text = super()._render_buffer(buffer)
+        if self.is_terminal or self.is_jupyter:
+            return text
+        return _PADDING.sub("", text)
+
+
+_PADDING = re.compile(r"[ \t]+$", re.M)
 
 
 err = PipeConsole(stderr=True)  # errors: always shown

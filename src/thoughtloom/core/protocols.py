@@ -65,7 +65,9 @@ class TaskView(Protocol):
     # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
     # ``open_domain``, True where questions are answered from retrieved passages;
     # ``search_settings``, the tree strategies' options the task sets
-    # (``{option: core.options.TaskSetting}``; see ``strategies.build``).
+    # (``{option: core.options.TaskSetting}``; see ``strategies.build``);
+    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one),
+    # which picks a DecomP program for a task with none of its own (``decomp.catalogue.SHAPES``).
 
     def demos(self) -> Sequence[Demo]: ...
 

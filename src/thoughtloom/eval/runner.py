@@ -360,7 +360,7 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
     stats = RunStats(total=len(examples), done=len(examples) - len(todo), server=breaker)
     t0 = time.perf_counter()
     run_meta = {"strategy": strategy.name, "strategy_config": to_json(strategy.config),
-                "task": task.name, **(meta or {})}
+                "task": task.name, "primary_metric": task.primary_metric, **(meta or {})}
 
     def build(finished: bool, final: bool) -> dict[str, Any]:
         summary = summarize(store.records.values(), total=len(examples), stats=stats,

@@ -19,7 +19,7 @@ from ..core.files import jsonl_lines, read_utf8, require
 from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
-from .answers import first_line, marked_answer
+from .answers import short_answer
 from .metrics import exact_match, normalize_text, token_f1
 
 
@@ -63,6 +63,9 @@ class Task:
     search_settings: ClassVar[Mapping[str, TaskSetting]] = {}
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
+    # what the questions are like, for the strategies that pick a program by it (DecomP's default
+    # program for a task with none of its own): "qa", a short answer; "math", a numeric one; "" none
+    question_shape: ClassVar[str] = ""
     # whether questions are answered from retrieved passages (the retrieval
     # strategies are built for these tasks; see Strategy.needs)
     open_domain: ClassVar[bool] = False
@@ -91,8 +94,9 @@ class Task:
         return ()
 
     def extract_answer(self, text: str) -> str | None:
-        """The text after the last answer marker (:mod:`.answers`), else the first non-empty line."""
-        return marked_answer(text) or first_line(text)
+        """The reply's short answer (:func:`.answers.short_answer`): the text after the last answer
+        marker, else the first line after a chat model's lead-in, else the first non-empty line."""
+        return short_answer(text)
 
     def normalize(self, answer: str) -> str:
         return normalize_text(answer)

@@ -96,6 +96,7 @@ class QA(Task):
     name = "qa"
     instruction = "Answer the question with a short answer."
     primary_metric = "em"
+    question_shape = "qa"
     metrics = ("em", "f1")  # the default; a chosen metric is the only one (set per instance)
 
     def __init__(self, input_field: str = "question", gold_field: str = "answer",

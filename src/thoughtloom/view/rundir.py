@@ -137,16 +137,22 @@ class RunFolder:
             return None
 
     def metric_names(self) -> list[str]:
-        """Every metric some record has, the task's primary one first."""
+        """Every metric some record has, the run's primary one first."""
         names = sorted({k for r in self.records.values() for k in r.metrics})
         primary = self.primary_metric(names)
         return [primary, *[n for n in names if n != primary]] if primary in names else names
 
     def primary_metric(self, names: list[str] | None = None) -> str:
-        task = self.task()
-        if task is not None:
-            return task.primary_metric
+        """The metric the run was judged by: the one its summary records (``--metric contains``, a
+        user function's name), else its task's primary metric where the records have it, else the
+        first metric they have (a run from before the summary recorded it, or of an unknown task)."""
+        recorded = self.summary.get("primary_metric")
+        if isinstance(recorded, str) and recorded:
+            return recorded
         names = names if names is not None else sorted({k for r in self.records.values() for k in r.metrics})
+        task = self.task()
+        if task is not None and (task.primary_metric in names or not names):
+            return task.primary_metric
         return names[0] if names else "em"
 
     def stratum(self, record: EvalRecord) -> str | None:
