@@ -159,7 +159,7 @@ def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]
     dirty = False
     if not path.exists():
         return records, bad, dirty
-    for line in jsonl_lines(path, "torn"):
+    for line in jsonl_lines(path, "torn", max_line_bytes=None):  # our own file: every line it holds
         if line.value is not None:
             records.append(line.value)
             continue
