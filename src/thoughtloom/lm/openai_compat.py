@@ -37,6 +37,9 @@ from ..core.types import Completion, Request, TokenLogprob, Usage
 
 _RETRYABLE_STATUS = {408, 409, 500, 502, 503, 504}
 
+#: Seconds a server probe waits for any reply (:meth:`OpenAICompatLM.probe`).
+PROBE_TIMEOUT_S = 10.0
+
 
 class OpenAICompatLM:
     """``model_id`` is ``openai:<model>@<base_url>`` (never the key)."""
@@ -112,6 +115,20 @@ class OpenAICompatLM:
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         return list(await asyncio.gather(*(self._one(r) for r in requests)))
+
+    async def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+        """Whether the server answers at all (``core.protocols.Probed``): ``GET /models`` on a
+        connection of its own (the pool's may all be held by stuck calls); any HTTP status is an
+        answer. Else "connection refused ..." (down) or "no reply within N s" (frozen)."""
+        try:
+            async with asyncio.timeout(timeout_s), httpx.AsyncClient(
+                    base_url=self.base_url, headers=self._headers, timeout=timeout_s) as client:
+                await client.get("/models")
+            return None
+        except (httpx.TimeoutException, TimeoutError):
+            return f"no reply within {timeout_s:g} s"
+        except httpx.TransportError as exc:
+            return f"cannot connect ({type(exc).__name__}: {exc})"
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}
