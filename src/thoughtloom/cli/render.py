@@ -10,7 +10,7 @@ from typing import Any
 from rich.console import Console, ConsoleDimensions
 from rich.markup import escape
 
-from ..core.text import encodable
+from ..core.text import encodable, printable
 from ..eval.rich_progress import RichProgress, RichStatus
 from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
@@ -57,8 +57,9 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def shown(text: object) -> str:
-    """Model text made safe to print inside rich markup: encodable, with its brackets escaped."""
-    return escape(encodable(str(text)))
+    """Model text made safe to print inside rich markup: encodable, control characters as escapes
+    (``core.text.printable``: no ESC sequence reaches the terminal), with its brackets escaped."""
+    return escape(printable(str(text)))
 
 
 def usage_line(usage: UsageTotals, seconds: float) -> str:
