@@ -94,3 +94,51 @@ def test_escapes_in_passages_are_printed_as_text_by_index_search(tmp_path):
     assert rc == 0, stderr
     assert b"\x1b" not in stdout and b"\x00" not in stdout and b"\x07" not in stdout
     assert b"\\x1b[2J" in stdout
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    """A 120 KB tmpfs (where this runs as root and may mount; skipped elsewhere)."""
+    where = tmp_path / "tiny"
+    where.mkdir()
+    if os.geteuid() != 0 or subprocess.run(["mount", "-t", "tmpfs", "-o", "size=120k", "tmpfs", str(where)],
+                                           capture_output=True).returncode:
+        pytest.skip("needs root to mount a tiny tmpfs (the cache's unit test makes SQLITE_FULL without it)")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+
+
+@pytest.mark.integration
+def test_a_full_cache_disk_keeps_every_example_and_counts_every_call(tmp_path, tiny_disk):
+    """Issue 40: with the cache on a 120 KB tmpfs 392 of 400 records failed with `cannot rollback`,
+    the eval exited 0, and the failed records said `calls: 0` though the server answered them."""
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"What is {i} plus 1? " + "pad " * 50, "answer": f"#### {i + 1}"})
+                            + "\n" for i in range(120)))
+    with FakeOpenAIServer(lambda prompt: "The answer is: 1 " + "x" * 2000) as server:
+        rc, _, stderr = cli("eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / "o"),
+                            "--model", f"openai:m@{server.base_url}", "--cache", str(tiny_disk / "c.sqlite"))
+        answered = server.calls
+    assert rc == 0, stderr
+    warnings = [line for line in stderr.decode().splitlines() if "cache" in line]
+    assert len(warnings) == 1 and "database or disk is full" in warnings[0] and str(tiny_disk) in warnings[0]
+    records = [json.loads(line) for line in (tmp_path / "o" / "results.jsonl").read_text().splitlines()]
+    assert len(records) == 120 and not any(r["error"] for r in records)
+    assert sum(r["usage"]["calls"] for r in records) == answered == 120
+
+
+def test_index_build_and_view_on_a_full_disk_name_the_path(tmp_path, tiny_disk):
+    corpus = tmp_path / "c.jsonl"
+    corpus.write_text("".join(json.dumps({"id": str(i), "text": f"passage {i} " + "word " * 300}) + "\n"
+                              for i in range(200)))
+    rc, _, stderr = cli("index", "build", "--corpus", str(corpus), "--out", str(tiny_disk / "idx"))
+    assert rc == 2 and f"no space left on device writing the index {tiny_disk / 'idx'}".encode() in stderr, stderr
+    assert list(tiny_disk.iterdir()) == []  # no half index, nothing beside it
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "results.jsonl").write_text("".join(json.dumps({"id": f"q{i}", "input": "x" * 2000, "metrics": {"em": 1.0}})
+                                               + "\n" for i in range(100)))
+    rc, _, stderr = cli("view", str(run), "--out", str(tiny_disk / "report.html"))
+    assert rc == 2 and f"no space left on device writing {tiny_disk / 'report.html'}".encode() in stderr, stderr

@@ -18,13 +18,29 @@ in small pieces.
 
 from __future__ import annotations
 
+import contextlib
 import csv
+import errno
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, Iterator, Mapping, Sequence
 
-from .errors import DataError
+from .errors import ConfigError, DataError
+
+
+@contextlib.contextmanager
+def no_space_names(what: str, note: str = "") -> Iterator[None]:
+    """Inside, a full disk or quota (ENOSPC, EDQUOT) is one :class:`ConfigError` naming ``what``
+    (``"the index /data/idx"``), not a bare ``[Errno 28] No space left on device``."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)):
+            raise ConfigError(f"no space left on device writing {what}",
+                              hint="free space on that disk or choose another --out" + (f"; {note}" if note else "")
+                              ) from exc
+        raise
 
 
 def _bad_utf8(where: str, exc: UnicodeDecodeError, raw: bytes, column: int | None = None) -> DataError:

@@ -20,6 +20,7 @@ from pathlib import Path
 from importlib import resources
 
 from ..core.errors import ConfigError
+from ..core.files import no_space_names
 from ..eval.results import atomic_write
 from .example_page import example_page
 from .figures import figures
@@ -80,8 +81,9 @@ def write_report(run_dir: str | Path, out: str | Path | None = None, *, example:
     run = RunFolder.open(run_dir)
     path = Path(out) if out is not None else run.path / (REPORT if example is None else f"report-{_safe(example)}.html")
     html = build_report(run, only=example, compare_href=compare_href, replicates=replicates)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, html)
+    with no_space_names(str(path)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, html)
     log.info("wrote %s (%d bytes, %d examples)", path, len(html), len(run.records))
     return path
 
