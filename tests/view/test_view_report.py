@@ -155,3 +155,28 @@ def test_a_run_traced_before_the_tree_events_were_renamed_reads_as_today(tmp_pat
     assert '"type": "sculpt_node"' in trace and '"what": "sculpt_evaluation"' in trace and '"tree_' not in trace
     assert '"sculpt_evaluation"' in (folder / "results.jsonl").read_text(encoding="utf-8")  # step_problems
     assert build_report(RunFolder.open(folder), replicates=100) == today
+
+
+def test_every_page_has_a_content_security_policy_that_allows_only_its_own_script_and_style(folders, tmp_path):
+    """Issue 40: the HTML reports sent no Content-Security-Policy. Each page now says nothing loads
+    from anywhere, and its own inline script and style are allowed by hash (no 'unsafe-inline',
+    so no inline handler or style= attribute runs); no page of ours needs a style= attribute."""
+    import hashlib
+
+    from thoughtloom.view.compare import compare_runs, comparison_page
+
+    def digest(text):
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    html = build_report(RunFolder.open(folders["sampling"]), replicates=200)
+    compared = comparison_page(compare_runs([str(folders["tree"]), str(folders["sampling"])]), tmp_path / "c.html")
+    for page in (html, compared):
+        policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page).group(1)
+        policy = policy.replace("&#x27;", "'")
+        assert policy.startswith("default-src 'none';") and "unsafe" not in policy
+        for tag in ("script", "style"):
+            for body in re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.S):
+                assert digest(body) in policy, tag
+        for inner in [page, *pages(page).values()]:
+            assert not re.search(r"<[^>]+\s(style|on[a-z]+)=", inner)
+    assert "script-src 'none'" in compared.replace("&#x27;", "'")  # the comparison runs no script
