@@ -251,6 +251,14 @@ class ResultsFile:
         """The kept records by example id, in file order, read from the file."""
         return read_records(self.dir)
 
+    def each(self) -> Iterator[EvalRecord]:
+        """The kept records one at a time, read from the file as they are wanted (each id once:
+        the file is rewritten to one line per id on open, and a run appends each id once)."""
+        self._fh.flush()
+        for _line, record in record_lines(self.path, "torn"):
+            if record is not None:
+                yield record
+
     def done(self) -> set[str]:
         return set(self.ids)
 
