@@ -180,3 +180,22 @@ def test_every_page_has_a_content_security_policy_that_allows_only_its_own_scrip
         for inner in [page, *pages(page).values()]:
             assert not re.search(r"<[^>]+\s(style|on[a-z]+)=", inner)
     assert "script-src 'none'" in compared.replace("&#x27;", "'")  # the comparison runs no script
+
+
+def test_a_huge_line_in_a_run_is_skipped_and_counted_not_held(tmp_path):
+    """Issue 40: `view` on a run made from a 1 GB question died with MemoryError at 8 GB. A line
+    over the report's limit (16 MiB) is skipped and counted, read past in small pieces."""
+    import tracemalloc
+
+    run = tmp_path / "run"
+    run.mkdir()
+    ok = json.dumps({"id": "q1", "input": "fine", "metrics": {"em": 1.0}}) + "\n"
+    huge = '{"id": "q2", "input": "' + "x" * (40 << 20) + '", "metrics": {"em": 0.0}}\n'
+    (run / "results.jsonl").write_text(ok + huge + ok.replace("q1", "q3"), encoding="utf-8")
+    del huge
+    tracemalloc.start()
+    folder = RunFolder.open(run)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert list(folder.records) == ["q1", "q3"] and folder.skipped_lines == 1
+    assert peak < 40 << 20, f"reading the run held {peak:,} bytes"  # less than the line: never held whole
