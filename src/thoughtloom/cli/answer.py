@@ -24,7 +24,7 @@ from .. import strategies, tasks
 from ..core.errors import ConfigError
 from ..core.events import count_step_problems
 from ..core.protocols import LM
-from ..core.text import encodable
+from ..core.text import printable
 from ..core.types import Problem
 from ..eval.results import dump_line
 from ..eval.assembly import RunSpec
@@ -204,10 +204,10 @@ def stop_reason(result: Result) -> str | None:
 def _print_answer(strat: strategies.Strategy, result: Result, verdict: Check | None, stop: str | None) -> None:
     report = strat.report(result)
     if report:
-        out.print(encodable(report), highlight=False, markup=False)
+        out.print(printable(report), highlight=False, markup=False)
         rule(out)
     elif result.text and result.text.strip() != result.answer:
-        out.print(encodable(result.text.strip()), highlight=False, markup=False)
+        out.print(printable(result.text.strip()), highlight=False, markup=False)
         rule(out)
     cut = (" [yellow](a reply was cut off at max_tokens: not a finished answer; raise the cap: the strategy's "
            "max_tokens with --set, or for decomp the handler prompt's #: max_tokens line, see --prompts)[/]"

@@ -27,6 +27,7 @@ import typer.main
 
 from ..version import __version__
 from ..core.errors import ConfigError
+from ..core.text import printable, redact_credentials
 from .render import err, notes
 
 _flags = {"verbose": False, "quiet": False}
@@ -44,12 +45,20 @@ def _apply() -> None:
         raise ConfigError("--verbose and --quiet cannot be used together")
     if _handler is None:
         _handler = _LogHandler()
-        _handler.setFormatter(logging.Formatter("%(message)s"))
+        _handler.setFormatter(SafeFormatter("%(message)s"))
     root = logging.getLogger()
     if _handler not in root.handlers:
         root.addHandler(_handler)
     root.setLevel(logging.INFO if _flags["verbose"] else logging.ERROR if _flags["quiet"] else logging.WARNING)
     notes.quiet = _flags["quiet"]
+
+
+class SafeFormatter(logging.Formatter):
+    """Log lines as the terminal may show them: a message quoting a model reply or a passage has
+    its control characters as escapes (``core.text.printable``), a URL its user:password hidden."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(redact_credentials(super().format(record)))
 
 
 class _LogHandler(logging.Handler):

@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.text import printable, redact_credentials
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
@@ -240,7 +241,8 @@ def _strategy_hint(exc: BaseException) -> str:
 
 
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """An error as one line: control characters shown as escapes, a URL's user:password hidden."""
+    return " ".join(printable(redact_credentials(str(text))).split())
 
 
 def main() -> None:

@@ -12,7 +12,7 @@ from rich.console import Console, ConsoleDimensions
 from rich.segment import Segment
 from rich.markup import escape
 
-from ..core.text import encodable
+from ..core.text import encodable, printable
 from ..eval.rich_progress import RichProgress, RichStatus
 from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
@@ -70,8 +70,9 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def shown(text: object) -> str:
-    """Model text made safe to print inside rich markup: encodable, with its brackets escaped."""
-    return escape(encodable(str(text)))
+    """Model text made safe to print inside rich markup: encodable, control characters as escapes
+    (``core.text.printable``: no ESC sequence reaches the terminal), with its brackets escaped."""
+    return escape(printable(str(text)))
 
 
 def usage_line(usage: UsageTotals, seconds: float) -> str:

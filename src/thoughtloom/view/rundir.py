@@ -29,6 +29,10 @@ from ..eval.results import RESULTS, SUMMARY, TRACE
 
 log = logging.getLogger(__name__)
 
+#: Longest line of a run's results or trace the report reads (16 MiB); a longer one (a run made
+#: from a huge data record) is skipped and counted, never held.
+MAX_RUN_LINE_BYTES = 16 << 20
+
 #: A setting the run's files do not record.
 UNKNOWN = "?"
 
@@ -49,7 +53,7 @@ def _events(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
     a run still writing, or a damaged one) adds 1 to ``counter[0]``."""
     if not path.exists():
         return
-    for line in jsonl_lines(path, "skip"):
+    for line in jsonl_lines(path, "skip", max_line_bytes=MAX_RUN_LINE_BYTES):
         if line.value is not None:
             yield line.value
         elif line.error is not None:
@@ -75,7 +79,7 @@ class RunFolder:
         skipped = [0]
         records: dict[str, EvalRecord] = {}
         # the eval's own reader; "skip": a partial last line of a run still writing is counted, not fatal
-        for line, record in record_lines(path / RESULTS, "skip"):
+        for line, record in record_lines(path / RESULTS, "skip", max_line_bytes=MAX_RUN_LINE_BYTES):
             if record is not None:
                 records[record.id] = record  # the last record of an id wins, as on resume
             elif line.error is not None:
