@@ -177,7 +177,7 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     try:
         with no_space_names(f"the index {folder}", "nothing was left half-built"):
             building.mkdir()
-            manifest = _build_into(building, corpus, kind, bm, de, fu, encoder, show_progress)
+            manifest = _build_into(building, corpus, kind, bm, de, fu, li, encoder, show_progress)
             old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
             if folder.exists():
                 os.replace(folder, old)  # an empty folder, or the index --overwrite replaces
@@ -188,7 +188,7 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     return manifest
 
 
-def _build_into(folder: Path, corpus: Corpus, kind: str, bm: Any, de: Any, fu: Any, encoder: Encoder | None,
+def _build_into(folder: Path, corpus: Corpus, kind: str, bm: Any, de: Any, fu: Any, li: Any, encoder: Encoder | None,
                 show_progress: bool) -> dict[str, Any]:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
