@@ -107,7 +107,9 @@ def test_tables_in_a_pipe_are_plain_lines_without_padding():
         assert r.returncode == 0, r.stderr
         lines = r.stdout.splitlines()
         assert [line for line in lines if line != line.rstrip()] == [], args
-        assert max(map(len, lines)) <= 400, (args, max(map(len, lines)))  # a prose line stays one line
+        # a prose line stays one line: the longest, hgot's paper-preset settings, is about 400 characters, far
+        # below the 1,115 columns the padding reached
+        assert max(map(len, lines)) <= 600, (args, max(map(len, lines)))
 
 
 def test_help_in_a_pipe_is_plain_and_not_wrapped_a_few_words_a_line():
