@@ -4,9 +4,12 @@ The engine's guarantees are checked on both llama.cpp libraries it runs on
 (``library``): xllamacpp's prebuilt one and llama-cpp-python's."""
 
 import asyncio
+import importlib.util
 import json
 import os
 import signal
+import subprocess
+import sys
 
 import pytest
 
@@ -20,7 +23,9 @@ LIBRARY_MODULES = {"xllamacpp": "xllamacpp", "llama-cpp-python": "llama_cpp"}
 
 @pytest.fixture(params=sorted(LIBRARY_MODULES))
 def library(request):
-    pytest.importorskip(LIBRARY_MODULES[request.param], reason=f"needs {request.param}")
+    # found, not imported: the engine loads it in its worker, one llama.cpp build per process
+    if importlib.util.find_spec(LIBRARY_MODULES[request.param]) is None:
+        pytest.skip(f"needs {request.param}")
     return request.param
 
 
@@ -120,13 +125,26 @@ async def test_killed_model_worker_is_survived(embedded_path):
         await lm.aclose()
 
 
+def _rendered(path, library, messages):
+    """The engine's prompt tokens and stop strings, from a process of its own (one llama.cpp
+    build per process: the reference below loads llama-cpp-python's here)."""
+    script = ("import json, sys\n"
+              "from thoughtloom.lm.llamacpp_engine import Engine\n"
+              "engine = Engine(sys.argv[1], n_ctx=512, max_parallel=1, library=sys.argv[2])\n"
+              "tokens, stop = engine.render(json.loads(sys.argv[3]))\n"
+              "print(json.dumps([tokens, stop, engine.describe()['library']]))\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-c", script, str(path), library, json.dumps(messages)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def test_prompts_are_tokenized_as_llama_cpp_python_does(embedded_path, library):
     """The engine renders chats with the GGUF's template exactly as llama-cpp-python's
     create_chat_completion does (the same prompt tokens and template stop strings),
     on either library."""
     Llama = pytest.importorskip("llama_cpp", reason="the reference is llama-cpp-python's").Llama
-
-    from thoughtloom.lm.llamacpp_engine import Engine
 
     messages = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi there"},
                 {"role": "assistant", "content": "Hello."}, {"role": "user", "content": "What is 2+2?"}]
@@ -145,12 +163,8 @@ def test_prompts_are_tokenized_as_llama_cpp_python_does(embedded_path, library):
 
     capture = Capture()
     reference._chat_handlers[reference.chat_format](llama=capture, messages=messages)
-    engine = Engine(str(embedded_path), n_ctx=512, max_parallel=1, library=library)
-    try:
-        assert engine.describe()["library"] == library
-        tokens, stop = engine.render(messages)
-    finally:
-        engine.close()
+    tokens, stop, used = _rendered(embedded_path, library, messages)
+    assert used == library
     assert tokens == capture.kwargs["prompt"]
     assert stop == capture.kwargs["stop"]
 

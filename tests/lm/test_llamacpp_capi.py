@@ -8,8 +8,10 @@ values set here coming back out of a loaded context, and every symbol present.
 """
 
 import ctypes
+import os
 import platform
 import re
+import subprocess
 import sys
 from pathlib import Path
 
@@ -22,13 +24,39 @@ xllamacpp = pytest.importorskip("xllamacpp", reason="needs the xllamacpp wheel (
 SYSV_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_64", "AMD64")
 
 
+def _llama_cpp_python_loaded() -> bool:
+    """llama-cpp-python's llama.cpp, loaded with global symbols, would bind the prebuilt
+    library's relocations to its own build: then these tests run in a fresh process."""
+    return "llama_cpp" in sys.modules
+
+
 @pytest.fixture(scope="module")
 def ns():
+    if _llama_cpp_python_loaded():
+        pytest.skip("llama-cpp-python is loaded here; test_in_a_process_of_its_own runs these")
     return capi.load()
 
 
+def test_in_a_process_of_its_own():
+    if not _llama_cpp_python_loaded():
+        pytest.skip("the tests of this file run in this process")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
+                          capture_output=True, text=True, timeout=600, env=env,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert " passed" in done.stdout and " failed" not in done.stdout
+
+
+def test_the_library_refuses_a_process_where_llama_cpp_python_is_loaded(monkeypatch):
+    monkeypatch.setattr(capi, "_loaded", None)
+    monkeypatch.setitem(sys.modules, "llama_cpp", sys.modules.get("llama_cpp") or object())
+    with pytest.raises(ImportError, match="process of its own"):
+        capi.load()
+
+
 @pytest.fixture(scope="module")
-def lib():
+def lib(ns):
     return ctypes.CDLL(capi.library_path())
 
 

@@ -77,9 +77,9 @@ class LlamaCppLM:
     ``resident``: prompts kept in the KV cache for later batches' prefixes
     (0: none; reuse is fast but not bit-exact, see :mod:`.llamacpp_engine`).
     ``isolate``: run the model in a worker process (default) or in this one.
-    ``library``: the llama.cpp library the engine calls: ``xllamacpp`` (the
-    prebuilt wheel, the default dependency), ``llama-cpp-python`` (compiled at
-    install; the ``llamacpp-src`` extra) or ``auto`` (the first installed).
+    ``library``: the llama.cpp library the engine calls: ``llama-cpp-python``
+    (compiled at install; the default dependency), ``xllamacpp`` (the prebuilt
+    wheel of the ``prebuilt`` extra) or ``auto`` (the first of them installed).
     """
 
     def __init__(

@@ -5,8 +5,8 @@ no compiler at install time. Its one shared object,
 ``xllamacpp/xllamacpp.abi3.so``, exports llama.cpp's C API (252 ``llama_*``
 symbols) beside its own Python module. The embedded engine
 (:mod:`.llamacpp_engine`) calls that C API directly through the declarations
-below, the same calls it makes through llama-cpp-python's bindings on the
-other backend (``library="llama-cpp-python"``).
+below (``library="xllamacpp"``; the ``prebuilt`` extra), the same calls it
+makes through llama-cpp-python's bindings on the default library.
 
 The wheel is pinned (:data:`PINNED`): struct layouts and signatures are those
 of llama.cpp build b11549, which is what xllamacpp 2026.10.11549 was built
@@ -28,6 +28,7 @@ from __future__ import annotations
 import ctypes
 import json
 import logging
+import sys
 from ctypes import (CFUNCTYPE, POINTER, Structure, c_bool, c_char_p, c_float, c_int, c_int8,
                     c_int32, c_size_t, c_uint32, c_void_p)
 from types import SimpleNamespace
@@ -218,6 +219,11 @@ def load() -> SimpleNamespace:
     global _loaded
     if _loaded is not None:
         return _loaded
+    if "llama_cpp" in sys.modules:
+        # llama-cpp-python loads its llama.cpp with global symbols, and this library's
+        # relocations (915 against llama_/ggml_/gguf_ names) would bind to that build's.
+        raise ImportError("llama-cpp-python is already loaded in this process; "
+                          "xllamacpp's llama.cpp must run in a process of its own")
     lib = ctypes.CDLL(library_path())
     ns = SimpleNamespace(llama_token=llama_token, LLAMA_FLASH_ATTN_TYPE_AUTO=LLAMA_FLASH_ATTN_TYPE_AUTO)
     for name, (result, arguments) in SIGNATURES.items():

@@ -3,12 +3,13 @@
 It runs inside the model worker process (:mod:`.llamacpp_worker`), speaks
 plain dicts (no thoughtloom types cross the process boundary) and calls
 llama.cpp's C API (a high-level ``Llama`` object decodes one sequence at a
-time) in one of two libraries (``library``): the prebuilt one that the
-``xllamacpp`` wheel ships, through our own declarations
-(:mod:`.llamacpp_capi`; the default), or llama-cpp-python's bindings, compiled
-at install (the ``llamacpp-src`` extra). Both run the same code below; what
-differs is how a JSON schema becomes a grammar (llguidance in the prebuilt
-library, llama-cpp-python's GBNF converter in the other).
+time) in one of two libraries (``library``): llama-cpp-python's bindings,
+compiled at install for this CPU (the default dependency), or the prebuilt
+library that the ``xllamacpp`` wheel ships, through our own declarations
+(:mod:`.llamacpp_capi`; the ``prebuilt`` extra). Both run the same code
+below; what differs is how a JSON schema becomes a grammar (llama-cpp-python's
+GBNF converter, or llguidance in the prebuilt library) and the CPU kernels
+each was compiled with (docs/benchmarks.md, "Engine libraries side by side").
 
 How a batch of requests is decoded
 ----------------------------------
@@ -65,6 +66,7 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
@@ -88,20 +90,25 @@ class EngineError(Exception):
         self.kind = kind
 
 
-#: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed.
-LIBRARIES = ("xllamacpp", "llama-cpp-python")
+#: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed
+#: (llama-cpp-python, compiled for this CPU, decoded faster in docs/benchmarks.md).
+LIBRARIES = ("llama-cpp-python", "xllamacpp")
 
 
 def open_library(name: str = "auto") -> tuple[str, Any, Any]:
     """(library name, namespace of llama.cpp's C functions, JSON-schema sampler
-    factory ``(vocab, schema) -> sampler``) for ``xllamacpp`` (the prebuilt
-    wheel, through :mod:`.llamacpp_capi`), ``llama-cpp-python`` (compiled at
-    install) or ``auto``."""
+    factory ``(vocab, schema) -> sampler``) for ``llama-cpp-python`` (compiled
+    at install, the default dependency), ``xllamacpp`` (the prebuilt wheel of
+    the ``prebuilt`` extra, through :mod:`.llamacpp_capi`) or ``auto``."""
     if name not in ("auto", *LIBRARIES):
         raise EngineError("error", f"unknown llama.cpp library {name!r}: choose auto, {', '.join(LIBRARIES)}")
     tried = []
     for lib in LIBRARIES if name == "auto" else (name,):
         try:
+            other = "llama_cpp" if lib == "xllamacpp" else "xllamacpp"
+            if other in sys.modules:  # both export llama.cpp's symbols, and one would bind the other's
+                raise ImportError(f"{other} is already loaded in this process; "
+                                  "run each library in a process of its own (the model worker)")
             if lib == "xllamacpp":
                 from . import llamacpp_capi
 
@@ -121,7 +128,7 @@ def open_library(name: str = "auto") -> tuple[str, Any, Any]:
         except ImportError as exc:
             tried.append(f"{lib}: {exc}")
     raise EngineError("error", "no llama.cpp library could be loaded (" + "; ".join(tried)
-                      + "): pip install thoughtloom, or thoughtloom[llamacpp-src]")
+                      + "): pip install llama-cpp-python, or 'thoughtloom[prebuilt]'")
 
 
 @dataclass
