@@ -27,7 +27,7 @@ SYSV_X86_64 = sys.platform.startswith("linux") and platform.machine() in ("x86_6
 def _llama_cpp_python_loaded() -> bool:
     """llama-cpp-python's llama.cpp, loaded with global symbols, would bind the prebuilt
     library's relocations to its own build: then these tests run in a fresh process."""
-    return "llama_cpp" in sys.modules
+    return sys.modules.get("llama_cpp") is not None
 
 
 @pytest.fixture(scope="module")

@@ -219,7 +219,7 @@ def load() -> SimpleNamespace:
     global _loaded
     if _loaded is not None:
         return _loaded
-    if "llama_cpp" in sys.modules:
+    if sys.modules.get("llama_cpp") is not None:
         # llama-cpp-python loads its llama.cpp with global symbols, and this library's
         # relocations (915 against llama_/ggml_/gguf_ names) would bind to that build's.
         raise ImportError("llama-cpp-python is already loaded in this process; "

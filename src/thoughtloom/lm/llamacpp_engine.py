@@ -106,7 +106,8 @@ def open_library(name: str = "auto") -> tuple[str, Any, Any]:
     for lib in LIBRARIES if name == "auto" else (name,):
         try:
             other = "llama_cpp" if lib == "xllamacpp" else "xllamacpp"
-            if other in sys.modules:  # both export llama.cpp's symbols, and one would bind the other's
+            # both export llama.cpp's symbols, and one would bind to the other's
+            if sys.modules.get(other) is not None:
                 raise ImportError(f"{other} is already loaded in this process; "
                                   "run each library in a process of its own (the model worker)")
             if lib == "xllamacpp":
