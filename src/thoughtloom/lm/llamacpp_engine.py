@@ -91,7 +91,8 @@ class EngineError(Exception):
 
 
 #: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed
-#: (llama-cpp-python, compiled for this CPU, decoded faster in docs/benchmarks.md).
+#: (llama-cpp-python, compiled for this CPU; the prebuilt one was not shown to be
+#: as fast, docs/benchmarks.md).
 LIBRARIES = ("llama-cpp-python", "xllamacpp")
 
 
