@@ -1,7 +1,7 @@
 import subprocess
 import sys
 
-HEAVY = ("llama_cpp", "torch", "openai", "anthropic", "sentence_transformers", "transformers", "ray")
+HEAVY = ("llama_cpp", "xllamacpp", "torch", "openai", "anthropic", "sentence_transformers", "transformers", "ray")
 
 
 def test_import_loads_no_heavy_backend():

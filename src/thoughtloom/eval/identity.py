@@ -64,7 +64,7 @@ NOT_COMPARED = frozenset({"data.path", "data.limit", "prompts.dir"})
 
 #: The client library behind each backend module, whose version a run records.
 BACKEND_PACKAGES: dict[str, tuple[str, ...]] = {
-    "thoughtloom.lm.llamacpp": ("llama-cpp-python",),
+    "thoughtloom.lm.llamacpp": ("xllamacpp", "llama-cpp-python"),
     "thoughtloom.lm.openai_compat": ("httpx",),
 }
 

@@ -77,6 +77,9 @@ class LlamaCppLM:
     ``resident``: prompts kept in the KV cache for later batches' prefixes
     (0: none; reuse is fast but not bit-exact, see :mod:`.llamacpp_engine`).
     ``isolate``: run the model in a worker process (default) or in this one.
+    ``library``: the llama.cpp library the engine calls: ``llama-cpp-python``
+    (compiled at install; the default dependency), ``xllamacpp`` (the prebuilt
+    wheel of the ``prebuilt`` extra) or ``auto`` (the first of them installed).
     """
 
     def __init__(
@@ -91,6 +94,7 @@ class LlamaCppLM:
         resident: int = RESIDENT,
         isolate: bool = True,
         engine: str = ENGINE,
+        library: str = "auto",
     ) -> None:
         path = Path(model_path).expanduser() if model_path else embedded_model_path()
         if not path.is_file():
@@ -104,7 +108,7 @@ class LlamaCppLM:
         self.model_id = f"gguf:{path.name}:{path.stat().st_size}"
         options = {"model_path": str(path), "n_ctx": n_ctx, "threads": threads,
                    "max_parallel": max_parallel, "repack": repack, "logprobs": logprobs,
-                   "resident": resident}
+                   "resident": resident, "library": library}
         self.worker: ModelWorker | InProcessWorker = (ModelWorker if isolate else InProcessWorker)(
             path.name, options, engine=engine)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")

@@ -1,15 +1,21 @@
 """The embedded engine: one GGUF model decoding many sequences per llama.cpp batch.
 
 It runs inside the model worker process (:mod:`.llamacpp_worker`), speaks
-plain dicts (no thoughtloom types cross the process boundary) and uses
-llama-cpp-python's low-level API, because the high-level ``Llama`` object
-decodes one sequence at a time.
+plain dicts (no thoughtloom types cross the process boundary) and calls
+llama.cpp's C API (a high-level ``Llama`` object decodes one sequence at a
+time) in one of two libraries (``library``): llama-cpp-python's bindings,
+compiled at install for this CPU (the default dependency), or the prebuilt
+library that the ``xllamacpp`` wheel ships, through our own declarations
+(:mod:`.llamacpp_capi`; the ``prebuilt`` extra). Both run the same code
+below; what differs is how a JSON schema becomes a grammar (llama-cpp-python's
+GBNF converter, or llguidance in the prebuilt library) and the CPU kernels
+each was compiled with (docs/benchmarks.md, "Engine libraries side by side").
 
 How a batch of requests is decoded
 ----------------------------------
 1. Each request's messages are rendered with the model's own chat template
-   (the GGUF's ``tokenizer.chat_template``, as llama-cpp-python renders it)
-   and tokenized.
+   (the GGUF's ``tokenizer.chat_template``, as llama-cpp-python renders it:
+   :mod:`.chat_template`) and tokenized.
 2. Prompts are sorted by their tokens, so a prompt's longest shared prefix
    is with its predecessor (or with a prompt kept *resident* from the
    previous batch). That prefix's KV cells are copied to the new sequence
@@ -60,10 +66,12 @@ from __future__ import annotations
 import ctypes
 import json
 import os
+import sys
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from .chat_template import ChatTemplate
 from .cpu import LoadMeter, cpu_flags, repack_safe, threads_for
 
 #: Prompts kept in the KV cache after a batch for the next batch's prefixes.
@@ -80,6 +88,49 @@ class EngineError(Exception):
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
         self.kind = kind
+
+
+#: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed
+#: (llama-cpp-python, compiled for this CPU; the prebuilt one was not shown to be
+#: as fast, docs/benchmarks.md).
+LIBRARIES = ("llama-cpp-python", "xllamacpp")
+
+
+def open_library(name: str = "auto") -> tuple[str, Any, Any]:
+    """(library name, namespace of llama.cpp's C functions, JSON-schema sampler
+    factory ``(vocab, schema) -> sampler``) for ``llama-cpp-python`` (compiled
+    at install, the default dependency), ``xllamacpp`` (the prebuilt wheel of
+    the ``prebuilt`` extra, through :mod:`.llamacpp_capi`) or ``auto``."""
+    if name not in ("auto", *LIBRARIES):
+        raise EngineError("error", f"unknown llama.cpp library {name!r}: choose auto, {', '.join(LIBRARIES)}")
+    tried = []
+    for lib in LIBRARIES if name == "auto" else (name,):
+        try:
+            other = "llama_cpp" if lib == "xllamacpp" else "xllamacpp"
+            # both export llama.cpp's symbols, and one would bind to the other's
+            if sys.modules.get(other) is not None:
+                raise ImportError(f"{other} is already loaded in this process; "
+                                  "run each library in a process of its own (the model worker)")
+            if lib == "xllamacpp":
+                from . import llamacpp_capi
+
+                ns = llamacpp_capi.load()
+                return lib, ns, lambda vocab, schema: llamacpp_capi.json_grammar(ns, vocab, schema)
+            import logging
+
+            import llama_cpp
+            from llama_cpp.llama_grammar import json_schema_to_gbnf
+
+            # llama-cpp-python prints llama.cpp's log lines at or above this
+            # logger's level: keep warnings and errors (they end up in a crash
+            # message), drop the thousand lines of model-loading detail.
+            logging.getLogger("llama-cpp-python").setLevel(logging.WARNING)
+            return lib, llama_cpp, lambda vocab, schema: llama_cpp.llama_sampler_init_grammar(
+                vocab, json_schema_to_gbnf(json.dumps(schema)).encode(), b"root")
+        except ImportError as exc:
+            tried.append(f"{lib}: {exc}")
+    raise EngineError("error", "no llama.cpp library could be loaded (" + "; ".join(tried)
+                      + "): pip install llama-cpp-python, or 'thoughtloom[prebuilt]'")
 
 
 @dataclass
@@ -107,17 +158,8 @@ class Engine:
 
     def __init__(self, model_path: str, *, n_ctx: int = 4096, threads: int | None = None,
                  max_parallel: int = 16, repack: bool | None = None, logprobs: bool = False,
-                 resident: int = RESIDENT) -> None:
-        import logging
-
-        import llama_cpp as ll
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        # llama-cpp-python prints llama.cpp's log lines at or above this
-        # logger's level: keep warnings and errors (they end up in a crash
-        # message), drop the thousand lines of model-loading detail.
-        logging.getLogger("llama-cpp-python").setLevel(logging.WARNING)
-
+                 resident: int = RESIDENT, library: str = "auto") -> None:
+        self.library, ll, self._json_grammar = open_library(library)
         self.ll = ll
         self.n_ctx = n_ctx
         self.max_parallel = max(1, max_parallel)
@@ -156,15 +198,13 @@ class Engine:
         self.batch = ll.llama_batch_init(max(PROMPT_CHUNK, self.max_parallel), 0, 1)
         self.resident: list[tuple[int, list[int]]] = []  # (seq_id, prompt tokens)
         eos = ll.llama_vocab_eos(self.vocab)
-        bos = ll.llama_vocab_bos(self.vocab)
-        self.formatter = Jinja2ChatFormatter(
-            template=self._meta("tokenizer.chat_template") or _CHATML,
-            eos_token=self._piece_text(eos), bos_token=self._piece_text(bos),
-            stop_token_ids=[eos])
+        self.template = ChatTemplate(self._meta("tokenizer.chat_template"), eos_token=self._piece_text(eos),
+                                     bos_token=self._piece_text(ll.llama_vocab_bos(self.vocab)))
 
     # -- model facts ------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        return {"repack": self.repack, "threads": "auto" if self.auto_threads else self.threads,
+        return {"library": self.library, "repack": self.repack,
+                "threads": "auto" if self.auto_threads else self.threads,
                 "max_parallel": self.max_parallel,
                 "n_ctx": self.n_ctx, "kv_cells": self.kv_cells,
                 "system_info": self.ll.llama_print_system_info().decode(errors="replace")}
@@ -206,9 +246,8 @@ class Engine:
 
     def render(self, messages: list[dict[str, str]]) -> tuple[list[int], list[str]]:
         """Prompt tokens and the template's own stop strings."""
-        result = self.formatter(messages=messages)
-        stop = result.stop if isinstance(result.stop, list) else [result.stop] if result.stop else []
-        return self.tokenize(result.prompt, add_bos=not result.added_special), stop
+        prompt, stop = self.template.render(messages)
+        return self.tokenize(prompt, add_bos=False), stop
 
     def count_tokens(self, requests: list[dict[str, Any]]) -> list[int | None]:
         """Each request's prompt tokens exactly as :meth:`generate` feeds them
@@ -227,13 +266,15 @@ class Engine:
         chain = ll.llama_sampler_chain_init(ll.llama_sampler_chain_default_params())
         schema = req.get("json_schema")
         if schema is not None:
-            from llama_cpp.llama_grammar import json_schema_to_gbnf
-
-            grammar = ll.llama_sampler_init_grammar(
-                self.vocab, json_schema_to_gbnf(json.dumps(schema)).encode(), b"root")
+            try:
+                grammar = self._json_grammar(self.vocab, schema)
+            except Exception as exc:  # llama-cpp-python's converter asserts on a schema it cannot read
+                grammar, why = None, f": {type(exc).__name__}: {exc}"
+            else:
+                why = ""
             if not grammar:
                 ll.llama_sampler_free(chain)
-                raise EngineError("error", "llama.cpp rejected the grammar built from the JSON schema")
+                raise EngineError("error", f"cannot constrain the reply to this JSON schema{why}")
             ll.llama_sampler_chain_add(chain, grammar)
         temperature = float(req.get("temperature", 0.0))
         if temperature <= 0:
@@ -492,7 +533,3 @@ def _result(s: _Seq) -> dict[str, Any]:
         "logprobs": s.logprobs,
     }
 
-
-#: Used only for a GGUF without a chat template of its own.
-_CHATML = ("{% for m in messages %}<|im_start|>{{ m['role'] }}\n{{ m['content'] }}<|im_end|>\n"
-           "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}")

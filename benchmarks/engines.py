@@ -1,0 +1,206 @@
+"""The embedded engine's candidate llama.cpp libraries, side by side, on the same workloads.
+
+Candidates (``--candidates``, default ``src,prebuilt``):
+
+- ``src``: our engine (lm/llamacpp_engine.py) on llama-cpp-python, the
+  library compiled at install (``library="llama-cpp-python"``);
+- ``prebuilt``: the same engine on the llama.cpp that the xllamacpp wheel ships,
+  through our ctypes binding (lm/llamacpp_capi.py; ``library="xllamacpp"``);
+- ``server``: xllamacpp's own in-process server engine
+  (``xllamacpp.Server(params).handle_chat_completions``: continuous batching,
+  prompt cache), called from a thread per request in flight.
+
+Workloads (greedy unless said, ``--tokens`` each):
+
+- ``single``: one request with a short prompt; completion tokens/s.
+- ``samples``: ``--n`` samples (temperature 0.8) of one prompt over a ~300-token
+  few-shot preamble (cot-sc, a node's children); aggregate tokens/s.
+- ``arrive-cK``: ``--questions`` questions over that preamble, K in flight at
+  once (``eval -c K``): each one that ends lets the next in, while the others
+  are still decoding; aggregate tokens/s.
+- ``prefix``: questions over the preamble asked one after another, 8 tokens
+  each (the preamble kept from an earlier call); calls/s.
+- ``ttft``: a fresh ~300-token prompt (no prefix seen before), 1 token: 1/latency.
+
+Every figure is a rate (higher is faster). Candidates run in interleaved
+rounds (A B, then B A, ...) on models loaded once, because the CPU of a shared
+machine drifts; the table gives each candidate's median and, for each
+candidate against the first, the ratio per round as min and median.
+
+Usage: python benchmarks/engines.py --model PATH [--rounds 2] [--tokens 32] [--n 8]
+       [--questions 8] [--threads T] [--candidates src,prebuilt,server] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import statistics
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from thoughtloom.core import Request
+from thoughtloom.lm.llamacpp import LlamaCppLM
+
+LIBRARY = {"src": "llama-cpp-python", "prebuilt": "xllamacpp"}
+
+
+def preamble() -> str:
+    rng = random.Random(7)
+    shots = []
+    for i in range(9):
+        a, b, c = rng.randint(3, 90), rng.randint(2, 40), rng.randint(2, 9)
+        shots.append(f"Q: A shop has {a} boxes and gets {b} more, then sells {c}. How many are left?\n"
+                     f"A: {a} + {b} = {a + b}; {a + b} - {c} = {a + b - c}. The answer is {a + b - c}.")
+    return "Solve each problem step by step.\n\n" + "\n\n".join(shots) + "\n\n"
+
+
+def question(i: int) -> str:
+    return (f"{preamble()}Q: A farm has {i + 12} sheep and buys {2 * i + 5} more, then sells {i + 3}. "
+            "How many are left?\nA:")
+
+
+class EngineCandidate:
+    """Our engine in its worker process, on one llama.cpp library."""
+
+    def __init__(self, model: str, library: str, max_parallel: int, threads: int | None) -> None:
+        self.lm = LlamaCppLM(model, n_ctx=4096, max_parallel=max_parallel, threads=threads, library=library)
+
+    async def generate(self, requests: list[Request]) -> list[int]:
+        return [c.usage.completion_tokens for c in await self.lm.generate(requests)]
+
+    async def close(self) -> None:
+        await self.lm.aclose()
+
+
+class ServerCandidate:
+    """xllamacpp's in-process server engine (one slot per request in flight)."""
+
+    def __init__(self, model: str, slots: int, threads: int | None) -> None:
+        import os
+
+        import xllamacpp
+
+        params = xllamacpp.CommonParams()
+        params.model.path = model
+        params.n_parallel = slots
+        params.n_ctx = 4096 * slots
+        params.cpuparams.n_threads = threads or os.cpu_count() or 1
+        params.cpuparams_batch.n_threads = threads or os.cpu_count() or 1
+        params.warmup = False
+        self.server = xllamacpp.Server(params)
+        self.pool = ThreadPoolExecutor(max_workers=slots)
+
+    def _one(self, r: Request) -> int:
+        body = {"messages": [{"role": m.role, "content": m.content} for m in r.messages],
+                "max_tokens": r.max_tokens, "temperature": r.temperature, "seed": r.derived_seed()}
+        out = self.server.handle_chat_completions(body)
+        return int(out["usage"]["completion_tokens"])
+
+    async def generate(self, requests: list[Request]) -> list[int]:
+        loop = asyncio.get_running_loop()
+        return list(await asyncio.gather(*(loop.run_in_executor(self.pool, self._one, r) for r in requests)))
+
+    async def close(self) -> None:
+        self.pool.shutdown(wait=True)
+
+
+async def timed(cand: Any, requests: list[Request]) -> tuple[int, float]:
+    t0 = time.perf_counter()
+    tokens = await cand.generate(requests)
+    return sum(tokens), time.perf_counter() - t0
+
+
+async def workload(name: str, cand: Any, args: argparse.Namespace, round_no: int) -> float:
+    """One sitting of one workload: its rate (higher is faster)."""
+    if name == "single":
+        n, s = await timed(cand, [Request.of("Count from 1 to 200, separated by commas.",
+                                             max_tokens=args.tokens)])
+        return n / s
+    if name == "samples":
+        reqs = [Request.of(question(100 + round_no), max_tokens=args.tokens, temperature=0.8, sample_index=i)
+                for i in range(args.n)]
+        n, s = await timed(cand, reqs)
+        return n / s
+    if name.startswith("arrive-c"):
+        k = int(name.removeprefix("arrive-c"))
+        gate = asyncio.Semaphore(k)
+        base = 1000 * (round_no + 1) + 10 * k
+
+        async def ask(i: int) -> int:
+            async with gate:
+                [t] = await cand.generate([Request.of(question(base + i), max_tokens=args.tokens)])
+                return t
+
+        t0 = time.perf_counter()
+        tokens = await asyncio.gather(*(ask(i) for i in range(args.questions)))
+        return sum(tokens) / (time.perf_counter() - t0)
+    if name == "prefix":
+        await timed(cand, [Request.of(question(5000 + round_no), max_tokens=1)])  # the preamble is seen once
+        t0 = time.perf_counter()
+        for i in range(4):
+            await timed(cand, [Request.of(question(6000 + 10 * round_no + i), max_tokens=8)])
+        return 4 / (time.perf_counter() - t0)
+    if name == "ttft":
+        nonce = f"Session {random.Random(round_no).randint(10**8, 10**9)}. "
+        _, s = await timed(cand, [Request.of(nonce + question(7000 + round_no), max_tokens=1)])
+        return 1 / s
+    raise ValueError(name)
+
+
+WORKLOADS = ("single", "samples", "arrive-c1", "arrive-c4", "arrive-c8", "prefix", "ttft")
+
+
+async def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--model", required=True)
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--tokens", type=int, default=32)
+    ap.add_argument("--n", type=int, default=8)
+    ap.add_argument("--questions", type=int, default=8)
+    ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--candidates", default="src,prebuilt")
+    ap.add_argument("--workloads", default=",".join(WORKLOADS))
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    names = args.candidates.split(",")
+    work = args.workloads.split(",")
+    slots = max(args.n, 8)
+    cands = {c: (ServerCandidate(args.model, slots, args.threads) if c == "server"
+                 else EngineCandidate(args.model, LIBRARY[c], slots, args.threads)) for c in names}
+    try:
+        for c in cands.values():  # load the model and warm up
+            await timed(c, [Request.of("Hi", max_tokens=2)])
+        rates: dict[str, dict[str, list[float]]] = {w: {c: [] for c in names} for w in work}
+        for r in range(args.rounds):
+            order = names if r % 2 == 0 else names[::-1]
+            for w in work:
+                for c in order:
+                    rates[w][c].append(await workload(w, cands[c], args, r))
+                print(f"round {r + 1} {w}: " + "  ".join(f"{c} {rates[w][c][-1]:.3g}" for c in names),
+                      file=sys.stderr, flush=True)
+    finally:
+        for c in cands.values():
+            await c.close()
+    base = names[0]
+    print(f"{'workload':<11}" + "".join(f"{c:>10}" for c in names)
+          + "".join(f"   {c}/{base} min  median" for c in names[1:]))
+    table = {}
+    for w in work:
+        med = {c: statistics.median(rates[w][c]) for c in names}
+        ratios = {c: [x / y for x, y in zip(rates[w][c], rates[w][base])] for c in names[1:]}
+        table[w] = {"median": med, "ratio_min": {c: min(v) for c, v in ratios.items()},
+                    "ratio_median": {c: statistics.median(v) for c, v in ratios.items()}}
+        print(f"{w:<11}" + "".join(f"{med[c]:>10.3g}" for c in names)
+              + "".join(f"   {min(ratios[c]):>13.2f} {statistics.median(ratios[c]):>7.2f}" for c in names[1:]))
+    if args.json:
+        print(json.dumps({"model": args.model, "rounds": args.rounds, "tokens": args.tokens,
+                          "threads": args.threads, "rates": rates, "table": table}))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
