@@ -1,12 +1,13 @@
-"""Model judge for the outline task: interestingness 1-10 of each final outline.
+"""Model judge for outline runs made without one: interestingness of each record's outlines.
 
     PYTHONPATH=src python benchmarks/outline_judge.py RUN_DIR [RUN_DIR ...] --model PATH.gguf
 
-Reads RUN_DIR/results.jsonl, asks the judge model (one batch per run) for an
-interestingness score of the initial outline and of the prediction, writes
-RUN_DIR/judge.json and prints the means. This is a MODEL JUDGE (our prompt,
-the model you pass), not the paper's fine-tuned Flan-T5 classifier; with a
-small model its scores are noisy and favour length and drama.
+An eval of the outline task judges its answers itself (``thoughtloom.eval.judge``, on the
+eval's model; ``details.judge`` in each record). This script judges a finished run again with
+another model: the given outline, each step's best (``details.step_best``) and the final one,
+by the same judge (ThoughtSculpt App. A.1's content-evaluator prompt, yes/no per story point;
+an outline scores the share judged interesting). It writes RUN_DIR/judge.json and prints the
+means. A MODEL JUDGE, not the paper's fine-tuned Flan-T5 classifier.
 """
 
 from __future__ import annotations
@@ -16,30 +17,25 @@ import asyncio
 import json
 from pathlib import Path
 
-from thoughtloom.core.types import Request
+from thoughtloom import tasks
+from thoughtloom.eval.judge import judge_answer
 from thoughtloom.lm import open_lm
-from thoughtloom.lm.structured import generate_json
-from thoughtloom.tasks.outline import judge_prompt, numbered, outline_items, read_judgement
 
 
 async def judge_run(lm, run: Path) -> dict:
+    task = tasks.get("outline")
     records = [json.loads(line) for line in (run / "results.jsonl").read_text().splitlines() if line.strip()]
-    prompts = []
+    rows = []
     for r in records:
-        premise = r["gold"].get("premise", "")
-        prompts.append(judge_prompt(premise, numbered(r["gold"]["items"])))
-        prompts.append(judge_prompt(premise, numbered(outline_items(r["prediction"] or ""))))
-    replies = await generate_json(lm, [Request.of(p, max_tokens=160) for p in prompts], return_errors=True)
-    # a reply cut off by the token limit still has its leading score in the raw text
-    scores = [read_judgement(getattr(v, "raw", v)) for v in replies]
-    rows = [{"id": r["id"], "initial": scores[2 * i], "final": scores[2 * i + 1]} for i, r in enumerate(records)]
+        _, entry = await judge_answer(task, lm, r["gold"], r.get("prediction"), r.get("details") or {})
+        rows.append({"id": r["id"], **entry})
 
     def mean(key):
         vals = [row[key] for row in rows if row[key] is not None]
         return round(sum(vals) / len(vals), 3) if vals else None
 
-    out = {"judge": "model judge: " + lm.model_id, "n": len(rows), "mean_initial": mean("initial"),
-           "mean_final": mean("final"), "unreadable": sum(row["final"] is None for row in rows), "rows": rows}
+    out = {"judge": rows[0]["judge"] if rows else "", "n": len(rows), "mean_initial": mean("initial"),
+           "mean_final": mean("final"), "rows": rows}
     (run / "judge.json").write_text(json.dumps(out, indent=1))
     return out
 
@@ -54,8 +50,7 @@ async def main() -> None:
     try:
         for run in args.runs:
             out = await judge_run(lm, run)
-            print(f"{run}: n={out['n']} initial={out['mean_initial']} final={out['mean_final']} "
-                  f"unreadable={out['unreadable']} ({out['judge']})")
+            print(f"{run}: n={out['n']} initial={out['mean_initial']} final={out['mean_final']} ({out['judge']})")
     finally:
         await lm.aclose()
 

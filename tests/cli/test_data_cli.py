@@ -32,7 +32,7 @@ def test_data_list_json():
     assert gsm8k["sample"] == {"path": str(sample_path("gsm8k")), "examples": 30, "licence": "MIT"}
     assert gsm8k["format"].startswith("JSONL") and gsm8k["full_set"] and gsm8k["get"]
     assert entries["multiarith"]["sample"] is None and "licence" in entries["multiarith"]["note"]
-    assert entries["fever"]["sample"]["examples"] == 30 and entries["outline"]["sample"]["examples"] == 5
+    assert entries["fever"]["sample"]["examples"] == 30 and entries["outline"]["sample"]["examples"] == 8
 
 
 def test_data_path():

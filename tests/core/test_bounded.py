@@ -17,7 +17,7 @@ from thoughtloom.tasks import get
 from thoughtloom.tasks.arith import ExpressionError, check_24, parse_expression
 from thoughtloom.tasks.answers import answer_statement, read_number
 from thoughtloom.tasks.metrics import numbers_equal
-from thoughtloom.tasks.outline import outline_items, read_judgement
+from thoughtloom.tasks.outline import outline_items, read_judge_reply
 from thoughtloom.testing import ScriptedLM
 
 HUGE = "1" + "0" * 5000
@@ -87,8 +87,8 @@ def test_scores_still_read():
     assert read_score(7) == 0.7 and read_score("8/10") == 0.8 and read_score("85") == 0.85
     assert salvage_holistic('{"score": 1e400, "feedback": "cut') is None
     assert salvage_holistic('{"score": 6, "feedback": "cut').score == 0.6
-    assert read_judgement('{"interestingness": ' + "9" * 5000) is None
-    assert read_judgement({"score": float("inf")}) is None and read_judgement({"score": 7}) == 7.0
+    assert read_judge_reply('{"interesting": ' + "9" * 5000) is None
+    assert read_judge_reply({"interesting": float("inf")}) is None and read_judge_reply('{"interesting": "yes"}')
 
 
 def test_scorers_survive_nesting_and_huge_numbers():

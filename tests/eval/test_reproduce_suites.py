@@ -297,3 +297,27 @@ def test_a_stratified_suite_draws_the_papers_strata_and_no_other_suite_does():
     assert len(strata) == 63 and {s: strata.count(s) for s in set(strata)} == {"long": 21, "medium": 21, "short": 21}
     odqa = next(d for d in suites.load("decomp-odqa").datasets if d.task == "hotpotqa")
     assert len(load_slice(odqa, root, 1000).examples) == 1000  # n = 1000 of 1056: not drawn
+
+
+def test_the_outline_suite_runs_table_1s_methods_at_the_papers_settings_on_packaged_outlines(tmp_path):
+    """§4.1: "Each method is allowed to search or iterate through a maximum depth of 3 ... For
+    ThoughtSculpt and ToT, each node will generate a maximum of 3 candidate child outlines";
+    Table 1 compares CoT, Self-refine, ToT, ThoughtSculpt (DFS) and (MCTS) on interestingness.
+    The outlines are ours and ship with the package, so they load with any data root."""
+    from thoughtloom import tasks
+    from thoughtloom.eval.reproduce.run import load_slice
+
+    suite = suites.load("sculpt-outline")
+    task = tasks.get("outline")
+    assert {m.id for m in suite.methods} == {"cot", "self-refine", "tot-dfs", "sculpt-dfs", "sculpt-mcts"}
+    assert suite.method("sculpt-mcts").build(task).config.rollouts == 3
+    assert suite.method("sculpt-dfs").build(task).config.max_depth == 3
+    assert suite.method("tot-dfs").build(task).config.max_steps == 3
+    assert suite.method("self-refine").build(task).config.iterations == 3
+    assert all(suite.method(m).build(task).config.k == 3 for m in ("sculpt-mcts", "sculpt-dfs", "tot-dfs"))
+    assert {(f.method, f.value) for f in suite.figures if f.model == "GPT-3.5"} >= {("sculpt-mcts", 89.9),
+                                                                                    ("tot-dfs", 72.1)}
+    (dataset,) = suite.datasets
+    assert dataset.primary == "interesting"
+    sl = load_slice(dataset, tmp_path, 8)  # an empty data root: the packaged outlines still load
+    assert len(sl.examples) == 8 and not sl.sample

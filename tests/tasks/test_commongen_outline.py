@@ -3,7 +3,7 @@ import pytest
 from thoughtloom.core.types import Problem
 from thoughtloom.tasks import get
 from thoughtloom.tasks.commongen import coverage, covered_concepts
-from thoughtloom.tasks.outline import judge_prompt, outline_items, read_judgement
+from thoughtloom.tasks.outline import JUDGE_QUESTION, judge_prompts, outline_items, read_judge_reply
 
 from conftest import data_file
 
@@ -37,12 +37,14 @@ def test_outline_items_and_seed_outlines():
     assert outline_items("[1] A\n2. B\n- C\n\nD") == ["A", "B", "C", "D"]
     t = get("outline")
     seeds = t.load("seed")
-    assert len(seeds) == 5
+    assert len(seeds) == 8
     p = seeds[0].problem
     assert p.context.startswith("A retired lighthouse keeper")
     root = t.root_candidate(p)
     assert len(t.evaluation_items(p, root)) == len(outline_items(root)) >= 7
-    assert t.score(root, seeds[0].gold) == {"well_formed": 1.0, "changed": 0.0}
+    assert t.score(root, seeds[0].gold) == {"well_formed": 1.0, "changed": 0.0, "kept_length": 1.0}
+    # App. A.1: "Write the outline in this format just like the original outline from [1] to [num]"
+    assert t.score("\n".join(outline_items(root)[:4]), seeds[0].gold)["kept_length"] == 0.5
     assert t.change_kind("a\nb\nc", "a\nb\nc\nd") == "extended"
     assert t.change_kind("a\nb\nc", "a\nB\nc") == "revised"
 
@@ -58,17 +60,28 @@ def test_outline_user_file(tmp_path):
         get("outline").load(bad)
 
 
+def test_model_judge_asks_the_papers_question_of_each_story_point():
+    """App. A.1, the fine-tuned content evaluator's PROMPT: "Given the story outlines above, do
+    you think that the new story point below is interesting?" One prompt per point: the
+    points before it above the question, the point itself below it."""
+    prompts = judge_prompts("p", ["Ann finds a key.", "The key opens nothing.", "Ann is a ghost."])
+    assert len(prompts) == 3 and all(JUDGE_QUESTION in p for p in prompts)
+    above, below = prompts[2].split(JUDGE_QUESTION)
+    assert "[1] Ann finds a key." in above and "[2] The key opens nothing." in above
+    assert "Ann is a ghost." in below and "Ann is a ghost." not in above
+    assert "Ann finds a key." not in prompts[0].split(JUDGE_QUESTION)[0]
+
+
 def test_model_judge_reading():
-    assert "interestingness" in judge_prompt("p", "[1] a")
-    assert read_judgement({"interestingness": 7}) == 7.0
-    assert read_judgement({"score": "8/10"}) == 8.0
-    assert read_judgement({"interestingness": 40}) == 10.0
-    assert read_judgement("7") is None
-
-
-def test_model_judge_reads_a_reply_cut_off_after_the_score():
-    assert read_judgement('```json\n{"interestingness": 6, "reason": "the boy is strand') == 6.0
-    assert read_judgement('{"reason": "cut before the score') is None
+    """The paper's evaluator rates "interesting outlines as 1 and boring ones as 0" (§4.1)."""
+    assert read_judge_reply('{"interesting": "yes"}') is True
+    assert read_judge_reply('{"interesting": "no"}') is False
+    assert read_judge_reply("No, it is flat.") is False and read_judge_reply("Yes!") is True
+    assert read_judge_reply("maybe") is None and read_judge_reply(None) is None
+    assert read_judge_reply('{"interesting": ' + "9" * 5000) is None
+    task = get("outline")
+    assert task.read_judge(['{"interesting": "yes"}', '{"interesting": "no"}', "??", "yes"]) == 2 / 3
+    assert task.read_judge(["??"]) is None
 
 
 async def test_cot_on_outlines_ends_with_the_outline_and_only_that_is_read():
@@ -83,6 +96,7 @@ async def test_cot_on_outlines_ends_with_the_outline_and_only_that_is_read():
     result = await ChainOfThought().run(Problem("o", "[1] a\n[2] b\n[3] c"), Context(lm=lm, task=task, trace=Trace()))
     assert 'write "Outline:" on a line of its own' in lm.requests[0].prompt_text()
     assert result.answer.splitlines() == ["A storm hits.", "The keeper lies.", "The boy returns."]
-    assert task.score(result.answer, {"items": ["a", "b", "c"]}) == {"well_formed": 1.0, "changed": 1.0}
+    assert task.score(result.answer, {"items": ["a", "b", "c"]}) == {"well_formed": 1.0, "changed": 1.0,
+                                                                     "kept_length": 1.0}
     # without the marker every item line counts, as before
     assert task.extract_answer("[1] x\n[2] y") == "x\ny"

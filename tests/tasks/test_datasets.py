@@ -130,7 +130,7 @@ def _records(path: Path) -> list:
 
 
 def test_outline_sample_is_the_seed_outlines():
-    assert sample_path("outline").name == "outline_seeds.txt"
+    assert sample_path("outline").name == "outlines.txt"
     assert len(tasks.get("outline").load(sample_path("outline"))) == len(tasks.get("outline").load("seed"))
 
 

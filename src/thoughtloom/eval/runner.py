@@ -75,6 +75,7 @@ from .annotate import with_demos
 from .breaker import CircuitBreaker, ServerFailed, is_server_failure
 from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
+from .judge import judge_answer
 from .lock import OutputLock
 from .progress import Progress, RunStats
 from .record import EvalRecord, finite_number
@@ -122,9 +123,9 @@ def checked_metrics(metrics: Any, task: Task) -> dict[str, float]:
     """A task's scores: finite numbers, by exactly the names the task declares (``Task.metrics``)."""
     if not isinstance(metrics, dict):
         raise TypeError(f"task score is a {type(metrics).__name__}, not a dict of metrics")
-    if set(metrics) != set(task.metrics):
+    if set(metrics) != set(task.metrics) - set(task.judged_metrics):
         raise ValueError(f"task {task.name!r} scored metrics {sorted(map(str, metrics))}, "
-                         f"but declares {list(task.metrics)} (Task.metrics)")
+                         f"but declares {[m for m in task.metrics if m not in task.judged_metrics]} (Task.metrics)")
     out = {}
     for name, value in metrics.items():
         if not finite_number(value):
@@ -157,8 +158,8 @@ def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, example: Examp
 
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
     """The scores of no answer, for an example that errored."""
-    try:
-        return checked_metrics(task.score(None, gold), task)
+    try:  # no answer is judged 0 too
+        return {**checked_metrics(task.score(None, gold), task), **{m: 0.0 for m in task.judged_metrics}}
     except Exception:  # a task that cannot score "no answer": the record has no metrics
         return {}
 
@@ -256,9 +257,13 @@ async def run_example(
             stopped = result.stopped  # "budget": the strategy's best answer when its budget ran out
             metrics = answer_metrics(task, result.answer, result.truncated, example.gold)
             confidence = result.confidence
-            if run.anytime is not None:
+            if run.anytime is not None and not task.judged_metrics:  # a judged metric has no budget curve
                 anytime = trajectory(run, strategy, task, example)
             details = to_json(result.details)
+            if task.judged_metrics:  # the model judge, after the method and outside its budget
+                answer = None if truncated and not task.score_truncated else prediction
+                judged, details["judge"] = await judge_answer(task, res.lm, example.gold, answer, details)
+                metrics = {**metrics, **judged}
         except Exception as exc:  # the task's scoring reads model text: recorded, not fatal
             error = _failed(run.trace, exc)
     if error is not None:

@@ -84,6 +84,9 @@ class Task:
     # how a tree search asks for a holistic evaluation (strategies.treesearch.evaluator.STYLES):
     # a 0-10 score, or the paper's own verdict (CommonGen) or correctness check (Game of 24)
     evaluation_style: ClassVar[str] = "score"
+    # metrics a model judge gives after the run (eval.judge: judge_prompts / read_judge), not score();
+    # score() returns the others of ``metrics``
+    judged_metrics: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -103,6 +106,14 @@ class Task:
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
         return {"em": exact_match(prediction, gold), "f1": token_f1(prediction, gold)}
+
+    def judge_prompts(self, gold: Any, answer: str) -> list[str]:
+        """The model judge's prompts for ``answer`` (a task with ``judged_metrics``; eval.judge)."""
+        return []
+
+    def read_judge(self, replies: Sequence[str]) -> float | None:
+        """The judged score from the replies to :meth:`judge_prompts`; None if none is readable."""
+        return None
 
     def answered(self, prediction: Any) -> bool:
         """Whether ``prediction`` (a record's, as read back) holds an answer this task's

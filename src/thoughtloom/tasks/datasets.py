@@ -160,7 +160,7 @@ CATALOGUE: dict[str, TaskData] = {d.task: d for d in (
     TaskData(
         "outline", ".txt of outlines (one item per line, outlines separated by blank lines, optional "
                    "'premise: ...' line) or JSONL with outline (list or lines) and optional premise",
-        "outline_seeds.txt", "public domain; written for thoughtloom",
+        "samples/outline/outlines.txt", "public domain; written for thoughtloom",
         "no public set: the paper's outlines were not released; write your own",
         ("thoughtloom eval --task outline --data my_outlines.txt ...",)),
 )}

@@ -6,14 +6,16 @@ Flan-T5 interestingness classifier are not available here. Instead:
 - **Input**: user outlines, one item per line (``.txt``: outlines separated
   by blank lines, an optional ``premise: ...`` line, ``#`` comments; or
   ``.jsonl`` with ``outline`` as a list or newline-joined string and an
-  optional ``premise``). ``--data seed`` loads five seed outlines we wrote
-  ourselves (``tasks/data/outline_seeds.txt``).
-- **Metric**: ``Task.score`` can only check form (``well_formed``: at least
-  three items; ``changed``: share of items rewritten). Interestingness is
-  judged afterwards by a **model judge** (a 1-10 score from an LM, see
-  :func:`judge_prompt` / :func:`read_judgement` and
-  ``benchmarks/outline_judge.py``). It is a model's opinion, not the paper's
-  evaluator, and a small judge model is noisy.
+  optional ``premise``). ``--data seed`` loads eight seed outlines we wrote
+  ourselves (``tasks/data/samples/outline/outlines.txt``, the packaged set).
+- **Metric**: ``interesting``, from a **model judge** (:mod:`thoughtloom.eval.judge`):
+  App. A.1's content-evaluator prompt, "Given the story outlines above, do you
+  think that the new story point below is interesting?", asked of an LM for
+  each story point, yes or no; an outline scores the share judged interesting
+  (the paper's fine-tuned Flan-T5 rates interesting 1, boring 0). It is a
+  model's opinion, not the paper's classifier, and a small judge is noisy.
+  ``Task.score`` adds the symbolic checks ``well_formed``, ``changed`` and
+  ``kept_length``.
 
 A search candidate is the outline itself, one item per line; the root is the
 given outline, evaluated item by item (itemized evaluation).
@@ -70,50 +72,53 @@ def parse_outline_blocks(text: str, where: str) -> list[tuple[str, list[str]]]:
     return out
 
 
-def judge_prompt(premise: str, outline: str) -> str:
-    """The model judge's prompt (our wording): one interestingness score 1-10."""
+JUDGE_QUESTION = "Given the story outlines above, do you think that the new story point below is interesting?"
+
+
+def judge_prompts(premise: str, items: Sequence[str]) -> list[str]:
+    """The model judge's prompts for one outline, one per story point: ThoughtSculpt App. A.1's
+    content-evaluator PROMPT (quoted) with the outline's earlier items above it and the point
+    below, answered yes or no (the paper's Flan-T5 rates interesting 1, boring 0)."""
     head = f"Premise: {premise}\n" if premise else ""
-    return (f"You are judging story outlines for how interesting they are to a reader: surprising turns, "
-            f"conflict, stakes, vivid characters. Coherence matters too.\n{head}Outline:\n{outline}\n\n"
-            'Reply with only a JSON object, score first: {"interestingness": <1-10>, "reason": "<one short sentence>"}')
+    out = []
+    for i, item in enumerate(items):
+        above = numbered(items[:i]) if i else "(the story starts here)"
+        out.append(f"{head}{above}\n\n{JUDGE_QUESTION}\n[{i + 1}] {item}\n\n"
+                   'Reply with only a JSON object: {"interesting": "<yes or no>"}')
+    return out
 
 
-_JUDGED = re.compile(r'"?(?:interestingness|score|rating)"?\s*:\s*"?(\d+(?:\.\d+)?)', re.IGNORECASE)
+JUDGE_SCHEMA = {"type": "object", "required": ["interesting"], "additionalProperties": False,
+                "properties": {"interesting": {"enum": ["yes", "no"]}}}
+
+_VERDICT = re.compile(r'"?interesting"?\s*:\s*"?\s*(yes|no|true|false|1|0)\b', re.IGNORECASE)
 
 
-def read_judgement(value: Any) -> float | None:
-    """The 1-10 score from a parsed reply, or from raw text cut off after it.
-
-    None when there is no finite score (``Infinity``, ``NaN``, 5,000 digits).
-    """
-    try:
-        if isinstance(value, str):
-            m = _JUDGED.search(clip(value))
-            return _scale(to_float(m.group(1))) if m else None
-        if isinstance(value, dict):
-            for key in ("interestingness", "score", "rating"):
-                v = value.get(key)
-                if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    return _scale(to_float(v))
-                found = re.search(r"\d+", clip(v)) if isinstance(v, str) else None
-                if found:
-                    return _scale(to_float(found.group()))
-    except ParseError:
+def read_judge_reply(text: Any) -> bool | None:
+    """One story point's verdict from a judge reply: True (interesting), False, or None when it
+    says neither (a reply is model text: anything may come back)."""
+    if not isinstance(text, str):
         return None
+    m = _VERDICT.search(clip(text, 2000))
+    if m:
+        return m.group(1).lower() in ("yes", "true", "1")
+    words = re.findall(r"[a-z]+", clip(text, 200).lower())
+    if words[:1] in (["yes"], ["no"]):
+        return words[0] == "yes"
     return None
-
-
-def _scale(x: float) -> float:
-    return float(min(10, max(1, x)))
 
 
 class OutlineImprovement(Task):
     name = "outline"
-    instruction = ("You are a novelist improving a story outline. Make it more interesting to read "
-                   "(surprising twists, real conflict, memorable characters) while keeping it coherent, "
-                   "about the same number of items, one plot point per item.")
-    primary_metric = "well_formed"
-    metrics = ("well_formed", "changed")
+    # ThoughtSculpt App. A.1's TASK_DESCRIPTION, quoted (the paper's prompt is the mechanism)
+    instruction = ("You are a popular novel writer. You are now making an interesting outline for the story. "
+                   "You know how to engage with the readers by not limited to introducing interesting "
+                   "characters and unexpected twist. You also know how to make the story outline coherent "
+                   "and consistent.")
+    evaluation_style = "spans"  # App. A.1's EVALUATE_CURRENT_ITEMIZED: least interesting spans, levels 1-10
+    primary_metric = "interesting"
+    metrics = ("interesting", "well_formed", "changed", "kept_length")
+    judged_metrics = ("interesting",)  # the model judge's (eval.judge), per step in details["judge"]
     search_settings = {
         "k": TaskSetting(3, "ThoughtSculpt §4.1: 'each node will generate a maximum of 3 candidate child "
                             "outlines'"),
@@ -138,15 +143,32 @@ class OutlineImprovement(Task):
         return "\n".join(items) if items else None
 
     def score(self, prediction: str | None, gold: Any) -> dict[str, float]:
+        """The symbolic checks of an outline (``interesting`` is the model judge's, eval.judge):
+        ``well_formed`` (at least three items), ``changed`` (share of items rewritten) and
+        ``kept_length`` (min/max of the item counts: App. A.1 asks for the outline "just like the
+        original outline from [1] to [num]", so a rewrite that drops or pads items scores lower)."""
         items = outline_items(prediction or "")
         original = gold.get("items", []) if isinstance(gold, dict) else []
         changed = sum(1 for i in items if i not in original) / len(items) if items else 0.0
-        return {"well_formed": float(len(items) >= 3), "changed": round(changed, 6)}
+        kept = min(len(items), len(original)) / max(len(items), len(original)) if items and original else 0.0
+        return {"well_formed": float(len(items) >= 3), "changed": round(changed, 6), "kept_length": round(kept, 6)}
+
+    def judge_prompts(self, gold: Any, outline: str) -> list[str]:
+        premise = gold.get("premise", "") if isinstance(gold, dict) else ""
+        return judge_prompts(str(premise), outline_items(outline))
+
+    judge_schema = JUDGE_SCHEMA
+
+    def read_judge(self, replies: Sequence[str]) -> float | None:
+        """An outline's interestingness: the share of its story points judged interesting (the
+        replies it could read); None if it could read none."""
+        verdicts = [v for v in map(read_judge_reply, replies) if v is not None]
+        return sum(verdicts) / len(verdicts) if verdicts else None
 
     def load(self, path: str | Path) -> list[Example]:
         if str(path) in ("seed", "seeds"):
-            text = resources.files("thoughtloom.tasks").joinpath("data/outline_seeds.txt").read_text("utf-8")
-            blocks = parse_outline_blocks(text, "outline_seeds.txt")
+            text = resources.files("thoughtloom.tasks").joinpath("data/samples/outline/outlines.txt").read_text("utf-8")
+            blocks = parse_outline_blocks(text, "outlines.txt")
         elif str(path).endswith(".jsonl"):
             blocks = []
             for lineno, rec in read_jsonl(path):
@@ -179,7 +201,11 @@ class OutlineImprovement(Task):
         return numbered(outline_items(candidate))
 
     def output_format(self, problem: Problem) -> str:
-        return "Write the whole outline, one item per line, numbered [1], [2], ... and nothing else."
+        """App. A.1's NEW_CANDIDATE request (wrapped: "and nothing else", so a chat model writes no preface)."""
+        n = len(outline_items(problem.question))
+        return ("Based on the feedback and the task description, can you make a better story outline by "
+                "replacing the items suggested by the feedback? Write the outline in this format just like "
+                f"the original outline from [1] to [{n}]: [1] ... [2] ... one item per line, and nothing else.")
 
     def parse_candidate(self, problem: Problem, text: str, parent: str | None) -> str | None:
         items = outline_items(text)
@@ -189,8 +215,8 @@ class OutlineImprovement(Task):
         return [f"[{i}] {item}" for i, item in enumerate(outline_items(candidate), 1)]
 
     def evaluation_guide(self, problem: Problem) -> str:
-        return ("Judge how interesting each item is (1-10 scale read as 0-10 here): does it add surprise, "
-                "conflict or character, or is it predictable, repetitive or flat? Say how to improve weak items.")
+        return ("Judge how interesting the items are: does each add surprise, conflict or character, or is it "
+                "predictable, repetitive or flat? Say how to improve weak items.")
 
     def change_kind(self, parent: str, child: str) -> str:
         p, c = outline_items(parent), outline_items(child)

@@ -107,6 +107,11 @@ class Slice:
         return [e.problem.id for e in self.examples]
 
 
+#: A suite dataset's ``data`` for data that ship with the package, the task's packaged set
+#: (``tasks/data/samples/``), read with or without a data root: the outline suite's outlines.
+PACKAGED = "packaged"
+
+
 def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     """The dataset's examples ``offset`` to ``offset + n`` under ``data_root``.
 
@@ -117,7 +122,8 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     task = tasks.get(dataset.task)
     if dataset.strata and hasattr(task, "draw_strata"):
         task.draw_strata = True  # HGOT §4: each length stratum drawn to the paper's share of the file
-    if data_root is not None:
+    packaged = dataset.data == PACKAGED  # the suite's own data ship in the package (story outlines)
+    if data_root is not None and not packaged:
         path = data_root.expanduser() / dataset.data
         if not path.exists():
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
@@ -139,12 +145,12 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
             sample = sample_path(dataset.task)
         except ConfigError:
             sample = None
-        if sample is None or sample.name != Path(dataset.data).name:
+        if sample is None or not packaged and sample.name != Path(dataset.data).name:
             raise ConfigError(f"dataset {dataset.id!r} reads {dataset.data}, which is not packaged",
                               hint="pass --data-root DIR (or set THOUGHTLOOM_DATA) to the folder that holds it; "
                                    "`thoughtloom data list` says where to get it")
-        loaded = load_examples(task, None, limit=n)
-    return Slice(task, loaded.path, list(loaded.examples), loaded.sample)
+        loaded = load_examples(task, None, offset=dataset.offset if packaged else 0, limit=n)
+    return Slice(task, loaded.path, list(loaded.examples), loaded.sample and not packaged)
 
 
 def load_slices(plan: SuitePlan, data_root: Path | None) -> tuple[dict[str, Slice], dict[str, str]]:

@@ -42,9 +42,15 @@ from .world import World
 #: and feedback (itemized where the task has items, ``tree_evaluate_items``); ``verdict``:
 #: ThoughtSculpt App. A.3's CommonGen evaluator, "[No need to improve/still need to improve]
 #: [reason]" (v(x) 1 or 0); ``check``: App. H.1's Game-of-24 REVISE_SOLUTIONS, a calculation,
-#: its result, feedback and "correct": true/false (v(x) 1 or 0).
-STYLES = {"score": "tree_evaluate", "verdict": "tree_evaluate_verdict", "check": "tree_evaluate_check"}
+#: its result, feedback and "correct": true/false (v(x) 1 or 0); ``spans``: App. A.1's outline
+#: EVALUATE_CURRENT_ITEMIZED, the least interesting spans of consecutive items, each with a reason
+#: and an interesting level 1-10 (itemized tasks only; ``tree_evaluate_spans``; a holistic
+#: evaluation of such a task asks for a score).
+STYLES = {"score": "tree_evaluate", "verdict": "tree_evaluate_verdict", "check": "tree_evaluate_check",
+          "spans": "tree_evaluate"}
 EVAL_STYLES = ("auto", *STYLES)
+
+SPAN = 2  # App. A.1's num_consecutive_lines (its example and Fig. 2 name two items: "[9]-[10]", "[2]-[3]")
 
 REASK = ("That reply could not be read as the JSON object asked for. "
          "Reply again with only the JSON object, nothing else.")
@@ -55,7 +61,7 @@ class ModelEvaluator:
 
     def __init__(self, world: World, ctx: Context, tree: Tree, *, evaluation: str, max_tokens: int,
                  temperature: float, malformed_score: float, samples: int = 1,
-                 score_limits: bool = True, schema: bool = True, style: str = "score") -> None:
+                 score_limits: bool = True, schema: bool = True, style: str = "score", proposals: int = 3) -> None:
         self.world, self.ctx, self.tree = world, ctx, tree
         self.evaluation = evaluation  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
         self.max_tokens, self.temperature = max_tokens, temperature
@@ -66,6 +72,7 @@ class ModelEvaluator:
         if style == "auto":
             style = getattr(world.view, "evaluation_style", "score")
         self.style = style if style in STYLES else "score"  # the prompt of a holistic evaluation
+        self.proposals = proposals  # spans: App. A.1's num_candidates, one span per child (the run's k)
 
     def _mode(self, items: Sequence[str]) -> str:
         if self.evaluation == "auto":
@@ -82,14 +89,16 @@ class ModelEvaluator:
         for n in todo:
             items = list(w.view.evaluation_items(w.problem, n.candidate))
             mode = self._mode(items)
-            name = "tree_evaluate_items" if mode == "itemized" and items else STYLES[self.style]
+            spans = self.style == "spans" and mode == "itemized" and bool(items)
+            name = ("tree_evaluate_spans" if spans else "tree_evaluate_items" if mode == "itemized" and items
+                    else STYLES[self.style])
             prompt = self.ctx.prompt(name, description=w.description,
                                      solution=w.view.render(w.problem, n.candidate),
                                      guide=w.view.evaluation_guide(w.problem),
-                                     items="\n".join(items))
-            label = item_labels(items) if name.endswith("items") else []
-            style = "score" if label else self.style
-            schema = evaluation_schema(len(label), style) if self.schema else None
+                                     items="\n".join(items), span=SPAN, count=self.proposals)
+            label = item_labels(items) if mode == "itemized" and items else []
+            style = "spans" if spans else "score" if label or self.style == "spans" else self.style
+            schema = evaluation_schema(len(label), style, proposals=self.proposals) if self.schema else None
             for j in range(self.samples):  # sample 0 is the request a single evaluation sends
                 labels.append(label)
                 requests.append(Request.of(prompt, max_tokens=self.max_tokens, temperature=self.temperature,

@@ -112,7 +112,7 @@ def salvage_items(raw: str) -> list[dict] | None:
             value = loads_json(m.group())
         except ParseError:
             continue
-        if isinstance(value, dict) and any(str(k).lower() == "score" for k in value):
+        if isinstance(value, dict) and any(str(k).lower() in ("score", "interesting") for k in value):
             items.append(value)
     return items or None
 
@@ -144,7 +144,12 @@ def read_evaluation(reply: Any, item_labels: list[str] | None = None, scale: flo
         reply = {"items": reply}
     if not isinstance(reply, dict):
         return None
+    proposals = _first(reply, "proposals", "spans")
     items = _first(reply, "items", "parts", "clues")
+    if isinstance(items, list) and items and all(isinstance(i, dict) and "start" in i for i in items):
+        proposals = items  # salvaged span proposals come back as a bare list
+    if isinstance(proposals, list) and proposals:
+        return _spans(proposals, scale, len(item_labels or ()))
     if isinstance(items, list) and items:
         return _itemized(items, item_labels or [], reply, scale)
     score = read_score(_first(reply, "score", "rating", "value", "interestingness"), scale)
@@ -188,6 +193,48 @@ def _itemized(items: list, labels: list[str], reply: dict, scale: float) -> Read
             return None
         scores = [overall]
     return Reading(sum(scores) / len(scores), _item_lines(parsed), parsed)
+
+
+def _spans(proposals: list, scale: float, count: int = 0) -> Reading | None:
+    """ThoughtSculpt App. A.1's itemized outline evaluation: each proposal names a span of
+    consecutive items ``[start]-[end]``, a reason and the span's interesting level (1-10). The
+    items are the spans, least interesting first as the reply lists them, each with its level as
+    its score and its reason (and thought) as its feedback, so child j rewrites span j
+    (``ThoughtGenerator._feedback``); the node's score is the mean level. With the outline's
+    ``count`` of items, a span past its end is dropped and an end past it cut to it. None
+    without a readable span and level."""
+    parsed = []
+    for p in proposals[:MAX_PROPOSALS]:
+        if not isinstance(p, dict):
+            continue
+        start, end = _index(_first(p, "start", "start_index")), _index(_first(p, "end", "end_index"))
+        if start is None or count and start > count:
+            continue
+        end = end if end is not None and end >= start else start
+        end = min(end, count) if count else end
+        level = read_score(_first(p, "interesting", "interesting_level", "level", "score"), scale)
+        words = [_text(_first(p, "reason")), _text(_first(p, "thought", "thought_process"))]
+        parsed.append({"item": f"[{start}]-[{end}]", "score": level,
+                       "feedback": "; ".join(w for w in words if w) or "make these items more interesting"})
+    levels = [i["score"] for i in parsed if i["score"] is not None]
+    if not levels:
+        return None
+    return Reading(sum(levels) / len(levels), _item_lines(parsed), parsed)
+
+
+MAX_PROPOSALS = 20  # span proposals read from one reply (model text: bounded)
+
+
+def _index(value: Any) -> int | None:
+    """An outline item number, 1 to 1000 (a span's end); None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        found = re.search(r"\d{1,4}", clip(value, 50))
+        value = int(found.group()) if found else None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and 1 <= value <= 1000 else None
 
 
 def _item_lines(items: list[dict[str, Any]]) -> str:
@@ -244,7 +291,7 @@ def judged_below(items: Sequence[dict[str, Any]], labels: Sequence[str], judged:
     return None
 
 
-def evaluation_schema(items: int, style: str = "score") -> dict[str, Any]:
+def evaluation_schema(items: int, style: str = "score", proposals: int = 3) -> dict[str, Any]:
     """The JSON schema of an evaluation reply: on the prompts' 0-10 scale, holistic
     (``{"score", "feedback"}``, ``items`` = 0) or one entry per item; or the reply of a
     ``verdict`` or ``check`` prompt (:data:`~.evaluator.STYLES`). Backends that can (the
@@ -259,6 +306,16 @@ def evaluation_schema(items: int, style: str = "score") -> dict[str, Any]:
                 "additionalProperties": False,
                 "properties": {"calculation": {"type": "string", "maxLength": 200}, "result": {"type": "number"},
                                "feedback": {"type": "string", "maxLength": 200}, "correct": {"type": "boolean"}}}
+    if style == "spans":  # App. A.1: [reason] [start_index]-[end_index] [interesting level: 1-10]
+        index = {"type": "integer", "minimum": 1, "maximum": max(items, 1)}
+        span = {"type": "object", "required": ["thought", "reason", "start", "end", "interesting"],
+                "additionalProperties": False,
+                "properties": {"thought": {"type": "string", "maxLength": 200},
+                               "reason": {"type": "string", "maxLength": 100},
+                               "start": index, "end": index, "interesting": {"enum": list(range(1, SCALE + 1))}}}
+        return {"type": "object", "required": ["proposals"], "additionalProperties": False,
+                "properties": {"proposals": {"type": "array", "items": span, "minItems": 1,
+                                             "maxItems": max(proposals, 1)}}}
     score = {"enum": list(range(SCALE + 1))}  # an enum, which every grammar converter honours (minimum/maximum not)
     if not items:
         return {"type": "object", "required": ["score", "feedback"], "additionalProperties": False,

@@ -76,7 +76,8 @@ class SearchConfig(Options):
                                "prompt alone asks for the shape")
     eval_style: str = option("auto", choices=EVAL_STYLES, help="the evaluation prompt: 'auto', the task's "
                              "own (ThoughtSculpt App. A: CommonGen's verdict, Game of 24's correctness check, "
-                             "else a 0-10 score); 'score', 'verdict' or 'check' for every task")
+                             "outlines' least interesting spans, else a 0-10 score); 'score', 'verdict' or "
+                             "'check' for every task, 'spans' for a task with items")
     retry_empty: bool = option(True, help="an expansion with no readable child spends one of the method's steps "
                                "(rollout, expansion, level, round) and the next step expands the same node(s) "
                                "again; the one rule of every tree method (no paper says what to do); false: the "
@@ -97,7 +98,7 @@ class SearchRun:
                                    max_tokens=cfg.eval_max_tokens, temperature=cfg.eval_temperature,
                                    malformed_score=cfg.malformed_score, samples=cfg.value_samples,
                                    score_limits=cfg.score_limits, schema=cfg.eval_schema,
-                                   style=cfg.eval_style)
+                                   style=cfg.eval_style, proposals=cfg.k)
         digest = hashlib.sha256(f"{ctx.seed}:{problem.id}".encode()).digest()
         self.rng = random.Random(int.from_bytes(digest[:8], "big"))
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
@@ -128,6 +129,10 @@ class SearchRun:
             "chosen_rendered": w.view.render(w.problem, best.candidate),
             **self.notes,
         }
+        if getattr(w.view, "judged_metrics", ()):  # a task judged per step (eval.judge): Fig. 4's curve
+            # step s's answer: the best-scored node within s revisions of the root
+            details["step_best"] = [w.view.candidate_answer(w.problem, self.tree.best_within(d).candidate)
+                                    for d in range(max(n.depth for n in self.tree.nodes) + 1)]
         if self.cfg.keep_tree:
             details["tree"] = self.tree.to_json()
         self.ctx.trace.emit("tree_answer", node=best.id, answer=answer, path=[n.id for n in self.tree.path(best)])

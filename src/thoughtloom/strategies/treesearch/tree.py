@@ -114,6 +114,13 @@ class Tree:
         scored = [n for n in self.nodes if n.score is not None] or self.nodes
         return max(scored, key=lambda n: (n.score or 0.0, n.depth, -n.id))
 
+    def best_within(self, depth: int) -> Node:
+        """:meth:`best_by_score` among the nodes at most ``depth`` revisions from the root (a
+        step curve's point: ThoughtSculpt Fig. 4's interestingness "at each step")."""
+        near = [n for n in self.nodes if n.depth <= depth]
+        scored = [n for n in near if n.score is not None] or near
+        return max(scored, key=lambda n: (n.score or 0.0, n.depth, -n.id))
+
     def best_by_value(self) -> Node:
         """The highest evaluator score v(x) among every evaluated node, ties by the highest average
         reward (a node not yet visited: its own score), then depth, then the earlier (MCTS's
