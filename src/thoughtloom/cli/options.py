@@ -61,6 +61,21 @@ Parallel = Annotated[Optional[int], typer.Option(
     "--parallel", min=1, envvar="THOUGHTLOOM_PARALLEL",
     help="Sequences a .gguf model decodes together in one batch (default 16; 1 = one at a time).")]
 
+RoleModels = Annotated[Optional[list[str]], typer.Option(
+    "--role-model", help=f"ROLE=MODEL, repeatable: the model one role asks instead of --model "
+                         f"(roles: {', '.join(strategies.ROLES)}); same budget, cache and trace.")]
+
+
+def parse_role_models(items: list[str] | None, flag: str = "--role-model") -> tuple[tuple[str, str], ...]:
+    """``ROLE=MODEL`` items as sorted ``(role, model)`` pairs; a malformed item or an unknown role is
+    one error line naming ``flag`` (and the roles)."""
+    pairs: dict[str, str] = {}
+    for item in items or []:
+        role, sep, model = item.partition("=")
+        if not sep or not role.strip() or not model.strip():
+            raise ConfigError(f"bad {flag} {item!r}", hint="use ROLE=MODEL, e.g. evaluator=openai:gpt-4o-mini")
+        pairs[strategies.check_role(role.strip(), f"{flag} role")] = model.strip()
+    return tuple(sorted(pairs.items()))
 
 
 def complete_strategy(incomplete: str) -> list[str]:
@@ -136,6 +151,7 @@ class RunOptions:
     max_tokens: MaxTokens = None
     index: IndexDir = None
     entail: EntailSpec = "llm"
+    role_model: RoleModels = None
 
     def cache_mode(self) -> str:
         return cache_mode(self.no_cache, self.replay, self.refresh)
@@ -145,7 +161,8 @@ class RunOptions:
         return run_spec(self.model, self.cache, self.cache_mode(), max_calls=self.max_calls,
                         max_tokens=self.max_tokens, index=self.index, entail=self.entail, prompts=self.prompts,
                         seed=seed, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
-                        timeout_s=self.timeout, concurrency=concurrency)
+                        timeout_s=self.timeout, concurrency=concurrency,
+                        role_models=parse_role_models(self.role_model))
 
     def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
         """The strategy with its ``--set`` options, checked before any model call; ``--max-calls`` is

@@ -80,6 +80,20 @@ def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) ->
     return lines
 
 
+def usage_by_role(records: Iterable[EvalRecord]) -> dict[str, dict[str, int]]:
+    """Each role's usage summed over ``records`` (their ``usage.by_role``, present where the run
+    put a role on a model of its own); empty when none did."""
+    out: dict[str, dict[str, int]] = {}
+    for r in records:
+        roles = r.usage.get("by_role")
+        for role, u in (roles.items() if isinstance(roles, Mapping) else ()):
+            if isinstance(u, Mapping):
+                into = out.setdefault(str(role), dict.fromkeys(USAGE_KEYS, 0))
+                for k in USAGE_KEYS:
+                    into[k] += int(number(u.get(k)))
+    return dict(sorted(out.items()))
+
+
 def summarize(
     records: Iterable[EvalRecord | Mapping[str, Any]], *, total: int, stats: Any, wall_s: float,
     meta: dict[str, Any], finished: bool,
@@ -94,6 +108,9 @@ def summarize(
     }
     usage: dict[str, Any] = {k: int(sum(number(r.usage.get(k)) for r in records)) for k in USAGE_KEYS}
     usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in USAGE_KEYS}
+    by_role = usage_by_role(records)
+    if by_role:
+        usage["by_role"] = by_role
     return {
         **meta,
         "n": n,

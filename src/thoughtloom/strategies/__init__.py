@@ -18,7 +18,7 @@ from typing import Any, Mapping
 from ..core.errors import ConfigError
 from ..core.protocols import TaskView
 from .config import make_config, option_sources
-from .context import Context
+from .context import ROLES, Context, check_role
 from .interface import Strategy
 from .registry import available, get, register
 from .result import Result
@@ -50,4 +50,5 @@ def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | 
     return strategy
 
 
-__all__ = ["Context", "Result", "Strategy", "available", "build", "get", "make_config", "option_sources", "register"]
+__all__ = ["ROLES", "Context", "Result", "Strategy", "available", "build", "check_role", "get", "make_config",
+           "option_sources", "register"]

@@ -113,12 +113,14 @@ class Strategy(ABC):
         if ctx.so_far is not None:  # an outer run (a calling strategy) caps and catches
             return await self.solve(problem, ctx)
         max_calls = getattr(self.config, "max_calls", None)
-        lm = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else ctx.lm
+        cap = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else None
+        lm = ctx.lm if cap is None else cap
+        role_lms = ctx.role_lms if cap is None else {r: cap.for_role(m) for r, m in ctx.role_lms.items()}
         so_far = SoFar()
         if ctx.anytime is not None:  # the anytime recorder looks at the same best result so far
             ctx.anytime.watch(so_far.peek)
         try:
-            return await self.solve(problem, dataclasses.replace(ctx, lm=lm, so_far=so_far))
+            return await self.solve(problem, dataclasses.replace(ctx, lm=lm, role_lms=role_lms, so_far=so_far))
         except BudgetExceeded:  # the question's budget is spent: the best result so far
             return so_far.stopped("budget")
 
