@@ -25,6 +25,7 @@ from .. import strategies
 from ..core.errors import ConfigError
 from ..eval.assembly import DEFAULT_N_CTX, DEFAULT_TIMEOUT_S, RunSpec
 from ..strategies.interface import DEFAULT_MAX_CALLS
+from . import usercode
 from .index import EntailSpec, IndexDir
 
 DEFAULT_CACHE = Path("~/.cache/thoughtloom/cache.sqlite")
@@ -90,7 +91,9 @@ def complete_task(incomplete: str) -> list[str]:
     return [name for name in tasks.available() if name.startswith(incomplete)]
 
 
-StrategyName = Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.", autocompletion=complete_strategy)]
+StrategyName = Annotated[str, typer.Option(
+    "--strategy", "-S", help="Strategy name, or MODULE:CLASS for a strategy of your own.",
+    autocompletion=complete_strategy)]
 TaskName = Annotated[str, typer.Option(
     "--task", "-t", help="Task name (qa: your own data), or MODULE:CLASS for a task of your own.",
     autocompletion=complete_task)]
@@ -167,7 +170,7 @@ class RunOptions:
     def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
         """The strategy with its ``--set`` options, checked before any model call; ``--max-calls`` is
         also its own cap (:meth:`RunSpec.strategy`)."""
-        return self.spec().strategy(name, parse_sets(self.sets), task)
+        return self.spec().strategy(usercode.strategy(name), parse_sets(self.sets), task)
 
 
 RUN_OPTIONS_PANEL = "Strategy, model, cache, budget and services (run and eval)"
