@@ -10,8 +10,8 @@ one wrapper around every ``solve``:
 
 - it puts ``ctx.lm`` (and every role's model, ``ctx.role_lms``) behind one
   :class:`~thoughtloom.lm.meter.CallCap` of :meth:`Strategy.call_bound`: the
-  config's declared ``max_calls``, or :data:`DEFAULT_MAX_CALLS` for a config
-  without that field. Every strategy has a finite bound on its model calls
+  config's declared ``max_calls``; a config without that field is bounded by
+  the run's budget, or by :data:`DEFAULT_MAX_CALLS` where there is none. Every strategy has a finite bound on its model calls
   (shown by ``thoughtloom strategies``), so a run that would pass it gets
   :class:`BudgetExceeded` however its replies steer it, e.g. a decomposer
   that keeps calling its own program;
@@ -49,7 +49,7 @@ from typing import Any, ClassVar, Mapping, final
 from ..core.errors import BudgetExceeded
 from ..core.protocols import SearchTask, TaskView
 from ..core.types import Problem
-from ..lm.meter import CallCap
+from ..lm.meter import CallCap, remaining_calls
 from .context import Context
 from .result import Result, SoFar
 
@@ -115,12 +115,12 @@ class Strategy(ABC):
                 raise TypeError(f"{cls.__qualname__} defines {name}(); {instead}")
 
     @final
-    def call_bound(self) -> int:
+    def call_bound(self) -> int | None:
         """This strategy's own bound on model calls per question: its config's ``max_calls`` where the
-        config declares that field (:func:`declares_max_calls`), else :data:`DEFAULT_MAX_CALLS`; never
-        none, so a config of a user's that leaves it out is still bounded."""
-        bound = self.config.max_calls if declares_max_calls(type(self.config)) else None
-        return DEFAULT_MAX_CALLS if bound is None else bound
+        config declares that field (:func:`declares_max_calls`), else None: the run's budget bounds it
+        (``--max-calls``), and where no budget applies either :meth:`run` caps it at
+        :data:`DEFAULT_MAX_CALLS`, so a config of a user's that leaves the field out is never unbounded."""
+        return self.config.max_calls if declares_max_calls(type(self.config)) else None
 
     @final
     async def run(self, problem: Problem, ctx: Context) -> Result:
@@ -128,9 +128,12 @@ class Strategy(ABC):
         config's ``max_calls``, or its best result so far when a budget stops it (see the module)."""
         if ctx.so_far is not None:  # an outer run (a calling strategy) caps and catches
             return await self.solve(problem, ctx)
-        cap = CallCap(ctx.lm, self.call_bound(), ctx.trace)
-        lm = cap
-        role_lms = {r: cap.for_role(m) for r, m in ctx.role_lms.items()}
+        bound = self.call_bound()
+        if bound is None and remaining_calls(ctx.lm) is None:  # no bound of its own nor of the run's
+            bound = DEFAULT_MAX_CALLS
+        cap = CallCap(ctx.lm, bound, ctx.trace) if bound is not None else None
+        lm = ctx.lm if cap is None else cap
+        role_lms = ctx.role_lms if cap is None else {r: cap.for_role(m) for r, m in ctx.role_lms.items()}
         so_far = SoFar()
         if ctx.anytime is not None:  # the anytime recorder looks at the same best result so far
             ctx.anytime.watch(so_far.peek)
