@@ -2,7 +2,8 @@
 
 The caller (the eval runner, ``thoughtloom.solve``, a test) builds one for
 each question and passes it explicitly; strategies keep no per-run state of
-their own. Through it a strategy calls the model (``ctx.lm``), renders its
+their own. Through it a strategy calls the model (``ctx.lm``, or a role's own
+model: :meth:`Context.lm_for`), renders its
 prompts (:meth:`Context.prompt`), retrieves (:meth:`Context.search`, the one
 way: it handles the closed-book case and traces every search as one
 ``retrieval`` event), reads the budget left (:meth:`Context.remaining_calls`)
