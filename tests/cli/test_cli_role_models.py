@@ -64,3 +64,28 @@ def test_a_bad_role_model_is_one_line(tmp_path, models, item, says):
     if "critic" in item:
         assert "generator, evaluator, judge, decomposer, handler" in r.exception.hint
     assert not models  # refused before any model opened
+
+
+def verdict_or_sentence(req):
+    if "need to improve" in req.prompt_text():
+        return "[still need to improve] some concepts are missing"
+    return "A toddler in a vest pulls snow off the wall."
+
+
+def test_reproduce_takes_role_models_for_the_marked_methods(tmp_path, monkeypatch):
+    opened: dict[str, ScriptedLM] = {}
+
+    def open_model(spec, model=None):
+        name = model or spec.model
+        return opened.setdefault(name, ScriptedLM(verdict_or_sentence, model_id=name))
+
+    monkeypatch.setattr(assembly, "open_model", open_model)
+    args = ["reproduce", "sculpt-components", "--n", "1", "--no-cache", "--out", str(tmp_path / "out"),
+            "--model", "big"]
+    r = runner.invoke(app, args)
+    assert isinstance(r.exception, ConfigError) and "on a model of its own" in str(r.exception)
+    r = runner.invoke(app, args + ["--role-model", "generator=small", "--role-model", "evaluator=small"])
+    assert r.exit_code == 0, r.output
+    assert opened["small"].requests and opened["big"].requests
+    card = (tmp_path / "out" / "card.md").read_text()
+    assert "per role: default" in card
