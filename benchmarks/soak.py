@@ -16,7 +16,9 @@ if any record has an error, the same command with ``--retry-errors``.
 Prints, per pass: exit status, records completed / unique ids / errored,
 requests the server saw, faults sent, retries (requests beyond the calls
 the records count), the eval process's RSS at 10% of the questions and at
-the end, and the wall time. Loopback only; each pass is bounded by
+the end (its last reading, 0.2 s or less before the process exits: the final
+summary included), and the wall time. The eval's memory should not grow
+with its records: the runner keeps their sums (``eval.tally``), not them. Loopback only; each pass is bounded by
 ``--max-s`` seconds (then killed).
 """
 

@@ -37,19 +37,31 @@ DATA_LAYOUT = {
 }
 
 
+def data_source(root: Path) -> str:
+    """Where the tests look for benchmark data (``root``), as a user reads it."""
+    if "THOUGHTLOOM_DATA" in os.environ:
+        return f"THOUGHTLOOM_DATA is {root}"
+    return f"THOUGHTLOOM_DATA is unset, so the tests look in {root}"
+
+
 def missing_data(root: Path, parts: tuple[str, ...]) -> str:
-    """Why a benchmark file is absent and how to get it: the task it belongs to, the command that
-    lists where it comes from, and where the tests look for it."""
+    """Why a benchmark file is absent and how to get it: the ``thoughtloom data`` command that says
+    where its set comes from and how to fetch it, then where the tests look for it."""
     rel = "/".join(parts)
     task = DATA_LAYOUT.get(parts[0]) if parts else None
-    where = (f"it is task {task}'s data: `thoughtloom data list` shows where the {task} set comes from and the "
-             f"commands that fetch it" if task else
-             "it is HGOT's annotated demonstrations (data/seed_augmented.csv of github.com/fangyihao/hgot)"
-             if parts and parts[0] == "hgot_demos" else "see docs/data.md")
-    how = "set THOUGHTLOOM_DATA to the folder that holds it" if "THOUGHTLOOM_DATA" not in os.environ else \
-        f"THOUGHTLOOM_DATA is {root}"
-    return (f"benchmark file {rel} is absent from {root}: {where}; save it as {root}/{rel} ({how}; "
-            "docs/data.md lists every file the tests read)")
+    get = (f"`thoughtloom data list` shows where task {task}'s set comes from and the commands that fetch it"
+           if task else
+           "it is HGOT's annotated demonstrations (data/seed_augmented.csv of github.com/fangyihao/hgot)"
+           if parts and parts[0] == "hgot_demos" else "`thoughtloom data list` says where each set comes from")
+    return (f"needs benchmark file {rel}: {get}; save it as DATA/{rel} and set THOUGHTLOOM_DATA=DATA "
+            f"({data_source(root)}; docs/data.md lists every file the tests read)")
+
+
+def missing_data_folder() -> str:
+    """The skip reason of a test that reads every data set it finds and finds none."""
+    return ("needs the benchmark data sets: `thoughtloom data list` shows where each comes from and the "
+            "commands that fetch it; save them as docs/data.md lays out (one subfolder per set) and set "
+            f"THOUGHTLOOM_DATA to that folder ({data_source(data_dir())})")
 
 
 def data_file(*parts: str) -> Path:

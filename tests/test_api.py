@@ -178,3 +178,20 @@ def test_api_and_cli_give_a_model_the_same_requests_at_once():
     assert requests_at_once("litellm:anthropic/claude", 3) == 3  # the API used to give litellm 64
     assert requests_at_once("openai:m", 0) == 1
     assert requests_at_once("embedded", 3) == 64
+
+
+def test_evaluate_keeps_its_results_in_memory_and_can_be_called_twice(tmp_path, monkeypatch):
+    """Issue 39 §5: evaluate() wrote to runs/qa_cot, so a notebook cell's second run with other examples
+    raised ConfigMismatch. Without out= nothing is written and each call is a fresh run with its records."""
+    monkeypatch.chdir(tmp_path)
+    lm = ScriptedLM(lambda req: "The answer is: Paris" if "France" in req.prompt_text() else "The answer is: 4")
+    first = thoughtloom.evaluate("cot", examples=[("What is the capital of France?", "Paris")], model=lm)
+    second = thoughtloom.evaluate("cot", examples=[("What is 2 + 2?", "4"), ("What is 2 + 3?", "5")],
+                                  metric="numeric", model=lm)
+    assert list(tmp_path.iterdir()) == []  # no runs/ folder
+    assert first["metrics"] == {"em": 1.0, "f1": 1.0} and first.out is None
+    assert second.metrics == {"numeric": 0.5} and second.summary["n"] == 2
+    assert [(r.id, r.prediction, r.metrics) for r in second.records] == [
+        ("qa-1", "4", {"numeric": 1.0}), ("qa-2", "4", {"numeric": 0.0})]
+    kept = thoughtloom.evaluate("cot", examples=[("What is 2 + 2?", "4")], model=lm, out="o")
+    assert str(kept.out) == "o" and (tmp_path / "o" / "results.jsonl").is_file()

@@ -163,7 +163,10 @@ def test_a_missing_benchmark_file_says_how_to_get_it_and_where_it_goes():
     from thoughtloom import tasks
 
     said = missing_data(Path("/data"), ("gsm8k", "test.jsonl"))
-    assert "task gsm8k's data: `thoughtloom data list`" in said and "save it as /data/gsm8k/test.jsonl" in said
+    # the command a user has comes first (issue 39), then where it goes and where the tests looked
+    assert said.startswith("needs benchmark file gsm8k/test.jsonl: `thoughtloom data list` shows where task gsm8k's")
+    assert "save it as DATA/gsm8k/test.jsonl and set THOUGHTLOOM_DATA=DATA" in said
+    assert "look in /data;" in said or "THOUGHTLOOM_DATA is /data;" in said
     assert "shared" not in said
     layout = (REPO / "docs" / "data.md").read_text(encoding="utf-8")
     assert all(f"| `{folder}/` |" in layout for folder in DATA_LAYOUT)  # docs/data.md lists every folder

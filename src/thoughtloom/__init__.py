@@ -5,7 +5,7 @@ One call answers a question or evaluates a strategy::
     import thoughtloom
 
     solution = thoughtloom.solve("cot-sc", "What is 17 * 23?", task="gsm8k", n=5)
-    summary = thoughtloom.evaluate("cot", "gsm8k", limit=5)
+    evaluation = thoughtloom.evaluate("cot", "gsm8k", limit=5)  # in memory; out="DIR" writes a folder
 
 (:mod:`thoughtloom.api`; ``asolve`` / ``aevaluate`` inside a running event
 loop). Two runs compared, or two sets of per-example scores tested::
@@ -26,7 +26,7 @@ torch, and the API module loads on first use. The layers underneath::
 from .version import __version__
 
 #: Names served by :mod:`thoughtloom.api`, imported when first asked for.
-_API = ("Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve")
+_API = ("Evaluation", "Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve")
 #: Comparing runs: name -> (module, attribute), imported when first asked for.
 _COMPARE = {"compare": ("thoughtloom.view.compare", "compare_runs"),
             "paired_test": ("thoughtloom.eval.inference", "paired_test")}

@@ -7,8 +7,8 @@
     solution = thoughtloom.solve("cot-sc", "What is 17 * 23?", task="gsm8k", n=5)
     print(solution.answer, solution.calls, solution.tokens, solution.seconds)
 
-    summary = thoughtloom.evaluate("cot", "gsm8k", limit=5)  # the task's packaged sample
-    print(summary["metrics"])
+    evaluation = thoughtloom.evaluate("cot", "gsm8k", limit=5)  # the task's packaged sample, in memory
+    print(evaluation["metrics"], [r.prediction for r in evaluation.records])
 
 Both go through the eval runner's own path (:func:`~thoughtloom.eval.runner.run_problem`,
 :func:`~thoughtloom.eval.runner.evaluate`): the per-question context, budget,
@@ -37,8 +37,11 @@ The explicit path (:class:`~thoughtloom.strategies.Context`, a strategy's
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
+import logging
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
@@ -49,8 +52,10 @@ from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem, to_json
-from .eval.assembly import RunSpec, default_out
+from .eval.assembly import RunSpec
 from .eval.identity import DataSource
+from .eval.record import EvalRecord
+from .eval.results import read_records
 from .eval.runner import Progress, evaluate as run_eval, run_problem
 from .lm import CacheMode, UsageTotals
 from .strategies.result import Result
@@ -58,6 +63,7 @@ from .tasks import QA, Example, Task
 from .tasks.datasets import Dataset, load_examples
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class SolveFailed(ThoughtloomError):
@@ -117,6 +123,8 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
     spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
                     api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, role_models=role_models)
     strat = spec.strategy(strategy, options, task_obj)
+    for line in spec.setup_notes(strat, task_obj):
+        log.warning("%s", line)
     async with spec.open(_given(model), _given_roles(role_models)) as resources:
         run = await run_problem(strat, task_obj, Problem("api", question, context), resources,
                                 spec.settings(example_timeout_s=timeout_s), progress=progress)
@@ -153,7 +161,7 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
                     index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
                     seed: int = 0, example_timeout_s: float | None = None, retry_errors: bool = False,
                     progress: Progress | None = None, force: bool = False, command: str | None = None,
-                    role_models: Mapping[str, str | LM] | None = None, **options: Any) -> dict[str, Any]:
+                    role_models: Mapping[str, str | LM] | None = None, **options: Any) -> "Evaluation":
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
     task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
                              metric=metric)
@@ -168,17 +176,45 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
     else:
         dataset = load_examples(task_obj, data, offset=offset, limit=limit)
         source = DataSource(dataset.path, offset, limit)
-    out_dir = Path(out) if out is not None else default_out(task_obj.name, strategy)
+    for line in spec.setup_notes(strat, task_obj, pooled=task_obj.pooled_corpus() is not None):
+        log.warning("%s", line)
     settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout_s)
-    async with spec.open(_given(model), _given_roles(role_models)) as resources:
-        meta = {"model": resources.lm.model_id, **spec.notes(dataset, settings, offset=offset, limit=limit)}
-        return await run_eval(strat, task_obj, dataset.examples, resources, out_dir, settings=settings,
-                              progress=progress, meta=meta, force=force, command=command, source=source)
+    with contextlib.ExitStack() as scratch:
+        # no out: the run's files go to a folder of its own, read back and removed (results in memory)
+        out_dir = Path(out) if out is not None else Path(scratch.enter_context(
+            tempfile.TemporaryDirectory(prefix="thoughtloom-eval-")))
+        async with spec.open(_given(model), _given_roles(role_models)) as resources:
+            meta = {"model": resources.lm.model_id, **spec.notes(dataset, settings, offset=offset, limit=limit)}
+            summary = await run_eval(strat, task_obj, dataset.examples, resources, out_dir, settings=settings,
+                                     progress=progress, meta=meta, force=force, command=command, source=source)
+        records = read_records(out_dir)
+    order = {e.problem.id: i for i, e in enumerate(dataset.examples)}
+    return Evaluation(summary, records=sorted(records.values(), key=lambda r: order.get(r.id, len(order))),
+                      out=None if out is None else out_dir)
+
+
+class Evaluation(dict):
+    """What :func:`evaluate` returns: the summary (this dict: ``metrics``, ``n``, ``usage``, ... as in
+    ``summary.json``), with ``records`` (one :class:`~thoughtloom.eval.record.EvalRecord` per example, in
+    the examples' order: ``prediction``, ``metrics``, ``gold``, ``usage``, ``error``) and ``out`` (the
+    results folder, or None for a run kept in memory)."""
+
+    def __init__(self, summary: dict[str, Any], *, records: list[EvalRecord], out: Path | None) -> None:
+        super().__init__(summary)
+        self.records, self.out = records, out
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return dict(self)
+
+    @property
+    def metrics(self) -> dict[str, float]:
+        return dict(self.get("metrics") or {})
 
 
 def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | None = None,
-             **kwargs: Any) -> dict[str, Any]:
-    """Evaluate a strategy on a task; returns the summary (also in ``OUT/summary.json``).
+             **kwargs: Any) -> Evaluation:
+    """Evaluate a strategy on a task; returns an :class:`Evaluation`: the summary (a dict) with ``records``.
 
     ``task`` is a task name, a :class:`~thoughtloom.tasks.Task` of your own,
     or None for ``"qa"``: your own questions, given as ``data`` (a JSONL,
@@ -193,12 +229,14 @@ def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | N
 
     For a benchmark task, ``data`` is its data file or folder (``thoughtloom
     data list`` says what each task reads); None runs the task's packaged
-    sample, and the summary says so (``data_sample: true``). Results go to
-    ``out`` (default ``runs/<task>_<strategy>``; an existing folder is
-    resumed, unless its ``run.json`` says its results were made with another
-    config: :class:`~thoughtloom.eval.identity.ConfigMismatch`, or resume
-    anyway with ``force=True``; ``command`` describes the call in
-    ``run.json``). Other keywords: ``model``, ``limit``, ``offset``,
+    sample, and the summary says so (``data_sample: true``). The results stay
+    in memory (each call a fresh run, so a notebook cell can be run again
+    with other examples) unless ``out`` names a folder: then they are
+    written there as ``thoughtloom eval --out`` writes them, and an existing
+    folder is resumed, unless its ``run.json`` says its results were made
+    with another config: :class:`~thoughtloom.eval.identity.ConfigMismatch`,
+    or resume anyway with ``force=True``; ``command`` describes the call in
+    ``run.json``. Other keywords: ``model``, ``limit``, ``offset``,
     ``concurrency``, ``max_calls``, ``token_budget``, ``cache``,
     ``cache_mode``, ``api_key``, ``index``, ``entail``, ``prompts``,
     ``seed``, ``role_models`` (as :func:`solve`'s), ``example_timeout_s``, ``retry_errors``, ``progress`` (an
@@ -265,4 +303,4 @@ def _given_roles(role_models: Mapping[str, str | LM] | None) -> dict[str, LM]:
     return {r: m for r, m in (role_models or {}).items() if not isinstance(m, str)}
 
 
-__all__ = ["Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]
+__all__ = ["Evaluation", "Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]

@@ -118,5 +118,6 @@ def test_run_stopped_by_its_budget_shows_the_best_answer_so_far(monkeypatch):
     assert r.exit_code == 3, r.output  # stopped before its end: an answer, but not a finished one
     assert "answer: 1946 (the budget ran out first: the best answer so far" in r.output
     assert "->  1946 (100%; budget exceeded)" in r.output  # the report: the root, stopped
+    assert "note: hgot runs closed book" in r.stderr  # no --index (issue 39)
     r = runner.invoke(app, [*args, "--json"])
-    assert r.exit_code == 3 and json.loads(r.output)["stopped"] == "budget"
+    assert r.exit_code == 3 and json.loads(r.stdout)["stopped"] == "budget"

@@ -26,7 +26,7 @@ def test_run_prints_unparsed_replies_and_the_budget_stop(monkeypatch):
     assert "malformed (unparsed): 1 reply (react_action 1)" in r.output
     assert "budget-stopped: 1 refused call (calls 1)" in r.output
     r = runner.invoke(app, [*args, "--json"])
-    assert json.loads(r.output)["step_problems"] == {"unparsed": {"react_action": 1}, "budget_stopped": {"calls": 1}}
+    assert json.loads(r.stdout)["step_problems"] == {"unparsed": {"react_action": 1}, "budget_stopped": {"calls": 1}}
 
 
 def test_a_clean_run_prints_no_problem_lines(monkeypatch):

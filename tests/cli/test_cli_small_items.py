@@ -1,6 +1,7 @@
 """The smaller stumbling blocks of a newcomer's first hour (issue 26 item 8), one test each."""
 
 import json
+import re
 import subprocess
 import sys
 
@@ -97,3 +98,32 @@ def test_the_run_page_explains_wall_against_model_time(tmp_path, monkeypatch):
     cards = str(_cards(figures(RunFolder.open(out), replicates=100)))
     assert "calls that run at once overlap, so it can exceed the wall time" in cards
     assert json.loads((out / "summary.json").read_text())["n"] == 1
+
+
+def test_tables_in_a_pipe_are_plain_lines_without_padding():
+    """Issue 39 §8: `thoughtloom strategies | cat` padded 60 of 62 lines with spaces to 1,115 columns."""
+    for args in (["strategies"], ["strategies", "hgot"], ["models"]):
+        r = main(*args)
+        assert r.returncode == 0, r.stderr
+        lines = r.stdout.splitlines()
+        assert [line for line in lines if line != line.rstrip()] == [], args
+        assert max(map(len, lines)) <= 400, (args, max(map(len, lines)))  # a prose line stays one line
+
+
+def test_help_in_a_pipe_is_plain_and_not_wrapped_a_few_words_a_line():
+    """Issue 39 §8: `eval --help` under a pipe was 261 lines of boxed text wrapped 3-4 words a line."""
+    r = main("eval", "--help")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert not any(ch in r.stdout for ch in "╭│╰")  # no rich panels
+    assert len(lines) < 200 and max(map(len, lines)) <= 100
+    assert any(re.match(r"\s+-S, --strategy \S+\s+Strategy name\.", line) for line in lines), r.stdout[:2000]
+
+
+def test_run_and_eval_each_say_how_they_take_the_strategy():
+    """Issue 39 §10: `eval cot ...` said only "Missing option '--strategy'"; `run --strategy cot` gave no hint."""
+    r = main("eval", "cot", "--task", "qa")
+    assert r.returncode == 2 and "eval takes the strategy as an option: thoughtloom eval -S NAME" in r.stderr
+    assert len(r.stderr.strip().splitlines()) == 1
+    r = main("run", "--strategy", "cot", "hi")
+    assert r.returncode == 2 and "run takes the strategy first: thoughtloom run NAME QUESTION" in r.stderr

@@ -114,3 +114,26 @@ def test_fewer_than_three_examples_give_no_interval_and_say_why(tmp_path, monkey
     assert "LLM calls          5  (no interval)" in r.stdout
     assert "money" in r.stdout and "(no interval) at $2.5" in r.stdout and "nan" not in r.stdout
     assert "no interval: fewer than 3 examples" in r.stdout and "--pilot N" in r.stdout
+
+
+def test_an_estimate_shows_the_cent_fraction_that_matters_and_a_floor_above_zero(tmp_path, monkeypatch):
+    """Issue 39 §9: a run costing about $0.0018 was estimated `money $0.00 [$0.00 – $0.00]`, with lower
+    bounds of 0 completion tokens and 0 s while every example still to run makes a call."""
+    import re
+
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question": f"Q{i}?{' more' * i}", "answer": f"#### {i}"}) + "\n"
+                            for i in range(10)))
+    monkeypatch.setattr(assembly, "open_model", lambda *a, **k: ScriptedLM(
+        lambda req: "The answer is: 3" + " yes" * (len(req.prompt_text()) % 7)))
+    args = ["eval", "-S", "cot", "-t", "gsm8k", "-d", str(data), "--out", str(tmp_path / "o"), "--no-cache",
+            "--dry-run", "--price-in", "2.5", "--price-out", "10"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code == 0, r.output
+    money = next(line for line in r.stdout.splitlines() if line.strip().startswith("money"))
+    assert re.match(r"\s+money\s+\$0\.00[1-9]\d?\s+\[\$0\.00[1-9]\d? – \$0\.00[1-9]\d?\]", money), money
+    estimate = json.loads(CliRunner().invoke(app, [*args, "--json"]).stdout)
+    assert estimate["examples_remaining"] == 7
+    for key in ("calls", "prompt_tokens", "completion_tokens"):
+        assert estimate[key]["low"] >= 7 if key == "calls" else estimate[key]["low"] > 0, (key, estimate[key])
+    assert 0 < estimate["cost_usd"]["low"] <= estimate["cost_usd"]["estimate"] < 0.01

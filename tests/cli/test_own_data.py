@@ -156,3 +156,94 @@ print(solution.answer)
 def test_a_task_spec_that_is_no_task_is_refused(folder):
     r = cli("run", "cot", "--task", "my_metrics:close", "hi", cwd=folder)
     assert r.returncode == 2 and "is not a thoughtloom Task" in r.stderr
+
+
+@pytest.mark.parametrize("metric,name", [("contains", "contains"), ("my_metrics:close", "close")])
+def test_view_and_compare_read_the_metric_each_run_recorded(folder, model, metric, name):
+    """Issue 39: an own-data run scored with anything but em failed in view and compare ("no metric 'em'
+    in the record of example ..."): the report took the task's primary metric, not the run's."""
+    for strategy, out in (("cot", "runs/cot"), ("io", "runs/io")):
+        r = cli("eval", "-S", strategy, "--task", "qa", "--data", "my.jsonl", "--metric", metric,
+                "--model", model, "--no-cache", "--out", out, cwd=folder)
+        assert r.returncode == 0, r.stderr
+    r = cli("compare", "runs/cot", "runs/io", "--at-calls", "1", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert f"{name} " in r.stdout, r.stdout
+    r = cli("compare", "runs/cot", "runs/io", "--json", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    result = json.loads(r.stdout)
+    assert [run["primary_metric"] for run in result["runs"]] == [name, name]
+    assert list(result["runs"][0]["metrics"]) == [name]
+    r = cli("view", "runs/cot", "runs/io", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert (folder / "runs" / "cot" / "report.html").is_file() and (folder / "runs" / "compare.html").is_file()
+
+
+def test_a_report_reads_the_metric_of_evaluate_with_a_function(folder):
+    """Issue 39: ``evaluate(..., metric=close)`` then the report and comparison of its folder."""
+    script = """
+import thoughtloom
+from thoughtloom.testing import ScriptedLM
+from thoughtloom.view import write_report
+from thoughtloom.view.compare import compare_runs
+
+def close(prediction, gold):
+    return prediction is not None and str(gold).lower() in prediction.lower()
+
+lm = ScriptedLM(lambda r: "The answer is: Paris" if "France" in r.messages[-1].content else "The answer is: 6")
+qs = [{"question": "What is the capital of France?", "answer": "Paris"}, ("How many legs has a spider?", "8")]
+for out in ("a", "b"):
+    thoughtloom.evaluate("cot", examples=qs, metric=close, model=lm, out=out)
+write_report("a")
+c = compare_runs(["a", "b"])
+print(c["runs"][0]["primary_metric"], c["runs"][0]["metrics"]["close"]["mean"])
+"""
+    r = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=folder, env=ENV,
+                       timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "close 0.5"
+
+
+@pytest.mark.parametrize("strategy", ["hgot", "retrieve-then-read"])
+def test_a_retrieval_method_on_own_questions_says_it_runs_closed_book(folder, model, strategy):
+    """Issue 39: `hgot -t qa` without --index ran closed book and nothing in the output said so."""
+    r = cli("run", strategy, "What is the capital of France?", "--task", "qa", "--max-calls", "2",
+            "--model", model, "--no-cache", cwd=folder)
+    said = [line for line in r.stderr.splitlines() if "closed book" in line]
+    assert len(said) == 1 and "give it passages with --index DIR" in said[0], r.stderr
+    plain = cli("run", "cot", "What is the capital of France?", "--task", "qa", "--model", model,
+                     "--no-cache", cwd=folder)
+    assert "closed book" not in plain.stderr  # cot retrieves nothing
+
+
+def test_decomp_on_own_questions_runs_the_qa_program_and_says_so(folder, model):
+    """Issue 39: `eval -S decomp -t qa` was refused ('no default program for task qa')."""
+    r = cli("eval", "-S", "decomp", "--task", "qa", "--data", "my.jsonl", "--metric", "contains",
+            "--max-calls", "4", "--model", model, "--no-cache", "--out", "o", cwd=folder)
+    assert r.returncode == 0, r.stderr
+    assert "decomp runs program qa_decomp on task qa" in r.stderr and "closed book" not in r.stderr
+    assert summary(folder, "o")["n"] == 2
+
+
+def test_run_interrupted_says_so(folder):
+    """Issue 39 §10: `run` interrupted exited 130 and printed nothing."""
+    import signal
+    import time
+
+    started = []
+
+    def slow(prompt):
+        started.append(1)
+        time.sleep(30)
+        return "The answer is: x"
+
+    with FakeOpenAIServer(slow) as server:
+        proc = subprocess.Popen([sys.executable, "-m", "thoughtloom", "run", "cot", "hi", "--model",
+                                 f"openai:m@{server.base_url}", "--no-cache"], cwd=folder, env=ENV,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.monotonic() + 60
+        while not started and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130 and "interrupted: no answer" in stderr and "Traceback" not in stderr, stderr

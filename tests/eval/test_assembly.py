@@ -163,14 +163,17 @@ def test_run_and_solve_open_one_spec(opened, run_files):
     assert _services(services[0]) == _services(services[1])
 
 
-def test_the_default_results_folder_is_one_for_the_cli_and_the_api(opened, tmp_path, monkeypatch):
-    """``eval`` and ``evaluate`` without an output folder both write ``runs/<task>_<strategy>``."""
+def test_the_cli_writes_the_default_results_folder_and_the_api_keeps_its_results_in_memory(opened, tmp_path,
+                                                                                            monkeypatch):
+    """``eval`` without ``--out`` writes ``runs/<task>_<strategy>``; ``evaluate`` without ``out`` writes
+    nothing (issue 39: a notebook's second call then met the first's folder) and ``out=`` one folder."""
     monkeypatch.chdir(tmp_path)
     assert default_out("gsm8k", "cot") == tmp_path.joinpath("runs", "gsm8k_cot").relative_to(tmp_path)
     r = CliRunner().invoke(app, ["eval", "-S", "cot", "-t", "gsm8k", "--limit", "1", "--no-cache"])
     assert r.exit_code == 0, r.output
-    thoughtloom.evaluate("io", "gsm8k", limit=1)
-    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["gsm8k_cot", "gsm8k_io"]
+    assert thoughtloom.evaluate("io", "gsm8k", limit=1)["n"] == 1
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == ["gsm8k_cot"]
+    thoughtloom.evaluate("io", "gsm8k", limit=1, out=default_out("gsm8k", "io"))
     assert (tmp_path / "runs" / "gsm8k_io" / "summary.json").is_file()
 
 

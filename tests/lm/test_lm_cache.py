@@ -114,3 +114,48 @@ def test_concurrent_writer_processes(tmp_path):
     assert store.stats()["entries"] == 4 * 60 + 60
     got = store.get_many([__import__("thoughtloom").core.request_hash("scripted", Request.of("w3-59"))])
     assert next(iter(got.values())).text == "w3-59"
+
+
+async def test_a_full_cache_disk_is_one_warning_and_the_answers_still_come_back(tmp_path, caplog):
+    """Issue 40: on a full disk 392 of 400 records failed with `cannot rollback - no transaction is
+    active` (an explicit ROLLBACK after SQLite had rolled back, hiding "database or disk is full"), and
+    the answered calls went uncounted. SQLITE_FULL is made here with a page limit on the file."""
+    from thoughtloom.lm.cache import CacheFailed
+
+    store = CompletionStore(tmp_path / "c.sqlite")
+    n = {"i": 0}
+
+    def reply(req):
+        n["i"] += 1
+        return f"reply {n['i']}".ljust(6000)  # more than a page each
+
+    inner = ScriptedLM(reply)
+    lm = Cached(inner, store)
+    await lm.generate([Request.of("warm")])
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    store._db.execute(f"PRAGMA max_page_count = {pages}")
+    big = [Request.of(f"q{i}") for i in range(3)]
+    with pytest.raises(CacheFailed) as failed:
+        store.put_many([(str(i), (await inner.generate([r]))[0]) for i, r in enumerate(big)])
+    said = str(failed.value)
+    assert "database or disk is full" in said and str(tmp_path / "c.sqlite") in said and "free space" in said
+    assert "rollback" not in said.lower()
+    with caplog.at_level("WARNING"):
+        answers = [(await lm.generate([r]))[0] for r in big] + [(await lm.generate([r]))[0] for r in big]
+    assert [a.text.strip() for a in answers] == [f"reply {i}" for i in range(5, 11)]  # answered, uncached, every call
+    assert not any(a.usage.cached for a in answers)
+    warned = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert len(warned) == 1 and "database or disk is full" in warned[0] and "without the cache" in warned[0]
+    assert lm.dropped is not None
+
+
+async def test_replay_on_a_cache_that_cannot_be_read_stops(tmp_path):
+    from thoughtloom.lm.cache import CacheFailed
+
+    path = tmp_path / "c.sqlite"
+    store = CompletionStore(path)
+    store._db.execute("DROP TABLE completions")  # reads fail: "no such table"
+    with pytest.raises(CacheFailed, match="cannot read cache"):
+        await Cached(counter_lm(), store, "replay").generate([Request.of("q")])
+    lm = Cached(counter_lm(), store)
+    assert (await lm.generate([Request.of("q")]))[0].text == "reply 1" and lm.dropped is not None

@@ -114,6 +114,30 @@ def test_chunking_packs_paragraphs_up_to_max_words():
     assert [line for line, _ in chunks] == [1, 5, 9]
 
 
+@pytest.mark.timeout(60)
+def test_one_10mb_paragraph_is_cut_in_linear_time(tmp_path):
+    """Issue 40: one 10 MB one-paragraph .txt took 142 s to index (the rest re-sliced after every
+    piece); cut linearly it takes well under a second, so the timeout only catches the quadratic cut."""
+    words = [f"w{i % 997}" for i in range(1_700_000)]  # about 10 MB on one line
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "big.txt").write_text(" ".join(words) + "\n")
+    corpus = read_corpus(tmp_path / "docs")
+    assert len(corpus.passages) == -(-len(words) // 200) - _duplicates(words)
+    pieces = list(chunk_paragraphs("intro words\n\n" + " ".join(words[:1000]), 200))
+    assert [len(c.split()) for _, c in pieces] == [2] + [200] * 5  # a paragraph that does not fit starts a chunk
+    assert [line for line, _ in pieces] == [1, 3, 3, 3, 3, 3]
+
+
+def _duplicates(words):
+    """Chunks of 200 that repeat an earlier one word for word (the corpus keeps one of each)."""
+    seen, dup = set(), 0
+    for i in range(0, len(words), 200):
+        key = " ".join(words[i:i + 200])
+        dup += key in seen
+        seen.add(key)
+    return dup
+
+
 def test_detect_format_and_unknown_format(tmp_path):
     assert detect_format(write_jsonl(tmp_path / "h.jsonl", [HOTPOT])) == "hotpotqa"
     assert detect_format(write_jsonl(tmp_path / "i.jsonl", [IRCOT])) == "ircot"

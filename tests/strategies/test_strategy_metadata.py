@@ -21,8 +21,8 @@ def test_every_strategy_declares_a_paper_and_a_known_need():
 
 def test_supported_tasks_follow_the_tasks_own_metadata():
     assert built_for("cot-sc") == set(tasks.available())
-    # decomp: the tasks with a default program
-    assert built_for("decomp") == set(DEFAULTS["decomp"]) and built_for("decomp-cot-rollout") == {"letter_cat"}
+    # decomp: the tasks with a default program, by name or by the shape of their questions (qa: issue 39)
+    assert built_for("decomp") == set(DEFAULTS["decomp"]) | {"qa"} and built_for("decomp-cot-rollout") == {"letter_cat"}
     # retrieval strategies: open-domain tasks
     assert built_for("hgot") == built_for("retrieve-then-read") == {
         t for t in tasks.available() if tasks.get(t).open_domain} >= {"hotpotqa", "fever", "2wiki"}

@@ -6,7 +6,9 @@ module, ``python tests/support/record_runs.py tests/eval/data/records``, at
 commit d4246b9, before :class:`thoughtloom.eval.record.EvalRecord`; ``hgot.jsonl`` remade
 by the same command for issue 36, whose HGOT changes alter only its token counts and
 passage scores (no hints in the second Infer, 1/rank retrieval scores) and add the passages
-the root's answer was inferred from (``details["context"]``));
+the root's answer was inferred from (``details["context"]``); ``decomp.jsonl`` and
+``decomp-budget.jsonl`` remade for issue 37, whose letter handler demos (``split``, ``merge``)
+change only prompt token counts and which adds ``details["resampled"]``, the sampled re-asks);
 ``tests/eval/test_record.py`` runs them again and compares the bytes. Wall-clock figures (``latency_s``,
 ``usage.latency_s``) come from :func:`steady_clock`, a ``perf_counter`` that
 advances by a fixed step per call, so they are the same on every machine.

@@ -77,3 +77,29 @@ def test_real_replies(case):
 
 def test_the_corpus_is_there():
     assert len(_corpus()) >= 20
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The answer to the question is: H2O", "H2O"),  # issue 39: cot kept the whole line, so em scored 0
+    ("The answer to this question is mars.", "mars"),
+    ("Sure! Here is the answer:\nH2O.", "H2O"),  # "X." after a preamble
+    ("Okay.\nTokyo", "Tokyo"),
+    ("Let me think about it.\nParis", "Paris"),
+    ("Paris is the capital of France.\nIt lies on the Seine.", "Paris is the capital of France"),  # no lead-in
+    ("Yes.\nIt is.", "Yes"),  # a yes/no answer is no lead-in
+    ("Here is Paris.", "Here is Paris"),  # one line: nothing follows a lead-in
+])
+def test_short_answer_reads_chatty_replies(text, expected):
+    from thoughtloom.tasks.answers import short_answer
+
+    assert short_answer(text) == expected
+    assert tasks.get("qa").extract_answer(text) == expected  # the reader every strategy's reply gets
+
+
+@pytest.mark.parametrize("text", ["Sure" + "!" * 100_000, ":" * 100_000 + "\nx", ("ok\n" * 50_000) + "x"])
+def test_the_lead_in_reading_is_linear(text):
+    from thoughtloom.tasks.answers import short_answer
+
+    t0 = time.perf_counter()
+    short_answer(text)
+    assert time.perf_counter() - t0 < 5

@@ -327,7 +327,7 @@ def test_a_csv_without_a_puzzles_column_names_line_1(tmp_path, content):
 
     path = tmp_path / "p.csv"
     path.write_text(content, encoding="utf-8")
-    with pytest.raises(DataError, match=r"p\.csv:1: expected a CSV header with a 'Puzzles' column"):
+    with pytest.raises(DataError, match=r"p\.csv:1: expected a CSV header .*Puzzles"):
         get("game24").load(path)
 
 

@@ -5,6 +5,8 @@ draws its tree, and model text holding ``<script>`` and ``<img onerror=...>`` ra
 Needs Debian's ``chromium`` package (``.ci/run`` installs it); skipped where it is absent.
 """
 
+import base64
+import hashlib
 import html
 import json
 import re
@@ -83,9 +85,21 @@ document.body.setAttribute('data-curves', JSON.stringify(
 </script>"""
 
 
+def _allowing(page, script):
+    """``page`` with ``script`` (an inline ``<script>...</script>``) added to its Content-Security-Policy,
+    which lets only the report's own script run."""
+    body = script.removeprefix("<script>").removesuffix("</script>")
+    digest = "'sha256-" + base64.b64encode(hashlib.sha256(body.encode()).digest()).decode() + "'"
+    page, n = re.subn(r"script-src ('none'|[^;]*)", lambda m: "script-src " + (digest if m.group(1) == "'none'"
+                                                                              else f"{m.group(1)} {digest}"), page, 1)
+    assert n == 1, "the page has no Content-Security-Policy"
+    return page
+
+
 def _measured(page_path, tmp_path):
     copy = tmp_path / "measured.html"
-    copy.write_text(page_path.read_text(encoding="utf-8").replace("</body>", MEASURE + "</body>"), encoding="utf-8")
+    page = _allowing(page_path.read_text(encoding="utf-8"), MEASURE)
+    copy.write_text(page.replace("</body>", MEASURE + "</body>"), encoding="utf-8")
     page = dom(copy.resolve().as_uri(), tmp_path / "profile")
     found = re.search(r'data-curves="([^"]*)"', page)
     assert found, "the measuring script did not run"
@@ -126,3 +140,17 @@ def test_a_cards_curves_render_with_the_budget_marked(tmp_path):
     assert cot_width > 500 and cot_length > cot_width and io_length == io_width  # CoT steps up at 3; IO stays 0
     assert len(drawn["bands"]) == 2 and drawn["marks"] == [194]  # the rule spans the plot's height (240-10-36)
 
+
+
+def test_the_content_security_policy_blocks_an_inline_handler_and_script_but_not_the_reports_own(reports, tmp_path):
+    """Issue 40: the reports sent no Content-Security-Policy. Markup that got into a report by any
+    way (an inline handler, a script of its own, a remote image) must not run or load; the report's
+    own script (its table, its example pages) still runs."""
+    page = reports["tree"].read_text(encoding="utf-8")
+    hostile = ('<img src="x" onerror="document.body.setAttribute(\'data-pwned\', \'handler\')">'
+               "<script>document.body.setAttribute('data-pwned', 'script')</script>")
+    copy = tmp_path / "hostile.html"
+    copy.write_text(page.replace("</body>", hostile + "</body>"), encoding="utf-8")
+    after = dom(copy.resolve().as_uri(), tmp_path / "profile")
+    assert not re.search(r"<body[^>]*data-pwned", after), re.search(r"<body[^>]*>", after).group()
+    assert 'data-sort="' in after or "<tbody" in after  # the report's own script drew the run page

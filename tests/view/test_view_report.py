@@ -157,3 +157,47 @@ def test_a_run_traced_before_the_tree_events_were_renamed_reads_as_today(tmp_pat
     assert not re.search(r'"tree_(?!empty")', trace)
     assert '"sculpt_evaluation"' in (folder / "results.jsonl").read_text(encoding="utf-8")  # step_problems
     assert build_report(RunFolder.open(folder), replicates=100) == today
+
+
+def test_every_page_has_a_content_security_policy_that_allows_only_its_own_script_and_style(folders, tmp_path):
+    """Issue 40: the HTML reports sent no Content-Security-Policy. Each page now says nothing loads
+    from anywhere, and its own inline script and style are allowed by hash (no 'unsafe-inline',
+    so no inline handler or style= attribute runs); no page of ours needs a style= attribute."""
+    import hashlib
+
+    from thoughtloom.view.compare import compare_runs, comparison_page
+
+    def digest(text):
+        return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode()).digest()).decode() + "'"
+
+    html = build_report(RunFolder.open(folders["sampling"]), replicates=200)
+    compared = comparison_page(compare_runs([str(folders["tree"]), str(folders["sampling"])]), tmp_path / "c.html")
+    for page in (html, compared):
+        policy = re.search(r'<meta http-equiv="Content-Security-Policy" content="([^"]*)">', page).group(1)
+        policy = policy.replace("&#x27;", "'")
+        assert policy.startswith("default-src 'none';") and "unsafe" not in policy
+        for tag in ("script", "style"):
+            for body in re.findall(rf"<{tag}>(.*?)</{tag}>", page, re.S):
+                assert digest(body) in policy, tag
+        for inner in [page, *pages(page).values()]:
+            assert not re.search(r"<[^>]+\s(style|on[a-z]+)=", inner)
+    assert "script-src 'none'" in compared.replace("&#x27;", "'")  # the comparison runs no script
+
+
+def test_a_huge_line_in_a_run_is_skipped_and_counted_not_held(tmp_path):
+    """Issue 40: `view` on a run made from a 1 GB question died with MemoryError at 8 GB. A line
+    over the report's limit (16 MiB) is skipped and counted, read past in small pieces."""
+    import tracemalloc
+
+    run = tmp_path / "run"
+    run.mkdir()
+    ok = json.dumps({"id": "q1", "input": "fine", "metrics": {"em": 1.0}}) + "\n"
+    huge = '{"id": "q2", "input": "' + "x" * (40 << 20) + '", "metrics": {"em": 0.0}}\n'
+    (run / "results.jsonl").write_text(ok + huge + ok.replace("q1", "q3"), encoding="utf-8")
+    del huge
+    tracemalloc.start()
+    folder = RunFolder.open(run)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert list(folder.records) == ["q1", "q3"] and folder.skipped_lines == 1
+    assert peak < 40 << 20, f"reading the run held {peak:,} bytes"  # less than the line: never held whole

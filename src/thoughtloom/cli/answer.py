@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from rich.markup import escape
 
 from .. import strategies, tasks
 from ..core.errors import ConfigError
 from ..core.events import count_step_problems
 from ..core.protocols import LM
-from ..core.text import encodable
+from ..core.text import printable
 from ..core.types import Problem
 from ..eval.results import dump_line
 from ..eval.assembly import RunSpec
@@ -129,8 +130,16 @@ def run(
         raise ConfigError(f"--gold does not apply to --task {task_obj.name}: its answers are checked by its "
                           "own rule", hint="drop --gold")
     problem = Problem("cli", question)
-    with RichStatus(notes) as status:
-        answered = asyncio.run(_answer(strat, task_obj, problem, spec, status=status))
+    for line in spec.setup_notes(strat, task_obj):
+        notes.print(f"[dim]note: {escape(line)}[/]", soft_wrap=True)
+    try:
+        with RichStatus(notes) as status:
+            answered = asyncio.run(_answer(strat, task_obj, problem, spec, status=status))
+    except KeyboardInterrupt:
+        cached = spec.cache is not None and spec.cache_mode != "off"
+        err.print("[yellow]interrupted[/]: no answer" + ("; the same command again replays the model calls made "
+                                                       "so far from the cache" if cached else ""), soft_wrap=True)
+        raise typer.Exit(130) from None
     if trace_out is not None:
         with trace_out.open("a", encoding="utf-8") as fh:
             fh.writelines(dump_line(e) for e in answered.trace.events)
@@ -195,10 +204,10 @@ def stop_reason(result: Result) -> str | None:
 def _print_answer(strat: strategies.Strategy, result: Result, verdict: Check | None, stop: str | None) -> None:
     report = strat.report(result)
     if report:
-        out.print(encodable(report), highlight=False, markup=False)
+        out.print(printable(report), highlight=False, markup=False)
         rule(out)
     elif result.text and result.text.strip() != result.answer:
-        out.print(encodable(result.text.strip()), highlight=False, markup=False)
+        out.print(printable(result.text.strip()), highlight=False, markup=False)
         rule(out)
     cut = (" [yellow](a reply was cut off at max_tokens: not a finished answer; raise the cap: the strategy's "
            "max_tokens with --set, or for decomp the handler prompt's #: max_tokens line, see --prompts)[/]"

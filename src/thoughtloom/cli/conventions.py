@@ -18,6 +18,7 @@ invocation (tests invoke the app many times in one process).
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Annotated, Any
 
 import typer
@@ -26,6 +27,7 @@ import typer.main
 
 from ..version import __version__
 from ..core.errors import ConfigError
+from ..core.text import printable, redact_credentials
 from .render import err, notes
 
 _flags = {"verbose": False, "quiet": False}
@@ -43,12 +45,20 @@ def _apply() -> None:
         raise ConfigError("--verbose and --quiet cannot be used together")
     if _handler is None:
         _handler = _LogHandler()
-        _handler.setFormatter(logging.Formatter("%(message)s"))
+        _handler.setFormatter(SafeFormatter("%(message)s"))
     root = logging.getLogger()
     if _handler not in root.handlers:
         root.addHandler(_handler)
     root.setLevel(logging.INFO if _flags["verbose"] else logging.ERROR if _flags["quiet"] else logging.WARNING)
     notes.quiet = _flags["quiet"]
+
+
+class SafeFormatter(logging.Formatter):
+    """Log lines as the terminal may show them: a message quoting a model reply or a passage has
+    its control characters as escapes (``core.text.printable``), a URL its user:password hidden."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        return printable(redact_credentials(super().format(record)))
 
 
 class _LogHandler(logging.Handler):
@@ -118,7 +128,20 @@ class Commands(typer.core.TyperGroup):
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         _flags.update(verbose=False, quiet=False)
         _apply()
+        _help_layout(self, boxed=sys.stdout.isatty())
         return super().parse_args(ctx, args)
+
+
+def _help_layout(root: Any, *, boxed: bool) -> None:
+    """``--help`` as rich's boxed panels on a terminal; in a pipe or a file click's plain layout, since
+    rich's panels, laid out 80 columns wide there, wrap an option's help 3 or 4 words a line."""
+    todo: list[Any] = [root]
+    while todo:
+        command = todo.pop()
+        if not hasattr(command, "_boxed_markup"):
+            command._boxed_markup = getattr(command, "rich_markup_mode", None)
+        command.rich_markup_mode = command._boxed_markup if boxed else None
+        todo.extend(getattr(command, "commands", {}).values())
 
 
 def _show_version(value: bool) -> None:

@@ -57,6 +57,15 @@ def duration(seconds: float) -> str:
     return f"{seconds / 60:.0f} min" if seconds < 7200 else f"{seconds / 3600:.1f} h"
 
 
+def dollars(value: float) -> str:
+    """Dollars to the cent, and below a cent to its first two significant digits ($0.0018, not $0.00)."""
+    if math.isnan(value):
+        return "?"
+    if value == 0 or abs(value) >= 0.01:
+        return f"${value:,.2f}"
+    return f"${value:.{2 - math.floor(math.log10(abs(value))) - 1}f}"
+
+
 def _amount(quantity: str, value: float) -> str:
     if quantity == "seconds":
         return duration(value)
@@ -105,8 +114,8 @@ def print_estimate(total: CostEstimate, price_in: float | None, price_out: float
                   f"the {duration(share.model_s)} of model time stored with them, {scaled}[/]")
     if price_in is not None or price_out is not None:
         money = total.money(price_in or 0.0, price_out or 0.0)
-        ends = "(no interval)" if math.isnan(money.low) else f"[${money.low:,.2f} – ${money.high:,.2f}]"
-        out.print(f"  {'money':<18} ${money.estimate:,.2f}  {ends} at "
+        ends = "(no interval)" if math.isnan(money.low) else f"[{dollars(money.low)} – {dollars(money.high)}]"
+        out.print(f"  {'money':<18} {dollars(money.estimate)}  {ends} at "
                   f"${price_in or 0:g} / ${price_out or 0:g} per million prompt / completion tokens "
                   "(cache hits would cost nothing)", highlight=False)
     out.print("[dim]calls and tokens count cache hits too; wall time assumes the same --concurrency[/]")

@@ -15,7 +15,7 @@ from rich.table import Table
 
 from ..core.errors import ConfigError
 from .conventions import quiet
-from .render import notes, out
+from .render import notes, out, shown
 
 index_app = typer.Typer(help="Build, search and evaluate local passage indexes.", no_args_is_help=True)
 
@@ -67,7 +67,7 @@ def build(
     notes.print(f"read {len(corp)} passages from {corp.read} records in {read_s:.1f}s "
                 f"({corp.duplicates} duplicates merged, {corp.skipped} skipped)")
     for problem in corp.problems:
-        notes.print(f"  [yellow]skipped[/] {problem}", highlight=False)
+        notes.print(f"  [yellow]skipped[/] {shown(problem)}", highlight=False)
     if corp.skipped > len(corp.problems):
         notes.print(f"  ... and {corp.skipped - len(corp.problems)} more skipped")
     manifest = build_index(corp, kind, out_dir, parse_settings(sets), overwrite=overwrite,
@@ -99,12 +99,12 @@ def search(
             for q, hits in zip(query, results)]}, ensure_ascii=False))
         return
     for q, hits in zip(query, results):
-        table = Table(title=f"{q}  [dim]({index.kind}, {len(index)} passages)[/]", title_justify="left")
+        table = Table(title=f"{shown(q)}  [dim]({index.kind}, {len(index)} passages)[/]", title_justify="left")
         for col in ("#", "score", "title", "text"):
             table.add_column(col, overflow="fold")
         for h in hits:
             text = h.passage.text if len(h.passage.text) <= 160 else h.passage.text[:157] + "..."
-            table.add_row(str(h.rank + 1), f"{h.score:.3f}", h.passage.title, text)
+            table.add_row(str(h.rank + 1), f"{h.score:.3f}", shown(h.passage.title), shown(text))
         if not hits:
             table.add_row("-", "-", "(no match)", "")
         out.print(table)

@@ -155,8 +155,9 @@ def list_strategies(
             continue
         table = Table(title=title, title_justify="left", title_style="bold", box=box.SIMPLE_HEAD, expand=out.is_terminal)
         table.add_column("strategy", style="bold", no_wrap=True)
-        table.add_column("what it does [dim](options)[/]", ratio=3)
-        table.add_column("tasks", ratio=2)
+        # where lines do not wrap (a pipe), the long cells wrap at a readable width of their own
+        table.add_column("what it does [dim](options)[/]", ratio=3, max_width=None if out.is_terminal else 80)
+        table.add_column("tasks", ratio=2, max_width=None if out.is_terminal else 50)
         for s in rows:
             names = " ".join(o["name"] for o in s["options"])
             table.add_row(s["name"], f"{s['description']}\n[dim]{names}[/]", _tasks_cell(s["tasks"]))
@@ -177,7 +178,7 @@ def _show_strategy(info: dict[str, Any], as_json: bool) -> None:
     on_task = "task" in info
     for column in ("option", "type", "default", "allowed") + ((f"on {info['task']}", "from") if on_task else ()):
         table.add_column(column, no_wrap=True, style="bold" if column == "option" else None)
-    table.add_column("help", ratio=1)
+    table.add_column("help", ratio=1, max_width=None if out.is_terminal else 60)
     for o in info["options"]:
         extra = (repr(o["value"]), o["from"].split(":", 1)[0]) if on_task else ()
         table.add_row(o["name"], o["type"], repr(o["default"]), escape(allowed(o)), *extra, o["help"])

@@ -18,6 +18,7 @@ import typer
 from rich.markup import escape
 
 from ..core.errors import ConfigError, ThoughtloomError
+from ..core.text import printable, redact_credentials
 from ..eval.identity import ConfigMismatch, DataSource
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
@@ -113,6 +114,8 @@ def eval_(
     if opts.index is None and pooled is not None and type(strat).needs == "open_domain":
         notes.print(f"[dim]no --index: {strategy} retrieves from the paragraphs of the data file pooled "
                     f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
+    for line in spec.setup_notes(strat, task_obj, pooled=pooled is not None):
+        notes.print(f"[dim]note: {escape(line)}[/]", soft_wrap=True)
     out_dir = out_dir or default_out(task_obj.name, strat.name)
     settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout,
                              breaker=server_health.settings(server_failures, server_silence, server_wait))
@@ -223,8 +226,23 @@ def _nearest_option(exc: BaseException) -> str | None:
     return f"no option {name}" + (f" (did you mean {near[0]}?)" if near else "")
 
 
+def _strategy_hint(exc: BaseException) -> str:
+    """Where ``run`` and ``eval`` differ in how they take the strategy, the way the other one takes it:
+    ``run`` positionally (``run cot QUESTION``), ``eval`` as ``-S/--strategy``."""
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(getattr(ctx, "command", None), "name", None)
+    kind = type(exc).__name__
+    param = getattr(getattr(exc, "param", None), "name", None)
+    if command == "eval" and (param == "strategy" or kind == "UsageError" and "extra argument" in str(exc)):
+        return "; eval takes the strategy as an option: thoughtloom eval -S NAME --task TASK (run takes it first)"
+    if command == "run" and kind == "NoSuchOption" and getattr(exc, "option_name", "") in ("--strategy", "-S"):
+        return "; run takes the strategy first: thoughtloom run NAME QUESTION"
+    return ""
+
+
 def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
+    """An error as one line: control characters shown as escapes, a URL's user:password hidden."""
+    return " ".join(printable(redact_credentials(str(text))).split())
 
 
 def main() -> None:
@@ -241,6 +259,8 @@ def main() -> None:
         ctx = getattr(exc, "ctx", None)
         where = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
         message = _nearest_option(exc) or (exc.format_message() if hasattr(exc, "format_message") else str(exc))
+        hint = _strategy_hint(exc)
+        message = message.rstrip(".") + hint if hint else message
         err.print(f"error: {_one_line(message)}{where}", highlight=False, soft_wrap=True, markup=False)
         sys.exit(getattr(exc, "exit_code", 2))
     except ABORTS:

@@ -5,12 +5,14 @@ other commands), drawn on :data:`notes`, which ``-q`` silences (errors go to
 
 from __future__ import annotations
 
-from typing import Any
+import re
+from typing import Any, Iterable
 
 from rich.console import Console, ConsoleDimensions
+from rich.segment import Segment
 from rich.markup import escape
 
-from ..core.text import encodable
+from ..core.text import encodable, printable
 from ..eval.rich_progress import RichProgress, RichStatus
 from ..eval.summary import step_problem_lines
 from ..lm.meter import UsageTotals
@@ -33,6 +35,17 @@ class PipeConsole(Console):
     @size.setter
     def size(self, new_size: tuple[int, int]) -> None:
         Console.size.fset(self, new_size)  # type: ignore[attr-defined]
+
+    def _render_buffer(self, buffer: Iterable[Segment]) -> str:
+        """The text to write; where lines do not wrap, without the spaces rich pads each table row with
+        to the widest row (a pipe's lines end where their text does)."""
+        text = super()._render_buffer(buffer)
+        if self.is_terminal or self.is_jupyter:
+            return text
+        return _PADDING.sub("", text)
+
+
+_PADDING = re.compile(r"[ \t]+$", re.M)
 
 
 err = PipeConsole(stderr=True)  # errors: always shown
@@ -57,8 +70,9 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 
 
 def shown(text: object) -> str:
-    """Model text made safe to print inside rich markup: encodable, with its brackets escaped."""
-    return escape(encodable(str(text)))
+    """Model text made safe to print inside rich markup: encodable, control characters as escapes
+    (``core.text.printable``: no ESC sequence reaches the terminal), with its brackets escaped."""
+    return escape(printable(str(text)))
 
 
 def usage_line(usage: UsageTotals, seconds: float) -> str:

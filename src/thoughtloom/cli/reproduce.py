@@ -34,6 +34,7 @@ import typer
 from ..version import __version__
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.protocols import LM
+from ..core.text import redact_credentials
 from ..eval.assembly import RunSpec
 from ..eval.estimate import NOTHING, CostEstimate
 from ..eval.identity import ConfigMismatch
@@ -78,7 +79,7 @@ def _now() -> str:
 
 
 def _command() -> str:
-    return shlex.join(["thoughtloom", *sys.argv[1:]])
+    return redact_credentials(shlex.join(["thoughtloom", *sys.argv[1:]]))
 
 
 def print_suites(as_json: bool) -> None:
@@ -214,7 +215,8 @@ def reproduce(
         "datasets": [d.id for d in plan.datasets], "methods": [m.id for m in plan.methods]})
     write_card = functools.partial(_write_card, card_plan, slices, provenance, missing,
                                    int(trace_limit * 1e6) if pack else None)
-    identity = {"command": sys.argv, "force": force, "executors": executors, "sitting": len(logged) - 1}
+    identity = {"command": [redact_credentials(a) for a in sys.argv], "force": force, "executors": executors,
+                "sitting": len(logged) - 1}
     if not needed:
         write_card()
         return

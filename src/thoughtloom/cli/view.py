@@ -13,6 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from ..core.errors import ConfigError
+from ..core.files import no_space_names
 from ..view import write_report
 from ..view.compare import compare_runs, comparison_page, interval, said
 from ..view.curve_view import spent
@@ -60,8 +61,10 @@ def view(
 
 
 def _write_comparison(runs: list[str], path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, comparison_page(compare_runs(runs), path))
+    page = comparison_page(compare_runs(runs), path)
+    with no_space_names(str(path)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, page)
     out.print(f"comparison: {shown(path)}", soft_wrap=True)
 
 
@@ -95,8 +98,10 @@ def compare(
     chosen = {"at_calls": budgets(at_calls, "--at-calls"), "at_tokens": budgets(at_tokens, "--at-tokens")}
     result = compare_runs([str(r) for r in _existing(runs)], **chosen, curves=as_json or html is not None)
     if html is not None:
-        html.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(html, comparison_page(result, html))
+        page = comparison_page(result, html)
+        with no_space_names(str(html)):
+            html.parent.mkdir(parents=True, exist_ok=True)
+            atomic_write(html, page)
     if as_json:
         out.print_json(json.dumps(result, ensure_ascii=False))
         return

@@ -39,6 +39,19 @@ class Budgeted(Protocol):
 
 
 @runtime_checkable
+class Probed(Protocol):
+    """Optional beside :class:`LM`: a backend that can ask its server whether it is there at all,
+    with no model call (``lm.openai_compat.OpenAICompatLM``: ``GET /models``).
+
+    ``probe()`` is None when the server answered (any HTTP status), else why not: it refused the
+    connection (down) or accepted it and said nothing (frozen). The eval's circuit breaker
+    (``eval.breaker.CircuitBreaker.watch``) probes while every call fails or none returns.
+    """
+
+    async def probe(self) -> str | None: ...
+
+
+@runtime_checkable
 class Retriever(Protocol):
     """Batched passage search: one ranked list per query."""
 
@@ -65,7 +78,9 @@ class TaskView(Protocol):
     # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
     # ``open_domain``, True where questions are answered from retrieved passages;
     # ``search_settings``, the tree strategies' options the task sets
-    # (``{option: core.options.TaskSetting}``; see ``strategies.build``).
+    # (``{option: core.options.TaskSetting}``; see ``strategies.build``);
+    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one),
+    # which picks a DecomP program for a task with none of its own (``decomp.catalogue.SHAPES``).
 
     def demos(self) -> Sequence[Demo]: ...
 

@@ -117,6 +117,18 @@ class RunSpec:
         """The strategy with ``options`` (checked before any model call); ``max_calls`` is also its own cap."""
         return strategies.build(name, options, task, max_calls=self.max_calls)
 
+    def setup_notes(self, strategy: strategies.Strategy, task: Any, *, pooled: bool = False) -> list[str]:
+        """What a user should know of how ``strategy`` will answer ``task`` before it starts, one line each:
+        the choices it made for the task (:meth:`~thoughtloom.strategies.Strategy.notes`) and, for a
+        strategy that retrieves with no ``index`` and no pooled paragraphs (``pooled``), that it runs
+        closed book and how to give it passages."""
+        lines = list(strategy.notes(task))
+        if self.index is None and not pooled and strategy.retrieves(task):
+            lines.append(f"{strategy.name} runs closed book: no --index, so every search finds nothing and the "
+                         "model answers alone; give it passages with --index DIR (`thoughtloom index build "
+                         "--corpus FILE --out DIR`)")
+        return lines
+
     def notes(self, dataset: Dataset, settings: EvalSettings, *, offset: int = 0,
               limit: int | None = None) -> dict[str, Any]:
         """What an eval's summary.json says about how it was asked for (:func:`.runner.run_notes`)."""

@@ -24,12 +24,25 @@ flaky server from a dead one by what the other examples do:
 - after ``max_wait_s`` open, the eval stops with :class:`ServerDown` (one
   line; every finished record is on disk and the same command resumes).
 
+The wait is for a server that is there but failing (429s, 5xx). A server
+that is not there at all is found sooner by asking it (:meth:`CircuitBreaker.watch`,
+for a backend that can: :class:`~thoughtloom.core.protocols.Probed`):
+while the breaker is open, or while examples are in flight and no call has
+been answered for ``quiet_s`` seconds, the server is probed (``GET /models``,
+no model call) every ``probe_every_s``. A probe that gets any HTTP reply
+says the server is alive (slow calls are then only slow); when probes have
+failed for ``dead_s`` seconds the eval stops with :class:`ServerDown`,
+saying which: **down** (the connection refused: about 50 s after a server
+dies, by default) or **frozen** (connections taken, nothing answered: about
+``quiet_s + dead_s`` = 75 s, within the 300 s read timeout of one call).
+
 :meth:`CircuitBreaker.status` is the progress line's part
 ("server failing: 3 retries in flight, paused 12 s").
 """
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import deque
 from dataclasses import dataclass
@@ -39,6 +52,7 @@ from typing import Any, Callable
 from tenacity import wait_exponential_jitter
 
 from ..core.errors import CallTimeout, LMError, MalformedReply, TransientError
+from ..core.protocols import Probed
 from ..lm.retry import RetryStats
 from ..tasks.base import Example
 from .results import RecordAndTrace
@@ -53,6 +67,9 @@ class BreakerSettings:
     max_wait_s: float = 300.0  # seconds paused before the eval stops
     probe_s: float = 1.0  # first pause before a probe
     probe_max_s: float = 30.0  # longest pause between probes
+    quiet_s: float = 30.0  # seconds with calls in flight and none answered before the server is asked
+    dead_s: float = 45.0  # seconds of unanswered server probes before the eval stops (down or frozen)
+    probe_every_s: float = 5.0  # seconds between server probes
 
 
 def is_server_failure(exc: BaseException) -> bool:
@@ -92,6 +109,49 @@ class CircuitBreaker:
         self.trips = 0  # times it opened
         self.paused_s = 0.0  # seconds open, the pauses closed so far
         self.on_tick: Callable[[], None] | None = None  # a display to refresh while the server fails
+        self.probe: Probed | None = None  # the backend, when it can be asked whether the server is there
+        self.seen_answered = -1  # the answered-call count at the last look, and when it last grew
+        self.last_answer = clock()
+        self.down_since: float | None = None  # probes unanswered since (None: the last one was answered)
+        self.down_reason = ""
+        self.next_server_probe = 0.0
+        self._probing: asyncio.Task[str | None] | None = None
+
+    async def watch(self, in_flight: int) -> None:
+        """Probe the server while every call fails or none returns (see the module doc); raises
+        :class:`ServerDown` once probes have gone unanswered for ``dead_s``. Called by the
+        executor's regular look; a probe runs beside the examples, never holding them up."""
+        now, s = self.clock(), self.settings
+        answered = self.retries.answered if self.retries is not None else 0
+        if answered != self.seen_answered:
+            self.seen_answered, self.last_answer = answered, now
+        if self._probing is not None and self._probing.done():
+            why, self._probing = self._probing.result(), None
+            if why is None:
+                self.down_since, self.down_reason = None, ""
+            else:
+                self.down_since = self.down_since if self.down_since is not None else self._probe_sent
+                self.down_reason = why
+        suspect = self.open or (in_flight > 0 and now - self.last_answer >= s.quiet_s)
+        if self.probe is None or not suspect:
+            self.down_since, self.down_reason = None, ""
+            return
+        if self.down_since is not None and now - self.down_since >= s.dead_s:
+            raise ServerDown(f"the server is {self.down_state}: {self.down_reason}, for {now - self.down_since:.0f} s",
+                             hint="check the server; finished records are kept and the same command resumes")
+        if self._probing is None and now >= self.next_server_probe:
+            self._probe_sent, self.next_server_probe = now, now + s.probe_every_s
+            self._probing = asyncio.ensure_future(self.probe.probe())
+
+    @property
+    def down_state(self) -> str:
+        """"down" (nothing listens) or "frozen" (connections taken, nothing answered)."""
+        return "frozen" if self.down_reason.startswith("no reply") else "down"
+
+    def stop_watching(self) -> None:
+        if self._probing is not None:
+            self._probing.cancel()
+            self._probing = None
 
     def tick(self) -> None:
         """The executor's regular look (about once a second, and after each example)."""
@@ -174,7 +234,11 @@ class CircuitBreaker:
                 "server_pauses": self.trips, "server_paused_s": round(paused, 3)}
 
     def status(self) -> str:
-        """"server failing: 3 retries in flight, paused 12 s"; "" while all is well."""
+        """"server failing: 3 retries in flight, paused 12 s"; "server down: cannot connect ..., 12 s
+        (stops at 45 s)" or "server frozen: ..." once a probe went unanswered; "" while all is well."""
+        if self.down_since is not None:
+            return (f"server {self.down_state}: {self.down_reason}, {self.clock() - self.down_since:.0f} s "
+                    f"(stops at {self.settings.dead_s:.0f} s)")
         retrying = self.retries.retrying if self.retries is not None else 0
         if not self.open and not retrying:
             return ""

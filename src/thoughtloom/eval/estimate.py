@@ -119,7 +119,7 @@ class CostEstimate:
         out.update(examples_done=self.done, examples_remaining=self.remaining, examples_sampled=self.sample,
                    cached=self.cached.as_dict())
         if price_in is not None or price_out is not None:
-            out["cost_usd"] = self.money(price_in or 0.0, price_out or 0.0).as_dict(digits=4)
+            out["cost_usd"] = self.money(price_in or 0.0, price_out or 0.0).as_dict(digits=6)
         return out
 
 
@@ -143,7 +143,9 @@ def predict_total(values: Sequence[float], remaining: int, confidence: float = 0
     :func:`..stats.mean_ci`, times ``remaining``) and how far ``remaining``
     fresh examples stray from it even when the mean is known (about
     ``z * sd * sqrt(remaining)``). Each side of the interval combines the two
-    in quadrature; a total is never below 0.
+    in quadrature; the low end is never below ``remaining`` times the
+    smallest value seen (every example still to run costs at least what the
+    cheapest one done did).
     """
     if remaining == 0:
         return ZERO
@@ -156,7 +158,10 @@ def predict_total(values: Sequence[float], remaining: int, confidence: float = 0
     center = est.mean * remaining
     below = math.hypot((est.mean - est.ci_low) * remaining, spread)
     above = math.hypot((est.ci_high - est.mean) * remaining, spread)
-    return Span(center, max(0.0, center - below), center + above)
+    # the normal approximation can reach below what the run must still spend: each example still to run
+    # is taken to cost at least what the cheapest one done did (not 0 tokens and 0 s while calls remain)
+    floor = float(min(values)) * remaining
+    return Span(center, min(center, max(floor, center - below)), center + above)
 
 
 def extrapolate(records: Iterable[EvalRecord | Mapping[str, Any]], *, done: int, remaining: int, concurrency: int = 1,

@@ -28,6 +28,7 @@ from typing import Any, Callable, Protocol, Sequence
 
 from ..core.errors import ConfigError
 from ..core.progress import ProgressHook
+from ..core.protocols import Probed
 from ..lm.retry import retry_stats
 from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
@@ -88,6 +89,17 @@ def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalReso
     return dataclasses.replace(res, retriever=pooled_retriever(pooled)), {"pooled_corpus": pooled.describe()}
 
 
+def server_probe(lm: Any) -> Probed | None:
+    """The backend at the bottom of ``lm``'s wrapper stack, when it can probe its server."""
+    for _ in range(32):
+        if isinstance(lm, Probed):
+            return lm
+        lm = getattr(lm, "inner", None)
+        if lm is None:
+            return None
+    return None
+
+
 def first_error(group: BaseExceptionGroup) -> BaseException:
     """The first real error inside (nested) exception groups."""
     first: BaseException = group
@@ -123,6 +135,8 @@ class LocalExecutor:
         breaker = breaker or CircuitBreaker()
         if breaker.retries is None:
             breaker.retries = retry_stats(self.res.lm)
+        if breaker.probe is None:
+            breaker.probe = server_probe(self.res.lm)
         concurrency = max(1, job.settings.concurrency)
         todo: deque[Example] = deque(examples)
         flying: dict[asyncio.Task[RecordAndTrace | ServerFailed], Example] = {}
@@ -145,6 +159,7 @@ class LocalExecutor:
                     if not flying:
                         if todo:  # paused: nothing running until the next probe
                             await asyncio.sleep(min(TICK_S, breaker.wait_s()) or 0.01)
+                            await breaker.watch(0)
                             breaker.tick()
                         else:  # the last examples failed with nothing after them to judge by
                             breaker.settle(record)
@@ -157,9 +172,12 @@ class LocalExecutor:
                             continue
                         breaker.ok(record)
                         record(outcome)
+                    await breaker.watch(len(flying))
                     breaker.tick()
         except BaseExceptionGroup as eg:  # surface the first real error, not the group wrapper
             raise first_error(eg) from None
+        finally:
+            breaker.stop_watching()
 
     async def aclose(self) -> None:
         return None

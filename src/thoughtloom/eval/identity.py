@@ -46,6 +46,7 @@ from typing import Any, Sequence
 
 from ..version import __version__
 from ..core.errors import ConfigError
+from ..core.text import redact_credentials
 from ..core.types import to_json
 from .results import RESULTS, atomic_write
 
@@ -182,7 +183,7 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
     started = now()
     return {
         "format": FORMAT,
-        "command": list(command) if command is not None and not isinstance(command, str) else command,
+        "command": _redacted(command),
         "config": config,
         "settings": {"concurrency": settings.concurrency, "example_timeout_s": settings.example_timeout_s,
                      "retry_errors": settings.retry_errors, "trace_text": settings.trace_text,
@@ -282,3 +283,12 @@ def write_identity(folder: Path, identity: dict[str, Any], *, touch: bool = Fals
         identity["updated"] = now()
     folder.mkdir(parents=True, exist_ok=True)
     atomic_write(folder / RUN, json.dumps(identity, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+def _redacted(command: Sequence[str] | str | None) -> list[str] | str | None:
+    """The command line as run.json keeps it: a URL's ``user:password`` never written."""
+    if command is None:
+        return None
+    if isinstance(command, str):
+        return redact_credentials(command)
+    return [redact_credentials(str(part)) for part in command]

@@ -239,10 +239,13 @@ EvalRecord.KEYS = tuple(f.name for f in dataclasses.fields(EvalRecord) if f.name
 _KNOWN = frozenset(EvalRecord.KEYS)
 
 
-def record_lines(path: str | Path, policy: str = "torn") -> Iterator[tuple[JsonLine, EvalRecord | None]]:
-    """Each line of a results file with its record (None: a blank, torn or corrupt line, or an
-    object that is no record), under the :func:`~thoughtloom.core.files.jsonl_lines` ``policy``."""
-    for line in jsonl_lines(path, policy):
+def record_lines(path: str | Path, policy: str = "torn", *,
+                 max_line_bytes: int | None = None) -> Iterator[tuple[JsonLine, EvalRecord | None]]:
+    """Each line of a results file with its record (None: a blank, torn or corrupt line, a line
+    over ``max_line_bytes``, or an object that is no record), under the
+    :func:`~thoughtloom.core.files.jsonl_lines` ``policy``. The runner reads its own file whole
+    (no limit); a reader of a run that may be huge (the report) passes a limit."""
+    for line in jsonl_lines(path, policy, max_line_bytes=max_line_bytes):
         if line.value is None:
             yield line, None
             continue

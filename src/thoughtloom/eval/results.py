@@ -41,6 +41,7 @@ from typing import Any, Iterable, Iterator
 from ..core.files import jsonl_lines
 from ..core.text import encodable
 # the record (one line) is eval.record's; these names were this module's and stay importable from it
+from .tally import Tally
 from .record import EvalRecord, dump_line, finite_number, meta, number, record_lines, score, usage
 
 __all__ = ["RESULTS", "TRACE", "SUMMARY", "BAD_SUFFIX", "EvalRecord", "RecordAndTrace", "ResultsFile", "DiskFull",
@@ -159,7 +160,7 @@ def read_lines(path: Path) -> tuple[list[dict[str, Any]], list[tuple[int, bytes]
     dirty = False
     if not path.exists():
         return records, bad, dirty
-    for line in jsonl_lines(path, "torn"):
+    for line in jsonl_lines(path, "torn", max_line_bytes=None):  # our own file: every line it holds
         if line.value is not None:
             records.append(line.value)
             continue
@@ -191,7 +192,9 @@ def last_blocks(events: list[dict[str, Any]], keep: set[str]) -> list[dict[str, 
 class ResultsFile:
     """The results file of an output folder, opened for appending (see the module docstring).
 
-    ``records``: the kept records by example id, in file order.
+    It holds the kept ids (in file order) and the summary's running :class:`~.summary.Tally`,
+    never the records themselves, so a long run's memory does not grow with its records;
+    :attr:`records` reads them back from the file.
     """
 
     def __init__(self, out_dir: str | Path, *, retry_errors: bool = False) -> None:
@@ -217,9 +220,11 @@ class ResultsFile:
         by_id: dict[str, EvalRecord] = {}
         for r in kept:
             by_id[r.id] = r
-        self.records = by_id
+        self.ids: dict[str, None] = dict.fromkeys(by_id)
+        self.tally = Tally.of(by_id.values())
         if dirty or len(by_id) != len(records):
             atomic_write(self.path, "".join(r.to_json() for r in by_id.values()))
+        del records, kept, by_id
         self._compact_trace()
         self._fh = self.path.open("a", encoding="utf-8")
         self._trace_fh = self.trace_path.open("a", encoding="utf-8")
@@ -237,12 +242,25 @@ class ResultsFile:
         events, _bad, dirty = read_lines(self.trace_path)
         if not events and not dirty:
             return
-        keep = last_blocks(events, set(self.records))
+        keep = last_blocks(events, set(self.ids))
         if dirty or len(keep) != len(events):
             atomic_write(self.trace_path, "".join(dump_line(e) for e in keep))
 
+    @property
+    def records(self) -> dict[str, EvalRecord]:
+        """The kept records by example id, in file order, read from the file."""
+        return read_records(self.dir)
+
+    def each(self) -> Iterator[EvalRecord]:
+        """The kept records one at a time, read from the file as they are wanted (each id once:
+        the file is rewritten to one line per id on open, and a run appends each id once)."""
+        self._fh.flush()
+        for _line, record in record_lines(self.path, "torn"):
+            if record is not None:
+                yield record
+
     def done(self) -> set[str]:
-        return set(self.records)
+        return set(self.ids)
 
     def append(self, record: EvalRecord, events: Iterable[dict[str, Any]] = ()) -> None:
         """Trace events first, then the result line that makes them count.
@@ -258,7 +276,13 @@ class ResultsFile:
         self._fh.write(line)
         self._fh.flush()
         os.fsync(self._fh.fileno())
-        self.records[record.id] = record
+        if record.id in self.ids:  # not the runner's way (it runs each id once): count the file again
+            self.ids.pop(record.id)
+            self.ids[record.id] = None
+            self.tally = Tally.of(self.records.values())
+        else:
+            self.ids[record.id] = None
+            self.tally.add(record)
 
     def close(self) -> None:
         self._fh.close()

@@ -30,6 +30,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, SpinnerColum
                            TimeElapsedColumn)
 
 from ..core.progress import ProgressUpdate
+from ..core.text import printable
 from .progress import RunStats
 
 
@@ -47,7 +48,7 @@ def counters(calls: int, cached: int, tokens: int, in_flight: int = 0) -> str:
 
 def status_line(update: ProgressUpdate, idle: str = "starting") -> str:
     """One question's progress as rich markup: its phase, then its counters."""
-    phase = escape(update.phase or idle)
+    phase = escape(printable(update.phase or idle))
     return f"[bold]{phase}[/] · {counters(update.calls, update.cached_calls, update.total_tokens, update.in_flight)}"
 
 
@@ -146,6 +147,6 @@ class RichProgress:
         server = stats.server.status() if stats.server is not None else ""
         parts += [f"[yellow]{escape(server)}[/]"] if server else []
         if latest is not None:
-            parts.append(f"{escape(str(latest.question))}: {escape(latest.phase or 'starting')}")
+            parts.append(f"{escape(printable(str(latest.question)))}: {escape(printable(latest.phase or 'starting'))}")
         parts.append(f"ETA {clock(eta) if eta is not None else '-'}")
         return " · ".join(parts)

@@ -363,13 +363,13 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
     stats = RunStats(total=len(examples), done=len(examples) - len(todo), server=breaker)
     t0 = time.perf_counter()
     run_meta = {"strategy": strategy.name, "strategy_config": to_json(strategy.config),
-                "task": task.name, **(meta or {})}
+                "task": task.name, "primary_metric": task.primary_metric, **(meta or {})}
 
     def build(finished: bool, final: bool) -> dict[str, Any]:
-        summary = summarize(store.records.values(), total=len(examples), stats=stats,
+        summary = summarize(store.tally, total=len(examples), stats=stats,
                             wall_s=time.perf_counter() - t0, meta=run_meta, finished=finished)
         if final:  # the task's report may be slow: once, at the end
-            summary.update(task_summary(task, store.records.values()))
+            summary.update(task_summary(task, store.each()))  # read only by a task with a report
         return summary
 
     summaries = SummaryWriter(build, store.write_summary)

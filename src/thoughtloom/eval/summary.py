@@ -21,18 +21,18 @@ import math
 import time
 from typing import Any, Callable, Iterable, Mapping
 
-from ..core.events import RENAMED, STEP_PROBLEMS
+from ..core.events import STEP_PROBLEMS
 from ..core.types import to_json
 from .record import EvalRecord, number
+from ..tasks.base import Task
 from .results import describe_error
+from .tally import USAGE_KEYS, Tally, _dict, tally_step_problems
+
+__all__ = ["USAGE_KEYS", "STEP_PROBLEM_WORDS", "SummaryWriter", "Tally", "step_problem_lines", "summarize",
+           "tally_step_problems", "task_summary"]
 
 log = logging.getLogger(__name__)
 
-USAGE_KEYS = ("calls", "cached_calls", "prompt_tokens", "completion_tokens", "total_tokens", "truncated_calls")
-
-
-def _dict(value: Any) -> dict[str, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 #: How each category of :data:`~thoughtloom.core.events.STEP_PROBLEMS` is said: label, unit, units.
@@ -43,25 +43,6 @@ STEP_PROBLEM_WORDS: dict[str, tuple[str, str, str]] = {
     "limited": ("held to the task's rubric limits (score_limits, a symbolic check)", "evaluation", "evaluations"),
     "budget_stopped": ("budget-stopped", "refused call", "refused calls"),
 }
-
-
-def tally_step_problems(per_example: Iterable[Any]) -> dict[str, dict[str, Any]]:
-    """Per-example counts (``count_step_problems``) summed: for each category that
-    occurred, its ``total``, the ``examples`` that had any, and the total ``by`` step."""
-    tally: dict[str, dict[str, Any]] = {}
-    for counts in per_example:
-        for key, by in _dict(counts).items():
-            if key not in STEP_PROBLEMS:
-                continue
-            cat = tally.setdefault(key, {"total": 0, "examples": 0, "by": {}})
-            here = 0
-            for what, n in _dict(by).items():
-                what, n = RENAMED.get(what, what), int(number(n))  # a record from before a rename
-                cat["by"][what] = cat["by"].get(what, 0) + n
-                here += n
-            cat["total"] += here
-            cat["examples"] += here > 0
-    return {key: tally[key] for key in STEP_PROBLEMS if key in tally and tally[key]["total"]}
 
 
 def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) -> list[str]:
@@ -80,49 +61,31 @@ def step_problem_lines(tally: dict[str, Any], *, examples: int | None = None) ->
     return lines
 
 
-def usage_by_role(records: Iterable[EvalRecord]) -> dict[str, dict[str, int]]:
-    """Each role's usage summed over ``records`` (their ``usage.by_role``, present where the run
-    put a role on a model of its own); empty when none did."""
-    out: dict[str, dict[str, int]] = {}
-    for r in records:
-        roles = r.usage.get("by_role")
-        for role, u in (roles.items() if isinstance(roles, Mapping) else ()):
-            if isinstance(u, Mapping):
-                into = out.setdefault(str(role), dict.fromkeys(USAGE_KEYS, 0))
-                for k in USAGE_KEYS:
-                    into[k] += int(number(u.get(k)))
-    return dict(sorted(out.items()))
-
-
 def summarize(
-    records: Iterable[EvalRecord | Mapping[str, Any]], *, total: int, stats: Any, wall_s: float,
+    records: Iterable[EvalRecord | Mapping[str, Any]] | Tally, *, total: int, stats: Any, wall_s: float,
     meta: dict[str, Any], finished: bool,
 ) -> dict[str, Any]:
-    """Metric means, usage totals and this invocation's figures over ``records``."""
-    records = [EvalRecord.of(r) for r in records]
-    n = len(records)
-    metric_names = sorted({k for r in records for k in r.metrics})
-    metrics = {
-        name: round(sum(r.score(name) for r in records) / n, 6) if n else 0.0
-        for name in metric_names
-    }
-    usage: dict[str, Any] = {k: int(sum(number(r.usage.get(k)) for r in records)) for k in USAGE_KEYS}
+    """Metric means, usage totals and this invocation's figures over ``records`` (or their
+    :class:`Tally`, as the runner keeps it)."""
+    tally = records if isinstance(records, Tally) else Tally.of(records)
+    n = tally.n
+    metrics = {name: round(tally.metric_sums[name] / n, 6) if n else 0.0 for name in sorted(tally.metric_sums)}
+    usage: dict[str, Any] = {k: int(tally.usage[k]) for k in USAGE_KEYS}
     usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in USAGE_KEYS}
-    by_role = usage_by_role(records)
-    if by_role:
-        usage["by_role"] = by_role
+    if tally.by_role:  # the roles a run put on a model of their own (--role-model)
+        usage["by_role"] = {role: {k: int(v) for k, v in u.items()} for role, u in sorted(tally.by_role.items())}
     return {
         **meta,
         "n": n,
         "total": total,
         "complete": finished and n >= total,
-        "n_errors": sum(1 for r in records if r.failed),
-        "n_truncated": sum(1 for r in records if r.truncated is True),
-        "n_budget_stopped": sum(1 for r in records if r.budget_stopped),
-        "step_problems": tally_step_problems(r.step_problems for r in records),
+        "n_errors": tally.errors,
+        "n_truncated": tally.truncated,
+        "n_budget_stopped": tally.budget_stopped,
+        "step_problems": {key: tally.step_problems[key] for key in STEP_PROBLEMS if key in tally.step_problems},
         "metrics": metrics,
         "usage": usage,
-        "mean_latency_s": round(sum(number(r.latency_s) for r in records) / n, 4) if n else 0.0,
+        "mean_latency_s": round(tally.latency_s / n, 4) if n else 0.0,
         "this_run": {
             "examples": stats.new,
             "calls": stats.usage.calls,
@@ -163,7 +126,10 @@ class SummaryWriter:
 def task_summary(task: Any, records: Iterable[EvalRecord]) -> dict[str, Any]:
     """The task's own aggregates (``task_report``); a failing report is noted, not fatal.
 
-    The task (a layer below eval) reads each record as its JSON object (``EvalRecord.to_dict``)."""
+    The task (a layer below eval) reads each record as its JSON object (``EvalRecord.to_dict``);
+    a task without a report of its own reads none (``records`` may be read from the file)."""
+    if getattr(type(task), "report", None) is Task.report:
+        return {}
     try:
         report = task.report([EvalRecord.of(r).to_dict() for r in records])
     except Exception as exc:  # records hold model text; the summary must still be written

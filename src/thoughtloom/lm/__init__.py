@@ -21,11 +21,14 @@ llama_cpp nor httpx's servers nor LiteLLM.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import base64
+import urllib.parse
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import ConfigError
 from ..core.names import suggestion
+from ..core.text import redact_credentials, split_userinfo
 from ..core.protocols import LM
 from .cache import MODES, Cached, CacheMode, CompletionStore
 from .limits import Limited
@@ -48,6 +51,9 @@ class ModelSpec:
     path: Path | None = None  # gguf; None = the embedded default
     name: str = ""  # openai model name, or litellm's PROVIDER/MODEL
     base_url: str = ""  # several servers of one model: comma-separated (see base_urls)
+    # the user-info of the URL (``user:password``), taken out of it: sent as the auth header, never
+    # part of the model id, a message or a file
+    userinfo: str = field(default="", repr=False, compare=False)
 
     @property
     def base_urls(self) -> tuple[str, ...]:
@@ -61,13 +67,19 @@ class ModelSpec:
             return cls("gguf")
         if spec.startswith("openai:"):
             name, sep, base = spec[len("openai:"):].partition("@")
-            if not name or (sep and not all(u.strip().startswith(("http://", "https://")) for u in base.split(","))):
+            urls = [split_userinfo(u.strip()) for u in base.split(",")] if sep else []
+            if not name or (sep and not all(u.startswith(("http://", "https://")) for u, _ in urls)):
                 raise ConfigError(
-                    f"bad model spec {spec!r}",
+                    f"bad model spec {redact_credentials(spec)!r}",
                     hint="use openai:MODEL (OpenAI's API) or openai:MODEL@BASE_URL, "
                          "e.g. openai:qwen@http://127.0.0.1:8000/v1 (several servers: openai:MODEL@URL1,URL2)",
                 )
-            return cls("openai", name=name, base_url=base if sep else OPENAI_BASE_URL)
+            secrets = {info for _, info in urls if info}
+            if len(secrets) > 1 or (secrets and len(urls) > 1):
+                raise ConfigError("user-info in a model URL is for one server",
+                                  hint="serve the pool without user:password in its URLs and set THOUGHTLOOM_API_KEY")
+            return cls("openai", name=name, base_url=",".join(u for u, _ in urls) if sep else OPENAI_BASE_URL,
+                       userinfo=next(iter(secrets), ""))
         if spec.startswith("litellm:"):
             # no @URL form: provider model names may hold an '@' (vertex_ai/claude-...@20240620)
             name = spec[len("litellm:"):]
@@ -80,7 +92,15 @@ class ModelSpec:
             if not path.is_file():
                 raise ConfigError(f"model file not found: {path}", hint="check the --model path")
             return cls("gguf", path=path)
-        raise ConfigError(f"unknown model spec {spec!r}", hint=f"{_did_you_mean(spec)}use {SPEC_FORMS}")
+        said = redact_credentials(spec)
+        raise ConfigError(f"unknown model spec {said!r}", hint=f"{_did_you_mean(said)}use {SPEC_FORMS}")
+
+
+def basic_auth(userinfo: str) -> str:
+    """``user:password`` (as a URL writes it, %-escaped) as an HTTP Basic ``Authorization`` value."""
+    user, _, password = userinfo.partition(":")
+    token = f"{urllib.parse.unquote(user)}:{urllib.parse.unquote(password)}".encode()
+    return "Basic " + base64.b64encode(token).decode("ascii")
 
 
 def _did_you_mean(spec: str) -> str:
@@ -119,6 +139,13 @@ def open_backend(spec: str | ModelSpec, *, api_key: str | None = None, n_ctx: in
                                    "or add @BASE_URL for a local server")
 
         timeout = {} if timeout_s is None else {"timeout_s": timeout_s}
+        if ms.userinfo:  # http://user:password@host: HTTP Basic auth, as the URL meant, from a header
+            if api_key:
+                raise ConfigError(f"openai:{ms.name}@{ms.base_url} has two credentials: a user:password in its "
+                                  "URL and an API key (THOUGHTLOOM_API_KEY or OPENAI_API_KEY)",
+                                  hint="keep one: drop the user:password from --model, or unset the key")
+            return OpenAICompatLM(ms.name, ms.base_url, authorization=basic_auth(ms.userinfo),
+                                  max_connections=max_concurrent, **timeout)
         if len(ms.base_urls) > 1:  # the max_concurrent calls in flight are split evenly between the servers
             from .server_pool import ServerPool
 

@@ -19,6 +19,14 @@ duplicate write harmless. Processes on different machines (a Ray cluster's
 nodes) each write a file of their own; :meth:`CompletionStore.merge` joins
 them into one (``thoughtloom cache merge``).
 
+A cache that cannot be read or written any more (a full disk, a read-only or
+locked file, a damaged one) is *dropped* for the rest of the run: one warning
+names the file, SQLite's own reason and what to free (:class:`CacheFailed`),
+and every later call goes to the model uncached. A call the model answered is
+returned (and counted by the meter above) whether or not the cache stored it;
+nothing is lost but the cache entries, and a rerun with room on the disk
+stores them. (Stopping the run instead would cost every example in flight.)
+
 The store keeps what it is given: text that SQLite cannot encode (lone
 surrogates from a backend that did not clean them) is stored with U+FFFD in
 their place, never a crash.
@@ -27,6 +35,7 @@ their place, never a crash.
 from __future__ import annotations
 
 import json
+import logging
 import sqlite3
 import threading
 import time
@@ -38,6 +47,8 @@ from ..core.errors import CacheMiss, ConfigError
 from ..core.text import encodable
 from ..core.protocols import LM
 from ..core.types import Completion, Request, TokenLogprob, Usage, request_hash
+
+log = logging.getLogger(__name__)
 
 CacheMode = Literal["use", "refresh", "off", "replay"]
 MODES: tuple[str, ...] = ("use", "refresh", "off", "replay")
@@ -56,6 +67,29 @@ CREATE TABLE IF NOT EXISTS completions (
 )
 """
 _COLUMNS = "key, model, text, finish_reason, prompt_tokens, completion_tokens, logprobs, latency_s, created"
+
+
+class CacheFailed(ConfigError):
+    """The cache file cannot be read or written any more; says which file, why and what to do."""
+
+
+#: What to do about each SQLite failure a cache meets mid-run, by its words.
+_REMEDIES = (
+    ("disk is full", "free space on the disk holding {folder} (`thoughtloom cache clear`, or delete files there)"),
+    ("readonly", "make {path} writable, or pass --cache PATH somewhere writable"),
+    ("locked", "another process holds {path} locked; wait for it or pass --cache PATH"),
+    ("busy", "another process holds {path} locked; wait for it or pass --cache PATH"),
+    ("malformed", "the file is damaged: move {path} aside and rerun (the cache is rebuilt)"),
+)
+
+
+def cache_failure(path: Path, exc: BaseException, doing: str) -> CacheFailed:
+    """``exc`` (SQLite's or the OS's) as one line naming ``path``, the reason and the remedy."""
+    reason = (exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)) or type(exc).__name__
+    low = reason.lower()
+    remedy = next((r for words, r in _REMEDIES if words in low), "check the disk holding {folder}")
+    return CacheFailed(f"cannot {doing} cache {path}: {reason}",
+                       hint=remedy.format(path=path, folder=path.parent) + ", or pass --no-cache")
 
 
 class CompletionStore:
@@ -83,11 +117,14 @@ class CompletionStore:
             return {}
         marks = ",".join("?" * len(keys))
         with self._lock:
-            rows = self._db.execute(
-                f"SELECT key, model, text, finish_reason, prompt_tokens, completion_tokens, "
-                f"logprobs FROM completions WHERE key IN ({marks})",
-                list(keys),
-            ).fetchall()
+            try:
+                rows = self._db.execute(
+                    f"SELECT key, model, text, finish_reason, prompt_tokens, completion_tokens, "
+                    f"logprobs FROM completions WHERE key IN ({marks})",
+                    list(keys),
+                ).fetchall()
+            except (sqlite3.Error, OSError) as exc:
+                raise cache_failure(self.path, exc, "read") from exc
         return {row[0]: _row_to_completion(row) for row in rows}
 
     def model_seconds(self, keys: Sequence[str]) -> dict[str, float]:
@@ -122,15 +159,27 @@ class CompletionStore:
             for key, c in items
         ]
         with self._lock:
-            self._db.execute("BEGIN IMMEDIATE")
             try:
-                self._db.executemany(
-                    "INSERT OR REPLACE INTO completions VALUES (?,?,?,?,?,?,?,?,?)", rows
-                )
-                self._db.execute("COMMIT")
-            except BaseException:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.executemany(
+                        "INSERT OR REPLACE INTO completions VALUES (?,?,?,?,?,?,?,?,?)", rows
+                    )
+                    self._db.execute("COMMIT")
+                except BaseException:
+                    self._rollback()
+                    raise
+            except (sqlite3.Error, OSError) as exc:  # SQLite's own reason, not a failed ROLLBACK's
+                raise cache_failure(self.path, exc, "write") from exc
+
+    def _rollback(self) -> None:
+        """Undo the open transaction, if SQLite has not already (it does on a full disk: a
+        second ROLLBACK would hide "database or disk is full" behind "no transaction is active")."""
+        if self._db.in_transaction:
+            try:
                 self._db.execute("ROLLBACK")
-                raise
+            except sqlite3.Error as exc:  # the write's error is the one to report
+                log.debug("rollback of %s failed: %s", self.path, exc)
 
     def merge(self, source: str | Path) -> dict[str, int]:
         """Copy the entries of another cache file into this one; an entry both hold keeps this file's.
@@ -164,7 +213,7 @@ class CompletionStore:
                                              f"SELECT {_COLUMNS} FROM src.completions").rowcount
                     self._db.execute("COMMIT")
                 except BaseException:
-                    self._db.execute("ROLLBACK")
+                    self._rollback()
                     raise
             except sqlite3.DatabaseError as exc:  # a damaged file, or another schema
                 raise ConfigError(f"cannot read cache {src}: {exc}", hint="pass thoughtloom cache files") from None
@@ -234,11 +283,17 @@ def _row_to_completion(row: tuple) -> Completion:
 
 @dataclass
 class Cached:
-    """LM wrapper that consults a :class:`CompletionStore` first."""
+    """LM wrapper that consults a :class:`CompletionStore` first.
+
+    ``dropped``: why the store stopped working mid-run (:class:`CacheFailed`, warned once);
+    from then on every call goes to ``inner`` uncached. In ``replay`` mode a store that
+    cannot be read is raised instead: replay has nothing to fall back on.
+    """
 
     inner: LM
     store: CompletionStore | None
     mode: CacheMode = "use"
+    dropped: CacheFailed | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -252,10 +307,16 @@ class Cached:
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         requests = list(requests)
-        if self.mode == "off" or self.store is None:
+        if self.mode == "off" or self.store is None or self.dropped is not None:
             return await self.inner.generate(requests)
         keys = [request_hash(self.model_id, r) for r in requests]
-        hits = self.store.get_many(keys) if self.mode != "refresh" else {}
+        try:
+            hits = self.store.get_many(keys) if self.mode != "refresh" else {}
+        except CacheFailed as exc:
+            if self.mode == "replay":
+                raise
+            self._drop(exc)
+            return await self.inner.generate(requests)
         missing = [i for i, k in enumerate(keys) if k not in hits]
         if missing and self.mode == "replay":
             raise CacheMiss(
@@ -265,11 +326,20 @@ class Cached:
         fresh: list[Completion] = []
         if missing:
             fresh = await self.inner.generate([requests[i] for i in missing])
-            self.store.put_many([(keys[i], c) for i, c in zip(missing, fresh)])
+            if self.dropped is None:  # another batch may have dropped it while this one waited
+                try:
+                    self.store.put_many([(keys[i], c) for i, c in zip(missing, fresh)])
+                except CacheFailed as exc:  # the answers are paid for: returned, and counted above
+                    self._drop(exc)
         out: list[Completion] = [hits[k] if k in hits else None for k in keys]  # type: ignore[misc]
         for i, c in zip(missing, fresh):
             out[i] = c
         return out
+
+    def _drop(self, exc: CacheFailed) -> None:
+        if self.dropped is None:
+            self.dropped = exc
+            log.warning("%s; the run goes on without the cache", exc)
 
     async def aclose(self) -> None:
         await self.inner.aclose()

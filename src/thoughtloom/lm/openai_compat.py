@@ -32,10 +32,13 @@ from typing import Any, Sequence
 import httpx
 
 from ..core.errors import CallTimeout, ConfigError, LMError, MalformedReply, PromptTooLong, RateLimitError, TransientError
-from ..core.text import encodable
+from ..core.text import encodable, redact_credentials, split_userinfo
 from ..core.types import Completion, Request, TokenLogprob, Usage
 
 _RETRYABLE_STATUS = {408, 409, 500, 502, 503, 504}
+
+#: Seconds a server probe waits for any reply (:meth:`OpenAICompatLM.probe`).
+PROBE_TIMEOUT_S = 10.0
 
 
 class OpenAICompatLM:
@@ -49,11 +52,18 @@ class OpenAICompatLM:
         api_key: str | None = None,
         timeout_s: float = 300.0,
         max_connections: int = 8,
+        authorization: str | None = None,
     ) -> None:
         self.model = model
-        self.base_url = base_url.rstrip("/")
+        base_url, userinfo = split_userinfo(base_url.rstrip("/"))
+        if userinfo:  # httpx would send it as Basic auth, over the key, and it would name the model
+            raise ConfigError(f"user-info in the base URL {redact_credentials(base_url)}",
+                              hint="pass the credential as api_key or authorization, not in the URL")
+        self.base_url = base_url
         self.model_id = f"openai:{model}@{self.base_url}"
-        self._headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        # ``authorization``: the whole header value (``Basic ...`` from a URL's user:password)
+        auth = authorization or (f"Bearer {api_key}" if api_key else None)
+        self._headers = {"Authorization": auth} if auth else {}
         if not timeout_s > 0:
             raise ConfigError(f"timeout must be > 0 seconds, got {timeout_s}", hint="pass --timeout SECONDS")
         self.timeout_s = float(timeout_s)
@@ -112,6 +122,20 @@ class OpenAICompatLM:
 
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
         return list(await asyncio.gather(*(self._one(r) for r in requests)))
+
+    async def probe(self, timeout_s: float = PROBE_TIMEOUT_S) -> str | None:
+        """Whether the server answers at all (``core.protocols.Probed``): ``GET /models`` on a
+        connection of its own (the pool's may all be held by stuck calls); any HTTP status is an
+        answer. Else "connection refused ..." (down) or "no reply within N s" (frozen)."""
+        try:
+            async with asyncio.timeout(timeout_s), httpx.AsyncClient(
+                    base_url=self.base_url, headers=self._headers, timeout=timeout_s) as client:
+                await client.get("/models")
+            return None
+        except (httpx.TimeoutException, TimeoutError):
+            return f"no reply within {timeout_s:g} s"
+        except httpx.TransportError as exc:
+            return f"cannot connect ({type(exc).__name__}: {exc})"
 
     async def aclose(self) -> None:
         clients, self._clients = list(self._clients.values()), {}

@@ -12,13 +12,12 @@ is how the Decomposed Prompting paper builds its open-domain corpora.
 
 from __future__ import annotations
 
-import csv
-import io
+import itertools
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..core.errors import ConfigError, DataError
-from ..core.files import read_utf8
+from ..core.files import csv_rows
 from . import formats
 from .sources import Corpus, CorpusBuilder, detect_format, iter_records
 
@@ -64,13 +63,12 @@ def read_generic_records(path: Path, builder: CorpusBuilder) -> None:
 
 
 def read_csv(path: Path, builder: CorpusBuilder) -> None:
-    with io.StringIO(read_utf8(path), newline="") as fh:
-        reader = csv.DictReader(fh)
-        fields = [f.lower() for f in reader.fieldnames or []]
-        if not any(k in fields for k in TEXT_FIELDS):
-            raise DataError(f"{path}:1: CSV header has no text column (expected one of {', '.join(TEXT_FIELDS)})")
-        for row in reader:
-            add_generic(f"{path}:{reader.line_num}", {k.lower(): v for k, v in row.items() if k}, builder)
+    rows = csv_rows(path)
+    first = next(rows, None)
+    if first is not None and not any(k.lower() in TEXT_FIELDS for k in first[1]):
+        raise DataError(f"{path}:1: CSV header has no text column (expected one of {', '.join(TEXT_FIELDS)})")
+    for line, row in itertools.chain([first] if first else [], rows):
+        add_generic(f"{path}:{line}", {k.lower(): v for k, v in row.items() if k}, builder)
 
 
 def read_dir(path: Path, builder: CorpusBuilder, max_words: int = 200) -> None:
@@ -106,10 +104,13 @@ def _title_of(content: str) -> str:
 def chunk_paragraphs(content: str, max_words: int) -> Iterator[tuple[int, str]]:
     """(first line number, text) of chunks packing whole paragraphs up to ``max_words`` words.
 
-    A paragraph longer than ``max_words`` is cut into pieces of that size.
+    A paragraph longer than ``max_words`` is cut into pieces of that size. Linear in the
+    text: each word is copied once (a 10 MB paragraph cut by re-slicing the rest after
+    every piece took minutes; ``benchmarks/chunking.py``).
     """
-    paragraphs: list[tuple[int, list[str]]] = []
-    current: list[str] = []
+    chunk: list[str] = []  # the words of the chunk being packed
+    chunk_start = 0
+    current: list[str] = []  # the words of the paragraph being read
     start = 0
     for lineno, line in enumerate(content.splitlines() + [""], 1):
         line = line.lstrip("#").strip() if line.startswith("#") else line  # Markdown heading marks
@@ -117,21 +118,21 @@ def chunk_paragraphs(content: str, max_words: int) -> Iterator[tuple[int, str]]:
             if not current:
                 start = lineno
             current.extend(line.split())
-        elif current:
-            paragraphs.append((start, current))
-            current = []
-    chunk: list[str] = []
-    chunk_start = 0
-    for start, words in paragraphs:
-        if chunk and len(chunk) + len(words) > max_words:
+            continue
+        if not current:
+            continue
+        if chunk and len(chunk) + len(current) > max_words:
             yield chunk_start, " ".join(chunk)
             chunk = []
         if not chunk:
             chunk_start = start
-        chunk.extend(words)
-        while len(chunk) > max_words:
-            yield chunk_start, " ".join(chunk[:max_words])
-            chunk = chunk[max_words:]
+        words = chunk + current if chunk else current
+        cut = 0
+        while len(words) - cut > max_words:
+            yield chunk_start, " ".join(words[cut:cut + max_words])
+            cut += max_words
+        chunk = words[cut:]
+        current = []
     if chunk:
         yield chunk_start, " ".join(chunk)
 

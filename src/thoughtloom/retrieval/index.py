@@ -18,6 +18,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import os
 import shutil
 import tempfile
 import time
@@ -25,6 +26,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from ..core.errors import ConfigError
+from ..core.files import no_space_names
 from ..core.types import ScoredPassage
 from .bm25 import BM25Searcher, BM25Settings
 from .corpus import read_corpus
@@ -154,18 +156,40 @@ def build_index(corpus: Corpus, kind: str, out: str | Path, settings: dict[str, 
     ``settings`` is ``{"bm25": {...}, "dense": {...}, "fusion": {...}}`` with
     the fields of :class:`BM25Settings`, :class:`DenseSettings` and
     :class:`FusionSettings`; missing fields take their defaults.
+
+    The index is built in a folder beside ``out`` and renamed into place when whole, so a build
+    that is interrupted or runs out of disk leaves no half index (and an ``--overwrite`` keeps the
+    old one until the new one is done); a full disk is one line naming the folder.
     """
     folder = Path(out).expanduser()
     bm, de, fu, li = _settings(kind, settings or {})
     if folder.exists() and not folder.is_dir():
         raise ConfigError(f"index folder {folder} is a file", hint="choose another --out")
-    if folder.exists() and any(folder.iterdir()):
+    replace = folder.exists() and any(folder.iterdir())
+    if replace:
         if not overwrite:
             raise ConfigError(f"{folder} exists and is not empty", hint="pass --overwrite or choose another --out")
         if not ((folder / "manifest.json").is_file() or (folder / "passages.jsonl").is_file()):
             raise ConfigError(f"refusing to overwrite {folder}: it is not an index folder")
-        shutil.rmtree(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    building = folder.with_name(f".{folder.name}.building-{os.getpid()}")
+    shutil.rmtree(building, ignore_errors=True)
+    try:
+        with no_space_names(f"the index {folder}", "nothing was left half-built"):
+            building.mkdir()
+            manifest = _build_into(building, corpus, kind, bm, de, fu, encoder, show_progress)
+            old = folder.with_name(f".{folder.name}.old-{os.getpid()}")
+            if folder.exists():
+                os.replace(folder, old)  # an empty folder, or the index --overwrite replaces
+            os.replace(building, folder)
+        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        shutil.rmtree(building, ignore_errors=True)
+    return manifest
+
+
+def _build_into(folder: Path, corpus: Corpus, kind: str, bm: Any, de: Any, fu: Any, encoder: Encoder | None,
+                show_progress: bool) -> dict[str, Any]:
     timings: dict[str, float] = {}
     t0 = time.perf_counter()
     PassageStore.write(folder, corpus.passages)

@@ -103,6 +103,16 @@ class Strategy(ABC):
             return isinstance(task, SearchTask)
         return True
 
+    def retrieves(self, task: TaskView) -> bool:
+        """Whether this strategy searches a retriever on ``task``; without one (no ``--index``, no
+        pooled paragraphs) its every search finds nothing: it runs closed book."""
+        return type(self).needs == "open_domain"
+
+    def notes(self, task: TaskView) -> list[str]:
+        """Choices this strategy made for ``task`` that a user did not ask for, one line each (shown before a
+        run starts; none by default)."""
+        return []
+
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
         #: where each option's value came from (set by ``strategies.build``; empty for a config given directly)

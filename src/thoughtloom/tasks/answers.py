@@ -10,7 +10,8 @@ text it marks with markdown emphasis and a trailing full stop removed:
 - ``#### X`` (GSM8K's own solution format);
 - ``[[ ## answer ## ]]`` followed by X (DSPy's chat-adapter field layout).
 
-Each free-text task's ``extract_answer`` is built on it (falling back to the
+Each free-text task's ``extract_answer`` is built on it: :func:`short_answer`
+(the marked text, else the first line after a chat model's lead-in, else the
 first non-empty line).
 
 Numbers are read the way the chain-of-thought papers read them (Wei et al.
@@ -36,7 +37,8 @@ from .metrics import format_number, parse_number
 # Markers that point at the rest of their line (or the next line, after a bare marker).
 # Possessive runs (*+) never backtrack, so a long blank stays linear.
 _LEADS = re.compile(
-    r"answer[ \t*]*+(?:is\b[ \t*]*+:?|:)"      # 'answer is', 'answer:', '**Answer:**', 'answer is:'
+    r"answer(?: to (?:the|this|your|that) question)?+"  # 'the answer to the question is: X'
+    r"[ \t*]*+(?:is\b[ \t*]*+:?|:)"      # 'answer is', 'answer:', '**Answer:**', 'answer is:'
     r"|####"                                   # GSM8K's solution format
     r"|\[\[ ?## ?answer ?## ?\]\]",               # DSPy's chat-adapter field
     re.IGNORECASE,
@@ -84,6 +86,37 @@ def marked_answer(text: str) -> str | None:
         if value:
             return value
     return None
+
+
+# A chat model's opening words before the answer: "Sure!", "Here is the answer:", "Let me think."
+_PREAMBLE = re.compile(
+    r"(?:sure|okay|ok|certainly|of course|great question|good question|alright|well)\b[^\n]{0,80}[!.:,]?[ \t]*+$"
+    r"|(?:here(?:'s| is)|let me|i will|i'll|i can)\b[^\n]{0,80}$"
+    r"|[^\n]{0,120}:[ \t]*+$",  # any short line that ends in a colon leads into what follows
+    re.IGNORECASE,
+)
+
+
+def short_answer(text: str) -> str | None:
+    """A free-form question's short answer in a chatty reply, the one reading every strategy's reply
+    gets (through the task's ``extract_answer``), so that their votes and scores agree:
+
+    - the text the last answer marker points at (:func:`marked_answer`; "The answer to the question
+      is: H2O" -> "H2O");
+    - else, after opening lines that only lead in ("Sure!", "Here is the answer:"), the first line
+      that does not ("Sure! Here you go:\nMars." -> "Mars");
+    - else the first non-empty line (:func:`first_line`).
+    """
+    marked = marked_answer(text)
+    if marked is not None:
+        return marked
+    lines = [line.strip() for line in clip(text).splitlines() if line.strip()]
+    start = 0
+    while start < len(lines) - 1 and _PREAMBLE.match(lines[start]):
+        start += 1
+    if start:
+        return _clean(lines[start]) or lines[start]
+    return first_line(text)
 
 
 def first_line(text: str) -> str | None:

@@ -15,11 +15,11 @@ from pathlib import Path
 from typing import Any, ClassVar, Iterator, Mapping, NamedTuple, Sequence
 
 from ..core.errors import ConfigError, DataError
-from ..core.files import jsonl_lines, read_utf8, require
+from ..core.files import field_too_long, jsonl_lines, long_field, read_utf8, require
 from ..core.options import TaskSetting
 from ..core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ..core.types import Demo, Problem
-from .answers import first_line, marked_answer
+from .answers import short_answer
 from .metrics import exact_match, normalize_text, token_f1
 
 
@@ -63,6 +63,9 @@ class Task:
     search_settings: ClassVar[Mapping[str, TaskSetting]] = {}
     # how a chain of thought (``cot``, ``cot-sc``) must end so extract_answer can read it
     cot_answer_format: ClassVar[str] = DEFAULT_COT_ANSWER_FORMAT
+    # what the questions are like, for the strategies that pick a program by it (DecomP's default
+    # program for a task with none of its own): "qa", a short answer; "math", a numeric one; "" none
+    question_shape: ClassVar[str] = ""
     # whether questions are answered from retrieved passages (the retrieval
     # strategies are built for these tasks; see Strategy.needs)
     open_domain: ClassVar[bool] = False
@@ -91,8 +94,9 @@ class Task:
         return ()
 
     def extract_answer(self, text: str) -> str | None:
-        """The text after the last answer marker (:mod:`.answers`), else the first non-empty line."""
-        return marked_answer(text) or first_line(text)
+        """The reply's short answer (:func:`.answers.short_answer`): the text after the last answer
+        marker, else the first line after a chat model's lead-in, else the first non-empty line."""
+        return short_answer(text)
 
     def normalize(self, answer: str) -> str:
         return normalize_text(answer)
@@ -134,21 +138,69 @@ class Task:
 
 
 def read_jsonl(path: str | Path) -> Iterator[tuple[int, dict]]:
-    """(line number, record) for each non-blank line; bad JSON or UTF-8 names file:line."""
+    """(line number, record) for each non-blank line; bad JSON or UTF-8, a line over
+    :data:`~thoughtloom.core.files.MAX_LINE_BYTES` or a field over
+    :data:`~thoughtloom.core.files.MAX_FIELD_CHARS` names file:line (and the limit)."""
     path = Path(path)
     _must_exist(path)
     for line in jsonl_lines(path, "strict"):
         if line.value is not None:
+            found = long_field(line.value)
+            if found is not None:
+                raise field_too_long(f"{path}:{line.number}", found)
             yield line.number, line.value
+
+
+#: Largest JSON (not JSON-lines) data file read whole: 256 MiB (the benchmarks' largest is 3 MB).
+MAX_JSON_BYTES = 256 << 20
 
 
 def read_json(path: str | Path) -> Any:
     path = Path(path)
     _must_exist(path)
+    size = path.stat().st_size
+    if size > MAX_JSON_BYTES:
+        raise DataError(f"{path}: {size:,} bytes, over the limit of {MAX_JSON_BYTES:,} for a JSON data file",
+                        hint="write it as JSON lines (one record per line), which is read one record at a time")
     try:
         return json.loads(read_utf8(path))
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}:{exc.lineno}: invalid JSON ({exc.msg})") from None
+
+
+#: Most characters an example's question, gold answer (as JSON) and meta (as JSON) may hold; its
+#: context may hold ``MAX_CONTEXT_CHARS``. A question this long is about 25k tokens, more than any
+#: benchmark's (GSM8K's longest is 622 characters); what goes past is a data error, not a prompt.
+MAX_QUESTION_CHARS = 100_000
+MAX_GOLD_CHARS = 100_000
+MAX_META_CHARS = 100_000
+MAX_CONTEXT_CHARS = 1_000_000
+
+
+def check_sizes(examples: Sequence[Example], path: str | Path) -> None:
+    """A :class:`DataError` naming ``path``, the example and the limit for the first example with a
+    field over its limit (question, context, gold, meta), whatever format it was read from."""
+    for n, example in enumerate(examples, 1):
+        p = example.problem
+        sizes = (("question", len(p.question), MAX_QUESTION_CHARS), ("context", len(p.context), MAX_CONTEXT_CHARS),
+                 ("gold answer", _json_chars(example.gold, MAX_GOLD_CHARS), MAX_GOLD_CHARS),
+                 ("meta", _json_chars(dict(p.meta), MAX_META_CHARS), MAX_META_CHARS))
+        for name, size, limit in sizes:
+            if size > limit:
+                raise DataError(f"{path}: example {p.id[:80]!r} (record {n}): its {name} is {size:,} characters, "
+                                f"over the limit of {limit:,}", hint="shorten it, or leave the example out")
+
+
+def _json_chars(value: Any, limit: int) -> int:
+    """Characters of ``value`` as JSON, counted only as far as past ``limit``."""
+    if isinstance(value, str):
+        return len(value)
+    size = 0
+    for piece in json.JSONEncoder(ensure_ascii=False, default=str).iterencode(value):
+        size += len(piece)
+        if size > limit:
+            break
+    return size
 
 
 def _must_exist(path: Path) -> None:
@@ -157,4 +209,4 @@ def _must_exist(path: Path) -> None:
                           hint="check --data; `thoughtloom data list` says what each task reads and where to get it")
 
 
-__all__ = ["CorpusFile", "Example", "Task", "read_json", "read_jsonl", "require"]
+__all__ = ["CorpusFile", "Example", "Task", "check_sizes", "read_json", "read_jsonl", "require"]

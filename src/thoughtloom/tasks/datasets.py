@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Sequence
 
 from ..core.errors import ConfigError
-from .base import Example, Task
+from .base import Example, Task, check_sizes
 
 #: Raw files on GitHub, pinned at the commits the samples were taken from.
 _DECOMP = "https://raw.githubusercontent.com/allenai/DecomP/8b157f6fe9ff5676ae51bd054f1df7b015adf278/datasets"
@@ -201,6 +201,7 @@ def load_examples(task: Task, data: str | Path | None = None, *, offset: int = 0
     """``task``'s examples from ``data`` (its packaged sample when None), from ``offset``, at most ``limit``."""
     path = sample_path(task.name) if data is None else Path(data)
     examples = task.load(path)
+    check_sizes(examples, path)
     if offset >= len(examples):
         raise ConfigError(f"offset {offset}: {path} has only {len(examples)} examples")
     examples = examples[offset:]

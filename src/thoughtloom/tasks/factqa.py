@@ -24,8 +24,6 @@ like the paper's Table 2.
 from __future__ import annotations
 
 import ast
-import csv
-import io
 import random
 import re
 from pathlib import Path
@@ -33,7 +31,7 @@ from typing import Any, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
-from ..core.files import read_utf8
+from ..core.files import csv_rows
 from ..retrieval.qa_records import read_qa_record
 from .fever_label import read_fever_label
 from .base import Example, Task, _must_exist, read_jsonl, require
@@ -59,10 +57,7 @@ def interleave(examples: Sequence[Example], seed: int = 42) -> list[Example]:
 
 def _read_csv(path: Path) -> list[tuple[int, dict[str, str]]]:
     _must_exist(path)
-    reader = csv.DictReader(io.StringIO(read_utf8(path), newline=""))
-    if not reader.fieldnames or "Question" not in reader.fieldnames or "Answer" not in reader.fieldnames:
-        raise DataError(f"{path}:1: expected columns Question, Answer")
-    return [(i + 2, row) for i, row in enumerate(reader)]
+    return list(csv_rows(path, ("Question", "Answer")))
 
 
 class FactTask(Task):

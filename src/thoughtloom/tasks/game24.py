@@ -14,8 +14,6 @@ which label such scores ``symbolic`` in their output.
 
 from __future__ import annotations
 
-import csv
-import io
 import re
 from collections import Counter
 from fractions import Fraction
@@ -26,7 +24,7 @@ from ..core.bounded import clip
 from ..core.errors import DataError
 from ..core.types import Demo, Problem
 from .arith import EXPRESSION_CHARS, ExpressionError, check_24, parse_expression
-from ..core.files import read_utf8
+from ..core.files import csv_rows
 from .base import Example, Task, _must_exist
 
 # Our own worked examples (puzzles chosen by us, not from the test data).
@@ -169,18 +167,14 @@ class Game24(Task):
         path = Path(path)
         _must_exist(path)
         examples = []
-        with io.StringIO(read_utf8(path), newline="") as fh:
-            reader = csv.DictReader(fh)
-            if reader.fieldnames is None or "Puzzles" not in reader.fieldnames:
-                raise DataError(f"{path}:1: expected a CSV header with a 'Puzzles' column")
-            for lineno, row in enumerate(reader, 2):
-                try:
-                    nums = puzzle_numbers(row["Puzzles"] or "")
-                except DataError as exc:
-                    raise DataError(f"{path}:{lineno}: {exc}") from None
-                rank = (row.get("Rank") or str(lineno - 1)).strip()
-                question = " ".join(map(str, nums))
-                examples.append(Example(Problem(id=f"game24-{rank}", question=question), nums))
+        for lineno, row in csv_rows(path, ("Puzzles",)):
+            try:
+                nums = puzzle_numbers(row["Puzzles"])
+            except DataError as exc:
+                raise DataError(f"{path}:{lineno}: {exc}") from None
+            rank = (row.get("Rank") or str(lineno - 1)).strip()
+            question = " ".join(map(str, nums))
+            examples.append(Example(Problem(id=f"game24-{rank}", question=question), nums))
         return examples
 
     # -- SearchTask ----------------------------------------------------------

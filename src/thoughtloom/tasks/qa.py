@@ -26,15 +26,13 @@ one declared metric, ``Task.metrics``).
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 import re
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
 from ..core.errors import ConfigError, DataError
-from ..core.files import read_utf8
+from ..core.files import csv_rows
 from ..core.names import unknown
 from ..core.types import Problem
 from .answers import answer_statement, marked_answer, read_number
@@ -96,6 +94,7 @@ class QA(Task):
     name = "qa"
     instruction = "Answer the question with a short answer."
     primary_metric = "em"
+    question_shape = "qa"
     metrics = ("em", "f1")  # the default; a chosen metric is the only one (set per instance)
 
     def __init__(self, input_field: str = "question", gold_field: str = "answer",
@@ -178,11 +177,7 @@ def _records(path: Path) -> list[tuple[int, Mapping[str, Any]]]:
     """The file's records with their line numbers: CSV/TSV by suffix, a JSON list, else JSONL."""
     suffix = path.suffix.lower()
     if suffix in (".csv", ".tsv"):
-        with io.StringIO(read_utf8(path), newline="") as fh:
-            reader = csv.DictReader(fh, delimiter="\t" if suffix == ".tsv" else ",")
-            if not reader.fieldnames:
-                raise DataError(f"{path}:1: expected a header line naming the columns")
-            return [(reader.line_num, row) for row in reader]
+        return list(csv_rows(path, delimiter="\t" if suffix == ".tsv" else ","))
     if suffix == ".json":
         data = read_json(path)
         if not isinstance(data, list):

@@ -14,6 +14,9 @@ its throughput is at most ``slots / latency_s`` calls per second. Other
 processes can reach it too (a Ray actor, a CLI run in a subprocess): it is
 a real HTTP server in a thread of this one.
 
+:meth:`FakeOpenAIServer.freeze` makes it hang: connections are taken and
+requests read, and nothing is answered until :meth:`~FakeOpenAIServer.thaw`.
+``GET /v1/models`` is answered (a probe of the server), as real servers do.
 :meth:`FakeOpenAIServer.kill` makes it go away mid-run: the listening socket
 closes (later connections are refused) and open connections are cut.
 :meth:`~FakeOpenAIServer.down` does the same for a while and
@@ -72,6 +75,8 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._open: set[socket.socket] = set()
         self._alive = True
+        self._thawed = threading.Event()  # cleared by freeze(): requests are taken, never answered
+        self._thawed.set()
         self._port = 0
         self._serve()
         self.base_url = f"http://127.0.0.1:{self._port}/v1"
@@ -118,6 +123,18 @@ class FakeOpenAIServer:
             except OSError:  # already closed by the client
                 pass
 
+    def freeze(self) -> None:
+        """Accept connections and read requests but answer none (a hung server), until :meth:`thaw`."""
+        self._thawed.clear()
+
+    def thaw(self) -> None:
+        self._thawed.set()
+
+    def _wait_thawed(self) -> None:
+        while not self._thawed.wait(0.1):
+            if not (self._alive and self._up):
+                return
+
     def _fault(self) -> str | None:
         """The fault this request gets, if any (and the request counted)."""
         with self._lock:
@@ -160,8 +177,21 @@ class FakeOpenAIServer:
                     server._open.discard(self.connection)
                 super().finish()
 
+            def do_GET(self) -> None:  # GET /v1/models: what a probe of the server asks
+                server._wait_thawed()
+                raw = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]}).encode()
+                try:
+                    self.send_response(200 if self.path.rstrip("/").endswith("/models") else 404)
+                    self.send_header("content-type", "application/json")
+                    self.send_header("content-length", str(len(raw)))
+                    self.end_headers()
+                    self.wfile.write(raw)
+                except OSError:
+                    self.close_connection = True
+
             def do_POST(self) -> None:
                 server.authorization = self.headers.get("authorization")
+                server._wait_thawed()
                 body = json.loads(self.rfile.read(int(self.headers.get("content-length", 0))) or b"{}")
                 fault = server._fault()
                 raw = server._answer(body) if fault in (None, "drop") else b'{"error": "fault"}'

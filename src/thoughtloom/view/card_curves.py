@@ -15,7 +15,7 @@ from __future__ import annotations
 from ..eval.curves import NOT_RECORDED
 from ..eval.reproduce.card import CardData
 from ..eval.reproduce.render import budget_mark
-from .curve_view import CURVE_REPLICATES, PALETTE, curve_data, curve_svg, horizon
+from .curve_view import CURVE_REPLICATES, PALETTE, curve_data, curve_svg, horizon, swatch
 from .markup import Raw, h
 
 
@@ -39,8 +39,7 @@ def card_figures(card: CardData, *, replicates: int = CURVE_REPLICATES) -> dict[
         svg = curve_svg(data, "calls", d.primary, [c.method.label for c in drawn],
                         ends=[horizon(r, "calls") for r in runs], dashed=dashed, marks=[mark] if mark else [])
         seeds = max(c.seeds for c in drawn)
-        legend = [h("li", None, h("span", {"style": f"color:{PALETTE[i % len(PALETTE)]}"},
-                                  "╍╍ " if dashed[i] else "━━ "), h("b", None, c.method.label),
+        legend = [h("li", None, swatch(PALETTE[i % len(PALETTE)], dashed[i]), " ", h("b", None, c.method.label),
                     f" ({len(r.examples)} examples)" + ("; exact only at batch boundaries" if dashed[i] else ""))
                   for i, (c, r) in enumerate(zip(drawn, runs))]
         left = [c.method.label for c in cells if c not in drawn]
@@ -54,3 +53,4 @@ def card_figures(card: CardData, *, replicates: int = CURVE_REPLICATES) -> dict[
         out[d.id] = h("div", {"class": "curves"}, title, svg, h("p", {"class": "note"}, caption),
                       h("ul", {"class": "legend"}, legend))
     return out
+

@@ -31,7 +31,7 @@ from ..eval.curves import NOT_RECORDED, Axis, RunCurves, differences_at, estimat
 from ..eval.inference import judge_all, paired_test
 from .curve_view import curve_data, curve_section, curves_of, spent, summary
 from .figures import RunFigures, figures, scores
-from .markup import Raw, h, join, number, table
+from .markup import Raw, content_security_policy, h, join, number, table
 from .rundir import UNKNOWN, RunFolder
 
 
@@ -189,7 +189,8 @@ def comparison_page(result: dict[str, Any], out: Path) -> str:
              h("h2", None, "Paired differences"),
              table(["pair", "shared", *metrics, "notes"], pair_rows) if pair_rows else h("p", None, "One run only."),
              _budget_section(result, metrics))
-    head = h("head", None, h("meta", {"charset": "utf-8"}), h("title", None, "thoughtloom comparison"),
+    head = h("head", None, h("meta", {"charset": "utf-8"}), content_security_policy(styles=[style]),
+             h("title", None, "thoughtloom comparison"),
              h("style", None, Raw(style)))
     return "<!DOCTYPE html>\n" + h("html", {"lang": "en"}, head, body) + "\n"
 

@@ -14,7 +14,7 @@ from ..eval.summary import step_problem_lines, tally_step_problems
 from .figures import status
 from .hgot_view import hgot_section
 from .hierarchy import hierarchy
-from .markup import Raw, answer_text, clip, fold, h, number, table, text_block
+from .markup import Raw, answer_text, bar, clip, fold, h, number, table, text_block
 from .program_view import programs_section
 from .programs import programs
 from .tree_view import tree_section
@@ -110,7 +110,7 @@ def _samples(events: list[dict[str, Any]]) -> Raw | str:
         parts += [h("p", None, "Vote → ", h("b", None, str(vote.get("winner"))),
                     f" (share {number(vote.get('confidence'), 2)})"),
                   table(["answer", "votes", ""], [
-                      [str(k), number(v, 2), h("span", {"class": "bar", "style": f"width:{120 * v / total:.0f}px"})]
+                      [str(k), number(v, 2), bar(v / total)]
                       for k, v in tally.items() if isinstance(v, (int, float))])]
     return h("section", {"class": "samples"}, parts)
 

@@ -10,7 +10,7 @@ from typing import Any
 
 from .draw import DrawNode, svg_graph
 from .hierarchy import Hierarchy, Infer, Question
-from .markup import Raw, clip, h, number, table, text_block
+from .markup import Raw, bar, clip, h, number, table, text_block
 
 
 def hgot_section(hier: Hierarchy) -> Raw:
@@ -84,7 +84,7 @@ def _infer(infer: Infer, hier: Hierarchy) -> Raw:
     thoughts = table(["#", "answer", "weight", "citation recall", "precision", "statements and citations"], rows)
     total = sum(v for v in infer.tally.values() if isinstance(v, (int, float))) or 1.0
     vote = table(["answer", "weight", ""], [
-        [str(k), number(float(v), 3), h("span", {"class": "bar", "style": f"width:{120 * float(v) / total:.0f}px"})]
+        [str(k), number(float(v), 3), bar(float(v) / total)]
         for k, v in sorted(infer.tally.items(), key=lambda kv: -_num(kv[1]))])
     rescored = table(["cited as", "passage", "score before", "cited (weighted)", "score after"], [
         [f"[{i}]", _passage_name(shown, i, hier), number(p.get("old"), 3), number(p.get("cite_freq"), 3),

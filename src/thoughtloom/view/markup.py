@@ -13,6 +13,7 @@ import html
 import json
 from typing import Iterable, Union
 
+from ..core import csp
 from ..core.text import encodable
 
 
@@ -56,6 +57,23 @@ def h(tag: str, attrs: dict[str, object] | None = None, *children: Child) -> Raw
     if tag in _VOID:
         return Raw(head)
     return Raw(f"{head}{_children(children)}</{tag}>")
+
+
+def content_security_policy(scripts: Iterable[str] = (), styles: Iterable[str] = ()) -> Raw:
+    """The ``<meta>`` Content-Security-Policy of a report: nothing loads from anywhere (no network,
+    no remote script, style, font, frame or form target); only the page's own inline ``scripts``
+    and ``styles`` run, each allowed by its SHA-256, so an inline handler (``onerror=``), a
+    ``style=`` attribute or a ``<script>`` that got into the page would not run. Put it first in
+    ``<head>``. (The page blocks a report stores are of a type no browser runs: no hash needed.)"""
+    return h("meta", {"http_equiv": "Content-Security-Policy", "content": csp.policy(scripts, styles)})
+
+
+def bar(fraction: float, width: int = 120) -> Raw:
+    """A horizontal bar ``fraction`` of ``width`` pixels long (an SVG: no ``style`` attribute,
+    which the reports' Content-Security-Policy would block)."""
+    w = max(0, min(width, round(width * fraction))) if fraction == fraction else 0
+    return h("svg", {"class": "bar", "width": w, "height": 9, "aria_hidden": "true"},
+             h("rect", {"width": w, "height": 9, "rx": 2}))
 
 
 def join(*children: Child) -> Raw:

@@ -20,10 +20,11 @@ from pathlib import Path
 from importlib import resources
 
 from ..core.errors import ConfigError
+from ..core.files import no_space_names
 from ..eval.results import atomic_write
 from .example_page import example_page
 from .figures import figures
-from .markup import Raw, esc, h
+from .markup import Raw, content_security_policy, esc, h
 from .run_page import run_page
 from .rundir import RunFolder
 
@@ -62,15 +63,16 @@ def build_report(run: RunFolder, *, only: str | None = None, compare_href: str |
     blocks = "".join(f'<script type="{PAGE_TYPE}" data-example="{esc(example)}">{data}</script>\n'
                      for example, data in pages.items())
     title = f"{run.strategy} on {run.task_name} · thoughtloom"
+    script, style = _asset("report.js"), _asset("report.css")
     body = h("body", {"data-open": only},
              run_page(run, fig, compare_href=compare_href, replicates=replicates),
              h("section", {"id": "example", "hidden": True}),
              Raw(blocks),
-             h("script", None, Raw(_asset("report.js"))))
+             h("script", None, Raw(script)))
     return ("<!DOCTYPE html>\n" + h("html", {"lang": "en"},
-            h("head", None, h("meta", {"charset": "utf-8"}),
+            h("head", None, h("meta", {"charset": "utf-8"}), content_security_policy([script], [style]),
               h("meta", {"name": "viewport", "content": "width=device-width, initial-scale=1"}),
-              h("title", None, title), h("style", None, Raw(_asset("report.css")))),
+              h("title", None, title), h("style", None, Raw(style))),
             body) + "\n")
 
 
@@ -80,8 +82,9 @@ def write_report(run_dir: str | Path, out: str | Path | None = None, *, example:
     run = RunFolder.open(run_dir)
     path = Path(out) if out is not None else run.path / (REPORT if example is None else f"report-{_safe(example)}.html")
     html = build_report(run, only=example, compare_href=compare_href, replicates=replicates)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write(path, html)
+    with no_space_names(str(path)):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(path, html)
     log.info("wrote %s (%d bytes, %d examples)", path, len(html), len(run.records))
     return path
 

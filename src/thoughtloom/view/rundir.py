@@ -29,6 +29,10 @@ from ..eval.results import RESULTS, SUMMARY, TRACE
 
 log = logging.getLogger(__name__)
 
+#: Longest line of a run's results or trace the report reads (16 MiB); a longer one (a run made
+#: from a huge data record) is skipped and counted, never held.
+MAX_RUN_LINE_BYTES = 16 << 20
+
 #: A setting the run's files do not record.
 UNKNOWN = "?"
 
@@ -49,7 +53,7 @@ def _events(path: Path, counter: list[int]) -> Iterator[dict[str, Any]]:
     a run still writing, or a damaged one) adds 1 to ``counter[0]``."""
     if not path.exists():
         return
-    for line in jsonl_lines(path, "skip"):
+    for line in jsonl_lines(path, "skip", max_line_bytes=MAX_RUN_LINE_BYTES):
         if line.value is not None:
             yield line.value
         elif line.error is not None:
@@ -75,7 +79,7 @@ class RunFolder:
         skipped = [0]
         records: dict[str, EvalRecord] = {}
         # the eval's own reader; "skip": a partial last line of a run still writing is counted, not fatal
-        for line, record in record_lines(path / RESULTS, "skip"):
+        for line, record in record_lines(path / RESULTS, "skip", max_line_bytes=MAX_RUN_LINE_BYTES):
             if record is not None:
                 records[record.id] = record  # the last record of an id wins, as on resume
             elif line.error is not None:
@@ -137,16 +141,22 @@ class RunFolder:
             return None
 
     def metric_names(self) -> list[str]:
-        """Every metric some record has, the task's primary one first."""
+        """Every metric some record has, the run's primary one first."""
         names = sorted({k for r in self.records.values() for k in r.metrics})
         primary = self.primary_metric(names)
         return [primary, *[n for n in names if n != primary]] if primary in names else names
 
     def primary_metric(self, names: list[str] | None = None) -> str:
-        task = self.task()
-        if task is not None:
-            return task.primary_metric
+        """The metric the run was judged by: the one its summary records (``--metric contains``, a
+        user function's name), else its task's primary metric where the records have it, else the
+        first metric they have (a run from before the summary recorded it, or of an unknown task)."""
+        recorded = self.summary.get("primary_metric")
+        if isinstance(recorded, str) and recorded:
+            return recorded
         names = names if names is not None else sorted({k for r in self.records.values() for k in r.metrics})
+        task = self.task()
+        if task is not None and (task.primary_metric in names or not names):
+            return task.primary_metric
         return names[0] if names else "em"
 
     def stratum(self, record: EvalRecord) -> str | None:

@@ -96,8 +96,7 @@ def _node(node: TreeNode, tree: SearchTree, rejected: list[tuple[int, Rejected]]
     if parent is not None and node.kind in ("revised", "extended"):
         body.append(fold(f"changes from #{parent.id}", word_diff(parent.candidate, node.candidate)))
     body += [_rejected(r, i) for i, r in rejected]
-    return h("details", {"class": f"node {_classes(node, tree)}", "id": f"tn-{node.id}",
-                         "style": f"margin-left:{min(node.depth, 12) * 18}px"},
+    return h("details", {"class": f"node depth-{min(node.depth, 12)} {_classes(node, tree)}", "id": f"tn-{node.id}"},
              h("summary", None, summary), body)
 
 

@@ -225,7 +225,10 @@ async def test_bad_reference_is_a_malformed_step():
 
 
 async def test_step_limit_stops_a_decomposer_that_never_ends():
-    lm = ScriptedLM(lambda req: '(split) "What are the words in "Ada Byron"?"')
+    import itertools
+
+    n = itertools.count()  # a new question each turn (one repeated verbatim stops at its repeat)
+    lm = ScriptedLM(lambda req: f'(split) "What are the words in "Ada Byron {next(n)}"?"')
     ctx = ctx_for(lm)
     result = await decomp(max_steps=3, handlers="symbolic").run(Problem("q", LETTER_Q), ctx)
     assert result.details["status"] == "step_limit"

@@ -65,7 +65,15 @@ DECOMPOSER_KB = read_kb(
 
 TASK_OF = {"letter_cat": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
            "reverse_tail": "list_reversal", "commaqa_fine": "commaqa", "commaqa_coarse": "commaqa",
-           "odqa_decomp": "hotpotqa"}
+           "odqa_decomp": "hotpotqa", "qa_decomp": "qa"}
+
+#: What a reader knows for the own-questions decomposer's examples: each answer is read off the question the
+#: controller built, so a #k naming the wrong step asks a question this does not know.
+QA_FACTS = {"What is the capital of Japan?": "Tokyo", "Who wrote Pride and Prejudice?": "Jane Austen",
+            "In which year was Jane Austen born?": "1775", "What is the capital of Hungary?": "Budapest",
+            "Which river flows through Budapest?": "the Danube", "What is the tallest mountain in Africa?":
+            "Kilimanjaro", "How high is Kilimanjaro in metres?": "5895", "How high is Mont Blanc in metres?": "4806",
+            "Is 5895 metres more than 4806 metres?": "yes"}
 
 
 def decomposer_programs() -> list[str]:
@@ -142,6 +150,8 @@ def content_oracle(program: str):
                 return ", ".join(reversed(items(re.findall(r'"([^"]*)"', question)[-1])))
             return symbolic_answer(name, question)
         return reverse
+    if program == "qa_decomp":
+        return lambda name, step, item, question: QA_FACTS.get(question, f"unknown: {question}")
     return lambda name, step, item, question: symbolic_answer(name, question)
 
 

@@ -43,3 +43,10 @@ def test_mcts_answers_by_the_evaluator_score_before_the_mean_reward():
     tree.nodes = [Node(0, "a", score=0.9, visits=3, value_sum=0.3, children=[1]),
                   Node(1, "ab", parent=0, depth=1, score=0.5)]
     assert tree.best_by_value().id == 0
+
+
+def test_the_text_view_shows_each_candidate_whole():
+    """Issue 39 §10: the text view cut tree candidates at 70 characters with '...'."""
+    outline = "\n".join(f"[{i}] The heroine crosses the mountains to find her brother, item {i}." for i in range(1, 4))
+    picture = render_tree([Node(0, outline).as_dict()], chosen=0)
+    assert "..." not in picture and picture.endswith("item 3.") and picture.count(" | ") == 2

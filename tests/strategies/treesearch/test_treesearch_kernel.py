@@ -103,3 +103,23 @@ def test_a_tree_strategy_writes_loop_not_search():
                 return None
     from thoughtloom.strategies.treesearch import search as old_path
     assert old_path.TreeSearch is TreeSearch  # the old module path still imports
+
+
+async def test_an_unreadable_first_reply_is_dropped_and_the_search_starts_empty():
+    """docs/tasks.md: a reply parse_candidate cannot read "is dropped and traced as unreadable"; the root
+    kept it as a candidate (issue 39 §10), so prose could be the search's answer."""
+    from thoughtloom.testing import ScriptedLM
+
+    def reply(req):
+        text = req.messages[0].content
+        if "Current solution:" in text:  # a revision of the (empty) start
+            return f"CAND: {'xyz'[req.sample_index % 3]}"
+        return "I am not sure where to begin."
+
+    lm = ScriptedLM(reply)
+    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ThoughtGenerator)
+    root = await s.generator.root()
+    assert root.candidate == "" and root.evaluator == "empty" and root.score == 0.0
+    assert s.ctx.trace.of_type("malformed")[0]["what"] == "tree_root"
+    children = await s.generator.expand(root, 2)
+    assert {c.candidate for c in children} <= {"x", "y", "z"} and children  # revisions of the empty start

@@ -32,7 +32,7 @@ from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
 from ..stats import Estimate, mean_ci
-from ..summary import usage_by_role
+from ..tally import usage_by_role
 from .budgetwise import along_budget
 from .run import Cell, SuitePlan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure

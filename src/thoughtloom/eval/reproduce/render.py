@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence, Union
 
 from ... import strategies, tasks
+from ...core import csp
 from ...strategies.config import FROM_TASK
 from ..results import atomic_write
 from ..inference import PairedTest
@@ -329,7 +330,9 @@ _STYLE = ("body{font-family:system-ui,sans-serif;max-width:80rem;margin:2rem aut
 def to_html(blocks: list[Block], title: str, figures: Mapping[str, str] | None = None) -> str:
     """The page; ``figures``: markup (written and escaped by its maker) by dataset id."""
     e = html.escape
-    out = [f"<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{e(title)}</title>"
+    out = [f"<!doctype html>\n<html><head><meta charset=\"utf-8\">"
+           f"<meta http-equiv=\"Content-Security-Policy\" content=\"{e(csp.policy(styles=[_STYLE]))}\">"
+           f"<title>{e(title)}</title>"
            f"<style>{_STYLE}</style></head><body>"]
     for block in blocks:
         kind = block[0]

@@ -16,6 +16,7 @@ from typing import Callable
 
 from ...core.errors import ConfigError
 from ...core.names import unknown
+from ...core.protocols import TaskView
 from .functions import items, last_quoted, separator_phrase
 
 Reference = Callable[[str], list[str]]
@@ -158,6 +159,12 @@ register_program(Program("odqa_closedbook", None, _fixed("(closedbook_qa) $quest
                          description="No-Ctxt: closed book"))
 
 
+# -- a user's own questions -------------------------------------------------------
+
+register_program(Program("qa_decomp", "qa_decomp", None, ("closedbook_qa",),
+                         description="own questions: simple closed-book sub-questions chained with #k"))
+
+
 #: The program each strategy name runs for a task unless ``--set program=`` says otherwise.
 DEFAULTS: dict[str, dict[str, str]] = {
     "decomp": {"letter_cat": "letter_cat", "list_reversal": "reverse_halving",
@@ -175,9 +182,30 @@ DEFAULTS: dict[str, dict[str, str]] = {
 }
 
 
-def default_program(strategy: str, task: str) -> Program:
-    name = DEFAULTS.get(strategy, {}).get(task)
+#: The program each strategy runs for a task with no default of its own (a task of yours, ``qa``) by the
+#: shape its questions declare (``question_shape``): "qa", a question with a short answer; "math", a word
+#: problem with a numeric answer.
+SHAPES: dict[str, dict[str, str]] = {
+    "decomp": {"qa": "qa_decomp", "math": "math_extract"},
+    "decomp-cot": {"math": "math_cot_pattern"},
+    "decomp-no-ctxt": {"qa": "odqa_closedbook"},
+}
+
+
+def default_name(strategy: str, task: TaskView) -> str | None:
+    """The program ``strategy`` runs for ``task`` by default: the task's own, else its shape's; None: none."""
+    name = DEFAULTS.get(strategy, {}).get(task.name)
+    shape = getattr(task, "question_shape", "")  # optional on TaskView (see core.protocols)
+    return name if name is not None else SHAPES.get(strategy, {}).get(shape) if shape else None
+
+
+def default_program(strategy: str, task: TaskView) -> Program:
+    name = default_name(strategy, task)
     if name is None:
-        raise ConfigError(f"strategy {strategy!r} has no default program for task {task!r}",
-                          hint="pass --set program=NAME; programs: " + ", ".join(sorted(PROGRAMS)))
+        shapes = dict.fromkeys(shape for by in SHAPES.values() for shape in by)
+        raise ConfigError(
+            f"strategy {strategy!r} has no default program for task {task.name!r}",
+            hint="for questions with a short answer pass --set program=qa_decomp (docs/decomp.md lists the "
+                 "others); a task of your own can declare question_shape = "
+                 + " or ".join(repr(s) for s in shapes) + " (docs/tasks.md)")
     return get_program(name)

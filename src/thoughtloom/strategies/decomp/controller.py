@@ -26,6 +26,11 @@ decoding on backends that support it; the first JSON object in the reply
 (``lm.structured.parse_json``) is turned back into a QS line and checked
 like any other.
 
+A step that asks again what the step before it asked (the same line and
+inputs) and gets what it got (the same answer, or the same error: a handler
+reply cut off at ``max_tokens``, say) ends the run ``malformed``: asked a
+third time it would get it again, to the step limit.
+
 A step's answer longer than :data:`MAX_ANSWER_CHARS` (rendered) is that
 step's error with an empty answer: each nesting level renders its children's
 answers again (a list as JSON, escaping the quotes inside), so hostile
@@ -360,6 +365,22 @@ class Controller:
         stopped = next((c for c in children if c.status != "ok"), None)
         if stopped is not None:  # a nested program that did not finish leaves this one without an answer
             self._end(r, stopped.status, f"step {len(r.steps)}: {_nested_reason(stopped)}")
+        elif _repeats_itself(r.steps):
+            # the decomposer asks again what the step before asked and gets what it got (a reply cut off at
+            # max_tokens is cut off again): it would go on so to the step limit, so the program stops here
+            got = f"failed the same way ({record.error})" if record.error else "got the same answer"
+            self._end(r, "malformed", f"step {len(r.steps)}: asked again what step {len(r.steps) - 1} asked, "
+                                      f"and {got}")
+
+
+def _repeats_itself(steps: Sequence[StepRecord]) -> bool:
+    """Whether the last step repeats the one before it: the same line and inputs, and the same answer
+    or the same failure."""
+    if len(steps) < 2:
+        return False
+    last, before = steps[-1], steps[-2]
+    return (last.line, last.inputs, last.answer, last.error) == (before.line, before.inputs, before.answer,
+                                                                 before.error)
 
 
 def _grouped(todo: list[tuple[Run, Step, list[str]]]) -> dict[str, list[tuple[int, int]]]:

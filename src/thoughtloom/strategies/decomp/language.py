@@ -48,6 +48,7 @@ from typing import Collection, Sequence, Union
 from ...core.bounded import MAX_PARSE_CHARS, check_depth, clip, loads_json
 from ...core.errors import ParseError
 from ...core.text import encodable
+from ...tasks.answers import marked_answer
 
 Answer = Union[str, list]
 
@@ -211,7 +212,8 @@ def read_reply(text: str) -> Answer:
     """A few-shot handler's reply as its answer: the answer line, or a JSON value written over lines.
 
     The examples answer on one line after ``A:``, so the answer is the first
-    non-empty line (an echoed ``A:`` and a ``\\boxed{}`` dropped), read by
+    non-empty line (an echoed ``A:``, a ``\\boxed{}`` and an answer marker such as "The answer is:"
+    dropped: :func:`~thoughtloom.tasks.answers.marked_answer`), read by
     :func:`parse_value`. Chat models often fence a JSON answer and spread it
     over lines (a fenced ``json`` block holding ``[``, ``"a, b",``, ``"c"``, ``]``); when
     the reply, fence removed, is one whole JSON array or object, that value is
@@ -229,7 +231,10 @@ def read_reply(text: str) -> Answer:
         if value is not None:
             flat = isinstance(value, list) and all(not isinstance(v, (list, dict)) for v in value)
             return [str(v) for v in value] if flat else json.dumps(value, ensure_ascii=False)
-    return parse_value(strip_boxed(text.splitlines()[0].strip())) if text else ""
+    if not text:
+        return ""
+    line = strip_boxed(text.splitlines()[0].strip())
+    return parse_value(marked_answer(line) or line)  # "The answer to the question is: H2O" reads "H2O"
 
 
 def parse_value(text: str) -> Answer:

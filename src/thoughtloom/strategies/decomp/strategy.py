@@ -22,13 +22,16 @@ record keeps the program as far as it ran and its ``status``.
 
 from __future__ import annotations
 
+import re
+
+from ...core.errors import ConfigError
 from ...core.protocols import TaskView
 from ...core.types import Problem
 from ..context import Context
 from ..interface import Strategy
 from ..registry import register
 from ..result import Result
-from .catalogue import DEFAULTS, default_program, get_program
+from .catalogue import DEFAULTS, default_name, default_program, get_program
 from .config import DecompConfig
 from .controller import Controller
 from .handlers import Call
@@ -42,12 +45,32 @@ class _DecompBase(Strategy):
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:
-        """The tasks this strategy has a default program for (``--set program=`` runs others)."""
-        return task.name in DEFAULTS.get(cls.name, {})
+        """The tasks this strategy has a default program for, by name or by shape (``--set program=`` runs others)."""
+        return default_name(cls.name, task) is not None
+
+    def retrieves(self, task: TaskView) -> bool:
+        """Whether the program run for ``task`` has a retrieval step (Decomp-Ctxt, NoDecomp-Ctxt)."""
+        try:
+            program = get_program(self.config.program) if self.config.program else default_program(self.name, task)
+        except ConfigError:  # no program: the run refuses it before any search
+            return False
+        steps = program.handlers if not program.fixed or program.reference is None else program.reference("")
+        return any(re.match(r"\(?retrieve", step) for step in steps)
+
+    def notes(self, task: TaskView) -> list[str]:
+        """The program picked by the task's question shape (a task with no program of its own)."""
+        if self.config.program or task.name in DEFAULTS.get(self.name, {}):
+            return []
+        name = default_name(self.name, task)
+        if name is None:
+            return []
+        program = get_program(name)
+        return [f"{self.name} runs program {name} on task {task.name} ({program.description or 'its default'}); "
+                "--set program=NAME picks another"]
 
     async def solve(self, problem: Problem, ctx: Context) -> Result:
         cfg = self.config
-        program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task.name)
+        program = get_program(cfg.program) if cfg.program else default_program(self.name, ctx.task)
         controller = Controller(ctx, cfg, k=cfg.k or program.k)
         call = Call(problem.question, problem.context)
         ctx.best_so_far(lambda: _stopped(controller, program.name))

@@ -98,10 +98,13 @@ class ThoughtGenerator:
         whole = finished(self.ctx, reply, "tree_root")
         text = reply.text
         candidate = w.view.parse_candidate(w.problem, text, None)
-        if candidate is None:
+        if candidate is None:  # dropped, as an unreadable child is (docs/tasks.md): the search starts empty
             if whole:  # a cut-off reply is traced once, as truncated
                 malformed(self.ctx.trace, "tree_root", "unparseable", text)
-            candidate = text.strip()
+            root = self.tree.add("")
+            root.score, root.evaluator = 0.0, "empty"  # nothing to judge: its children are the first candidates
+            self.tree.scored(root)
+            return root
         return self.tree.add(candidate)
 
     def admits(self, kind: str) -> bool:

@@ -136,8 +136,9 @@ def _mean_or_score(node: Node) -> float:
     return mean if mean is not None else (node.score or 0.0)
 
 
-def render_tree(nodes: list[dict[str, Any]], chosen: int | None, width: int = 70) -> str:
-    """An indented text picture of a dumped tree (``Tree.to_json()``)."""
+def render_tree(nodes: list[dict[str, Any]], chosen: int | None, width: int | None = None) -> str:
+    """An indented text picture of a dumped tree (``Tree.to_json()``): each candidate whole, its lines
+    joined with " | " (``width``: cut longer ones to that many characters, ending "...")."""
     by_id = {n["id"]: n for n in nodes}
     lines: list[str] = []
 
@@ -146,7 +147,7 @@ def render_tree(nodes: list[dict[str, Any]], chosen: int | None, width: int = 70
         score = "  -  " if n["score"] is None else f"{n['score']:.2f}"
         mean = "" if n["mean_value"] is None else f" mean={n['mean_value']:.2f}"
         flat = " | ".join(line.strip() for line in str(n["candidate"]).splitlines() if line.strip())
-        if len(flat) > width:
+        if width is not None and len(flat) > width:
             flat = flat[: width - 3] + "..."
         mark = "*" if node_id == chosen else " "
         sim = " sim" if n.get("simulated") else ""
