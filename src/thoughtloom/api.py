@@ -44,7 +44,7 @@ import logging
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Awaitable, Callable, Iterable, TypeVar
+from typing import Any, Awaitable, Callable, Iterable, Mapping, TypeVar
 
 from . import tasks
 from .core.errors import ConfigError, ThoughtloomError
@@ -117,15 +117,15 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
                  cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
                  index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
                  seed: int = 0, timeout_s: float | None = None, progress: ProgressHook | None = None,
-                 **options: Any) -> Solution:
+                 role_models: Mapping[str, str | LM] | None = None, **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
     task_obj = tasks.resolve(task)
     spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
-                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed)
+                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, role_models=role_models)
     strat = spec.strategy(strategy, options, task_obj)
     for line in spec.setup_notes(strat, task_obj):
         log.warning("%s", line)
-    async with spec.open(_given(model)) as resources:
+    async with spec.open(_given(model), _given_roles(role_models)) as resources:
         run = await run_problem(strat, task_obj, Problem("api", question, context), resources,
                                 spec.settings(example_timeout_s=timeout_s), progress=progress)
     if run.result is None:
@@ -140,7 +140,9 @@ def solve(strategy: str, question: str, **kwargs: Any) -> Solution:
     ...; ``"freeform"`` by default) or is a :class:`~thoughtloom.tasks.Task` of your own, ``context`` is the problem's context
     (facts, a premise). Other keywords: ``model``, ``max_calls``,
     ``token_budget``, ``cache``, ``cache_mode``, ``api_key``, ``index``,
-    ``entail``, ``prompts``, ``seed``, ``timeout_s``, ``progress`` (a hook
+    ``entail``, ``prompts``, ``seed``, ``role_models`` (role -> model spec or LM, e.g.
+    ``{"evaluator": "small.gguf"}``: that role asks its own model, on the same budget and trace; roles:
+    :data:`thoughtloom.strategies.ROLES`), ``timeout_s``, ``progress`` (a hook
     called at every model call and phase change, e.g.
     :class:`thoughtloom.eval.rich_progress.RichStatus`; see
     :mod:`thoughtloom.core.progress`), and the strategy's options (``n=5``,
@@ -159,12 +161,13 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
                     index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
                     seed: int = 0, example_timeout_s: float | None = None, retry_errors: bool = False,
                     progress: Progress | None = None, force: bool = False, command: str | None = None,
-                    **options: Any) -> "Evaluation":
+                    role_models: Mapping[str, str | LM] | None = None, **options: Any) -> "Evaluation":
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
     task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
                              metric=metric)
     spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
-                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, concurrency=concurrency)
+                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, concurrency=concurrency,
+                    role_models=role_models)
     strat = spec.strategy(strategy, options, task_obj)
     if examples is not None:
         if data is not None:
@@ -180,7 +183,7 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
         # no out: the run's files go to a folder of its own, read back and removed (results in memory)
         out_dir = Path(out) if out is not None else Path(scratch.enter_context(
             tempfile.TemporaryDirectory(prefix="thoughtloom-eval-")))
-        async with spec.open(_given(model)) as resources:
+        async with spec.open(_given(model), _given_roles(role_models)) as resources:
             meta = {"model": resources.lm.model_id, **spec.notes(dataset, settings, offset=offset, limit=limit)}
             summary = await run_eval(strat, task_obj, dataset.examples, resources, out_dir, settings=settings,
                                      progress=progress, meta=meta, force=force, command=command, source=source)
@@ -236,7 +239,7 @@ def evaluate(strategy: str, task: str | Task | None = None, data: str | Path | N
     ``run.json``. Other keywords: ``model``, ``limit``, ``offset``,
     ``concurrency``, ``max_calls``, ``token_budget``, ``cache``,
     ``cache_mode``, ``api_key``, ``index``, ``entail``, ``prompts``,
-    ``seed``, ``example_timeout_s``, ``retry_errors``, ``progress`` (an
+    ``seed``, ``role_models`` (as :func:`solve`'s), ``example_timeout_s``, ``retry_errors``, ``progress`` (an
     object with ``start(stats)``, ``update(record, stats)`` and optionally
     ``live(update, stats)`` at every model call, e.g.
     :class:`thoughtloom.eval.rich_progress.RichProgress`; see
@@ -279,18 +282,25 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
 def run_spec(model: str | LM = "embedded", *, max_calls: int | None = None, token_budget: int | None = None,
              cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
              index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
-             seed: int = 0, concurrency: int = 1) -> RunSpec:
+             seed: int = 0, concurrency: int = 1, role_models: Mapping[str, str | LM] | None = None) -> RunSpec:
     """The :class:`~thoughtloom.eval.assembly.RunSpec` these keywords ask for, as :func:`solve` and
     :func:`evaluate` open it (``token_budget`` is its ``max_tokens``; an LM object for ``model`` leaves
-    its ``model`` None: the LM is handed to :meth:`RunSpec.open`)."""
+    its ``model`` None: the LM is handed to :meth:`RunSpec.open`, as are the LM objects of ``role_models``;
+    its model specs are the spec's ``role_models``)."""
     return RunSpec(model=model if isinstance(model, str) else None, api_key=api_key, cache=cache,
                    cache_mode=cache_mode, max_calls=max_calls, max_tokens=token_budget, index=index,
-                   entail=entail, prompts=prompts, seed=seed, concurrency=concurrency)
+                   entail=entail, prompts=prompts, seed=seed, concurrency=concurrency,
+                   role_models={r: m for r, m in (role_models or {}).items() if isinstance(m, str)})
 
 
 def _given(model: str | LM) -> LM | None:
     """An LM the caller opened (it stays the caller's), or None for a model spec the run opens and closes."""
     return None if isinstance(model, str) else model
+
+
+def _given_roles(role_models: Mapping[str, str | LM] | None) -> dict[str, LM]:
+    """The role LMs the caller opened (they stay the caller's); the model specs are the run's to open."""
+    return {r: m for r, m in (role_models or {}).items() if not isinstance(m, str)}
 
 
 __all__ = ["Evaluation", "Solution", "SolveFailed", "aevaluate", "asolve", "evaluate", "solve"]

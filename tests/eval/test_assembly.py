@@ -35,8 +35,8 @@ def opened(monkeypatch):
     real_open = RunSpec.open
 
     @contextlib.asynccontextmanager
-    async def recording_open(self, lm=None):
-        async with real_open(self, lm) as res:
+    async def recording_open(self, lm=None, role_lms=None):
+        async with real_open(self, lm, role_lms) as res:
             services.append(res)
             yield res
 

@@ -175,3 +175,27 @@ def test_max_calls_is_one_number_from_the_cli_and_the_api():
     assert api.run_spec(max_calls=2000).strategy("decomp").config.max_calls == 2000
     assert api.run_spec(max_calls=2000).budget().max_calls == 2000
     assert api.run_spec().strategy("decomp").config.max_calls == 300
+
+
+async def test_a_config_without_max_calls_is_still_bounded():
+    """Issue 42: "Strategy.run reads max_calls that way [getattr], so a config without it silently has
+    no cap". A config that declares no max_calls field, on a context with no budget, is capped at
+    DEFAULT_MAX_CALLS (under a runner budget, that budget bounds it: test_runner_boundary.py)."""
+    from thoughtloom.strategies.interface import DEFAULT_MAX_CALLS
+
+    @dataclasses.dataclass(frozen=True)
+    class Bare:
+        n: int = 1
+
+    class Forever(Strategy):
+        Config = Bare
+
+        async def solve(self, problem, ctx):
+            for _ in range(DEFAULT_MAX_CALLS + 5):  # a runaway loop: only its own bound can stop it here
+                await ctx.lm.generate([Request.of(problem.question)])
+            return Result(answer="never stopped")
+
+    lm = ScriptedLM(lambda req: "again")
+    result = await Forever().run(Problem("q", "loop?"), Context(lm=lm, task=tasks.get("gsm8k")))
+    assert Forever().call_bound() is None
+    assert result.stopped == "budget" and len(lm.requests) == DEFAULT_MAX_CALLS

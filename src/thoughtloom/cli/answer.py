@@ -107,7 +107,7 @@ def vote_note(result: Result) -> str:
 
 
 def run(
-    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`).",
+    strategy: Annotated[str, typer.Argument(help="Strategy name (see `thoughtloom strategies`), or MODULE:CLASS for your own.",
                                             autocompletion=o.complete_strategy)],
     question: Annotated[str, typer.Argument(help="The question or task input ('-' reads it from stdin).")],
     opts: o.RunOptions,

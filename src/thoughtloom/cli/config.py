@@ -26,7 +26,8 @@ command sets that command's only, and wins over the top level::
 
 (``cache`` is both an option and a command group: one file cannot hold a
 top-level ``cache = ...`` and a ``[cache.stats]`` table; TOML refuses the
-pair.) An unknown key or a value of the wrong type is a one-line error
+pair.) A ``[role_models]`` table gives ``--role-model`` values, one ``ROLE = "MODEL"``
+key each (``evaluator = "small.gguf"``). An unknown key or a value of the wrong type is a one-line error
 naming the file and the key.
 """
 
@@ -69,7 +70,7 @@ def default_map(root: Any, ctx: Any, files: list[Path] | None = None) -> dict[st
     commands = dict(_commands(root))
     defaults: dict[tuple[str, ...], dict[str, tuple[Path, str, Any]]] = {}  # command -> name -> file, key, value
     for path in config_files() if files is None else files:
-        table = _read(path)
+        table = _role_models(path, _read(path))
         tables = {k: v for k, v in table.items() if isinstance(v, dict)}
         everywhere = {k: v for k, v in table.items() if not isinstance(v, dict)}
         _apply(path, "", everywhere, commands, defaults)
@@ -95,6 +96,20 @@ def _read(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: invalid TOML ({exc})") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
+
+
+def _role_models(path: Path, table: dict[str, Any]) -> dict[str, Any]:
+    """A top-level ``[role_models]`` table (``evaluator = "MODEL"``) as the ``role_model`` key
+    (``["evaluator=MODEL"]``, the ``--role-model`` values)."""
+    roles = table.pop("role_models", None)
+    if roles is None:
+        return table
+    if not isinstance(roles, dict) or not all(isinstance(v, str) for v in roles.values()):
+        raise ConfigError(f"{path}: [role_models] takes ROLE = \"MODEL\" keys",
+                          hint='e.g. [role_models] then evaluator = "openai:gpt-4o-mini"')
+    if "role_model" in table:
+        raise ConfigError(f"{path}: role_model and [role_models] both given", hint="keep one")
+    return {**table, "role_model": [f"{role}={model}" for role, model in roles.items()]}
 
 
 def _flatten_tables(tables: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, dict[str, Any]]]:

@@ -116,7 +116,7 @@ def eval_(
                     f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
     for line in spec.setup_notes(strat, task_obj, pooled=pooled is not None):
         notes.print(f"[dim]note: {escape(line)}[/]", soft_wrap=True)
-    out_dir = out_dir or default_out(task_obj.name, strategy)
+    out_dir = out_dir or default_out(task_obj.name, strat.name)
     settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout,
                              breaker=server_health.settings(server_failures, server_silence, server_wait))
     notes_meta = spec.notes(dataset, settings, offset=offset, limit=limit)

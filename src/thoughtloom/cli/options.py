@@ -25,6 +25,7 @@ from .. import strategies
 from ..core.errors import ConfigError
 from ..eval.assembly import DEFAULT_N_CTX, DEFAULT_TIMEOUT_S, RunSpec
 from ..strategies.interface import DEFAULT_MAX_CALLS
+from . import usercode
 from .index import EntailSpec, IndexDir
 
 DEFAULT_CACHE = Path("~/.cache/thoughtloom/cache.sqlite")
@@ -61,6 +62,21 @@ Parallel = Annotated[Optional[int], typer.Option(
     "--parallel", min=1, envvar="THOUGHTLOOM_PARALLEL",
     help="Sequences a .gguf model decodes together in one batch (default 16; 1 = one at a time).")]
 
+RoleModels = Annotated[Optional[list[str]], typer.Option(
+    "--role-model", help=f"ROLE=MODEL, repeatable: the model one role asks instead of --model "
+                         f"(roles: {', '.join(strategies.ROLES)}); same budget, cache and trace.")]
+
+
+def parse_role_models(items: list[str] | None, flag: str = "--role-model") -> tuple[tuple[str, str], ...]:
+    """``ROLE=MODEL`` items as sorted ``(role, model)`` pairs; a malformed item or an unknown role is
+    one error line naming ``flag`` (and the roles)."""
+    pairs: dict[str, str] = {}
+    for item in items or []:
+        role, sep, model = item.partition("=")
+        if not sep or not role.strip() or not model.strip():
+            raise ConfigError(f"bad {flag} {item!r}", hint="use ROLE=MODEL, e.g. evaluator=openai:gpt-4o-mini")
+        pairs[strategies.check_role(role.strip(), f"{flag} role")] = model.strip()
+    return tuple(sorted(pairs.items()))
 
 
 def complete_strategy(incomplete: str) -> list[str]:
@@ -75,7 +91,9 @@ def complete_task(incomplete: str) -> list[str]:
     return [name for name in tasks.available() if name.startswith(incomplete)]
 
 
-StrategyName = Annotated[str, typer.Option("--strategy", "-S", help="Strategy name.", autocompletion=complete_strategy)]
+StrategyName = Annotated[str, typer.Option(
+    "--strategy", "-S", help="Strategy name, or MODULE:CLASS for a strategy of your own.",
+    autocompletion=complete_strategy)]
 TaskName = Annotated[str, typer.Option(
     "--task", "-t", help="Task name (qa: your own data), or MODULE:CLASS for a task of your own.",
     autocompletion=complete_task)]
@@ -136,6 +154,7 @@ class RunOptions:
     max_tokens: MaxTokens = None
     index: IndexDir = None
     entail: EntailSpec = "llm"
+    role_model: RoleModels = None
 
     def cache_mode(self) -> str:
         return cache_mode(self.no_cache, self.replay, self.refresh)
@@ -145,12 +164,13 @@ class RunOptions:
         return run_spec(self.model, self.cache, self.cache_mode(), max_calls=self.max_calls,
                         max_tokens=self.max_tokens, index=self.index, entail=self.entail, prompts=self.prompts,
                         seed=seed, n_ctx=self.n_ctx, threads=self.threads, parallel=self.parallel,
-                        timeout_s=self.timeout, concurrency=concurrency)
+                        timeout_s=self.timeout, concurrency=concurrency,
+                        role_models=parse_role_models(self.role_model))
 
     def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
         """The strategy with its ``--set`` options, checked before any model call; ``--max-calls`` is
         also its own cap (:meth:`RunSpec.strategy`)."""
-        return self.spec().strategy(name, parse_sets(self.sets), task)
+        return self.spec().strategy(usercode.strategy(name), parse_sets(self.sets), task)
 
 
 RUN_OPTIONS_PANEL = "Strategy, model, cache, budget and services (run and eval)"

@@ -161,6 +161,7 @@ def reproduce(
     threads: o.Threads = None,
     parallel: o.Parallel = None,
     timeout: o.Timeout = o.DEFAULT_TIMEOUT_S,
+    role_model: o.RoleModels = None,
     executor: scaleout.ExecutorName = "local",
     ray_address: scaleout.RayAddress = None,
     workers: scaleout.Workers = 2,
@@ -197,7 +198,7 @@ def reproduce(
     spec = o.run_spec(model, cache, o.cache_mode(no_cache, replay, False), max_calls=plan.budget.max_calls,
                       max_tokens=plan.budget.max_tokens, index=index, entail=entail or loaded.entail or "llm",
                       prompts=prompts, n_ctx=n_ctx, threads=threads, parallel=parallel, timeout_s=timeout,
-                      concurrency=concurrency)
+                      concurrency=concurrency, role_models=o.parse_role_models(role_model))
     on_ray = scaleout.executor(executor, spec, ray_address, workers) is not None  # flags checked
     executors = functools.partial(scaleout.executor, executor, spec, ray_address, workers) if on_ray else None
     needed = bool(todo) or dry_run  # a replay of complete cells needs no model at all

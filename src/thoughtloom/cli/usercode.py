@@ -1,4 +1,5 @@
-"""The user's own code named on the command line: ``--metric MODULE:FUNCTION``, ``--task MODULE:CLASS``.
+"""The user's own code named on the command line: ``--metric MODULE:FUNCTION``, ``--task MODULE:CLASS``,
+``--strategy MODULE:CLASS`` (and ``thoughtloom run MODULE:CLASS``).
 
 ``MODULE`` is an importable module (the working folder is searched first,
 as ``python -m`` does) or a path to a ``.py`` file. Whatever cannot be
@@ -15,7 +16,7 @@ import sys
 from pathlib import Path
 from typing import Any, Callable
 
-from .. import tasks
+from .. import strategies, tasks
 from ..core.errors import ConfigError
 from ..core.names import unknown
 from ..tasks.base import Task
@@ -99,3 +100,23 @@ def task(name: str, *, input_field: str = "question", gold_field: str = "answer"
                               hint="subclass thoughtloom.tasks.Task (see the Task API in docs/tasks.md)")
         chosen = obj
     return tasks.resolve(chosen, input_field=input_field, gold_field=gold_field, metric=metric(metric_spec))
+
+
+def strategy(name: str) -> str:
+    """The registered name of the strategy ``--strategy`` names: a built-in name as it is, or the user's
+    ``MODULE:CLASS`` (a :class:`~thoughtloom.strategies.Strategy` subclass), registered here under its
+    ``name`` (``@strategies.register("NAME")``) or, without one, under its class name."""
+    if not is_spec(name):
+        return name
+    cls = load(name, "--strategy")
+    if not (isinstance(cls, type) and issubclass(cls, strategies.Strategy)):
+        raise ConfigError(f"--strategy {name}: {cls!r} is not a thoughtloom Strategy",
+                          hint="subclass thoughtloom.strategies.Strategy and write solve(problem, ctx) "
+                               "(see docs/library.md)")
+    registered = cls.name or cls.__name__
+    try:
+        strategies.register(registered, again=True)(cls)
+    except ValueError:
+        raise ConfigError(f"--strategy {name}: its name {registered!r} is another strategy's",
+                          hint="give the class a name of its own with @strategies.register(\"NAME\")") from None
+    return registered

@@ -25,12 +25,13 @@ import contextlib
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Mapping
+from typing import Any, AsyncIterator, Iterable, Mapping
 
 from .. import strategies
 from ..core.errors import ConfigError
 from ..core.protocols import LM
 from ..lm import MODES, Budget, CacheMode, ModelSpec, open_lm, requests_at_once
+from ..strategies.context import check_role
 from ..strategies.interface import DEFAULT_MAX_CALLS
 from ..tasks.datasets import Dataset
 from .runner import run_notes
@@ -79,8 +80,12 @@ class RunSpec:
     parallel: int | None = None
     timeout_s: float = DEFAULT_TIMEOUT_S  # one call to a server (``--timeout``), not an example's deadline
     concurrency: int = 1
+    #: ``(role, model spec)`` pairs, sorted: the roles (:data:`thoughtloom.strategies.ROLES`) that ask a
+    #: model of their own instead of ``model`` (``--role-model ROLE=MODEL``); a mapping is taken too
+    role_models: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "role_models", role_pairs(self.role_models))
         # str paths from the library's keywords are kept as Path, so that equal runs make equal specs
         for name in ("cache", "index", "prompts"):
             object.__setattr__(self, name, _path(getattr(self, name)))
@@ -127,46 +132,68 @@ class RunSpec:
     def notes(self, dataset: Dataset, settings: EvalSettings, *, offset: int = 0,
               limit: int | None = None) -> dict[str, Any]:
         """What an eval's summary.json says about how it was asked for (:func:`.runner.run_notes`)."""
-        return run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=self.recorded_cache_mode,
-                         index=self.index, entail=self.entail, timeout_s=self.timeout_s)
+        notes = run_notes(dataset, settings, offset=offset, limit=limit, cache_mode=self.recorded_cache_mode,
+                          index=self.index, entail=self.entail, timeout_s=self.timeout_s)
+        return notes | ({"role_models": dict(self.role_models)} if self.role_models else {})
 
     def check_model(self) -> None:
         """Refuse a malformed model spec here (one line), before workers elsewhere each fail on it."""
-        if self.model is not None:
-            ModelSpec.parse(self.model)
+        for spec in (self.model, *dict(self.role_models).values()):
+            if spec is not None:
+                ModelSpec.parse(spec)
 
     def open_lm(self) -> LM:
         """The model stack alone; the caller closes it (``await lm.aclose()``). :meth:`open` uses it."""
         return open_model(self)
 
     @contextlib.asynccontextmanager
-    async def open(self, lm: LM | None = None) -> AsyncIterator[EvalResources]:
+    async def open(self, lm: LM | None = None,
+                   role_lms: Mapping[str, LM] | None = None) -> AsyncIterator[EvalResources]:
         """The services an eval runs on, for the length of the block: the model stack (``res.lm``), the
         ``index`` retriever, the ``entail`` judge (which may ask the model) and the prompt folder.
 
         The model opened here is closed at the end; ``lm``, an LM the caller opened (a
         :class:`~thoughtloom.testing.ScriptedLM`, a stack of its own), is used instead of ``model`` and
-        stays the caller's.
+        stays the caller's. Each of :attr:`role_models` is opened here too (one stack per distinct spec,
+        closed at the end); ``role_lms``, role LMs the caller opened, take those roles' place.
         """
         own = lm is None
         model = self.open_lm() if lm is None else lm
+        opened: dict[str, LM] = {}  # one stack per distinct role model spec
         try:
-            yield EvalResources(model, open_retriever(self.index), open_entail(self.entail, model, self.prompts),
-                                prompt_dir=self.prompts)
+            given = {check_role(r, "role in role_lms"): m for r, m in (role_lms or {}).items()}
+            for role, spec in self.role_models:
+                if role not in given and spec not in opened:
+                    opened[spec] = open_model(self, spec)
+            roles = {role: opened[spec] for role, spec in self.role_models if role not in given} | given
+            judge = roles.get("judge", model)
+            yield EvalResources(model, open_retriever(self.index), open_entail(self.entail, judge, self.prompts),
+                                prompt_dir=self.prompts, role_lms=roles)
         finally:
+            for stack in opened.values():
+                await stack.aclose()
             if own:
                 await model.aclose()
 
 
-def open_model(spec: RunSpec) -> LM:
-    """``spec``'s model stack (:func:`thoughtloom.lm.open_lm`): the one place a run's LM is opened."""
-    if spec.model is None:
+def role_pairs(role_models: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> tuple[tuple[str, str], ...]:
+    """``role_models`` as sorted ``(role, spec)`` pairs, each role checked (one line naming the roles)."""
+    items = role_models.items() if isinstance(role_models, Mapping) else (role_models or ())
+    pairs = dict((check_role(str(role), "role in role_models"), str(spec)) for role, spec in items)
+    return tuple(sorted(pairs.items()))
+
+
+def open_model(spec: RunSpec, model: str | None = None) -> LM:
+    """A model stack of ``spec`` (:func:`thoughtloom.lm.open_lm`): its ``model`` or a role's ``model``,
+    each with the same cache, concurrency and timeouts; the one place a run's LMs are opened."""
+    model = spec.model if model is None else model
+    if model is None:
         raise ConfigError("no model: the run spec names none and no LM was given",
                           hint="pass model='embedded' (or a .gguf path, openai:MODEL@URL), or an LM object")
     cache = None if spec.cache is None or spec.cache_mode == "off" else spec.cache.expanduser()
-    return open_lm(spec.model, api_key=spec.api_key, cache_path=cache,
-                   cache_mode=spec.cache_mode, max_concurrent=requests_at_once(spec.model, spec.concurrency),
+    return open_lm(model, api_key=spec.api_key, cache_path=cache,
+                   cache_mode=spec.cache_mode, max_concurrent=requests_at_once(model, spec.concurrency),
                    n_ctx=spec.n_ctx, timeout_s=spec.timeout_s, threads=spec.threads, max_parallel=spec.parallel)
 
 
-__all__ = ["DEFAULT_N_CTX", "DEFAULT_TIMEOUT_S", "RunSpec", "default_out", "open_model"]
+__all__ = ["DEFAULT_N_CTX", "DEFAULT_TIMEOUT_S", "RunSpec", "default_out", "open_model", "role_pairs"]

@@ -173,6 +173,8 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
         "budget": {"max_calls": settings.budget.max_calls, "max_tokens": settings.budget.max_tokens},
         "model": {"id": res.lm.model_id, "backend": type(backend).__name__,
                   "n_ctx": n_ctx if isinstance(n_ctx, int) else None},
+        # a role on a model of its own (--role-model) is part of what ran; absent when none is
+        **({"role_models": {r: m.model_id for r, m in sorted(res.role_lms.items())}} if res.role_lms else {}),
         "prompts": {"dir": None if res.prompt_dir is None else str(res.prompt_dir),
                     "sha256": tree_sha256(res.prompt_dir)},
         "retriever": _retriever(res.retriever),

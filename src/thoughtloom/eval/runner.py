@@ -52,7 +52,7 @@ import contextlib
 import functools
 import logging
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -187,6 +187,7 @@ class ProblemRun:
     trace: Trace
     server_failure: Exception | None = None  # with ``server_errors``: the server failure that was ``error``
     anytime: Anytime | None = None  # the answers on the way, with their spend (ends with the result's)
+    by_role: dict[str, Any] = field(default_factory=dict)  # Metered.usage_by_role (empty: no role models)
 
 
 async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: EvalResources,
@@ -209,9 +210,10 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     anytime = Anytime(trace)
     lm = Metered(res.lm, budget=settings.budget, trace=trace, trace_text=settings.trace_text,
                  in_flight=watcher.flight if watcher is not None else None, before_batch=anytime.before_batch)
-    retriever, entail = question_services(res.retriever, res.entail, lm, trace)
+    role_lms = {role: lm.for_role(role, model) for role, model in res.role_lms.items()}
+    retriever, entail = question_services(res.retriever, res.entail, role_lms.get("judge", lm), trace)
     ctx = Context(lm=lm, task=task, trace=trace, retriever=retriever, entail=entail,
-                  prompt_dir=res.prompt_dir, seed=settings.seed, anytime=anytime)
+                  prompt_dir=res.prompt_dir, seed=settings.seed, anytime=anytime, role_lms=role_lms)
     t0 = time.perf_counter()
     server = None
     try:
@@ -222,7 +224,7 @@ async def run_problem(strategy: Strategy, task: Task, problem: Problem, res: Eva
     if result is not None:
         anytime.finish(lm.totals.calls, lm.totals.total_tokens, result)
     return ProblemRun(result, error, lm.totals, time.perf_counter() - t0, trace, server,
-                      anytime if result is not None else None)
+                      anytime if result is not None else None, lm.usage_by_role())
 
 
 def _failed(trace: Trace, exc: Exception, keep: bool = False) -> str:
@@ -274,7 +276,8 @@ async def run_example(
     record = EvalRecord(
         id=example.problem.id, input=example.problem.question, prediction=prediction, gold=example.gold,
         metrics=metrics, confidence=confidence, truncated=truncated, stopped=stopped, anytime=anytime,
-        usage=run.usage.as_dict(), latency_s=round(time.perf_counter() - t0, 6), error=error,
+        usage=run.usage.as_dict() | ({"by_role": run.by_role} if run.by_role else {}),  # by_role: --role-model
+        latency_s=round(time.perf_counter() - t0, 6), error=error,
         step_problems=count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
         meta=to_json(dict(example.problem.meta)), details=details)
     outcome = writable(record, run.trace.events)

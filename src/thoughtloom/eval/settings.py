@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Mapping
 
 from ..core.protocols import LM, Entailment, Retriever
 from ..lm.meter import Budget
@@ -38,3 +39,6 @@ class EvalResources:
     retriever: Retriever | None = None
     entail: Entailment | None = None
     prompt_dir: str | Path | None = None
+    #: the models of the roles that have their own (``--role-model``), each behind the same
+    #: cache wrapping as ``lm``; a role not here asks ``lm`` (:meth:`Context.lm_for`)
+    role_lms: Mapping[str, LM] = field(default_factory=dict)

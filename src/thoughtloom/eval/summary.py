@@ -72,6 +72,8 @@ def summarize(
     metrics = {name: round(tally.metric_sums[name] / n, 6) if n else 0.0 for name in sorted(tally.metric_sums)}
     usage: dict[str, Any] = {k: int(tally.usage[k]) for k in USAGE_KEYS}
     usage["per_example"] = {k: round(usage[k] / n, 3) if n else 0.0 for k in USAGE_KEYS}
+    if tally.by_role:  # the roles a run put on a model of their own (--role-model)
+        usage["by_role"] = {role: {k: int(v) for k, v in u.items()} for role, u in sorted(tally.by_role.items())}
     return {
         **meta,
         "n": n,

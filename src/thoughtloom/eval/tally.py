@@ -37,6 +37,26 @@ def tally_step_problems(per_example: Iterable[Any]) -> dict[str, dict[str, Any]]
     return {key: tally[key] for key in STEP_PROBLEMS if key in tally and tally[key]["total"]}
 
 
+def add_by_role(into: dict[str, dict[str, float]], record: EvalRecord) -> None:
+    """Add ``record``'s ``usage.by_role`` (each role's usage, where the run put a role on a model of
+    its own) into ``into``, role by role; a record without one adds nothing."""
+    roles = record.usage.get("by_role")
+    for role, u in (roles.items() if isinstance(roles, Mapping) else ()):
+        if isinstance(u, Mapping):
+            mine = into.setdefault(str(role), dict.fromkeys(USAGE_KEYS, 0.0))
+            for k in USAGE_KEYS:
+                mine[k] += number(u.get(k))
+
+
+def usage_by_role(records: Iterable[EvalRecord]) -> dict[str, dict[str, float]]:
+    """Each role's usage summed over ``records`` (:func:`add_by_role`), by role name; empty when no
+    record has one."""
+    out: dict[str, dict[str, float]] = {}
+    for r in records:
+        add_by_role(out, r)
+    return dict(sorted(out.items()))
+
+
 class Tally:
     """What the summary says of a run's records, summed as each record comes: its memory does not
     grow with the records (a 20,000-question run held every record for this and grew 37%)."""
@@ -48,6 +68,7 @@ class Tally:
         self.usage = dict.fromkeys(USAGE_KEYS, 0.0)
         self.step_problems: dict[str, dict[str, Any]] = {}
         self.latency_s = 0.0
+        self.by_role: dict[str, dict[str, float]] = {}  # the records' usage.by_role, summed (--role-model)
 
     @classmethod
     def of(cls, records: Iterable[EvalRecord | Mapping[str, Any]]) -> "Tally":
@@ -77,6 +98,7 @@ class Tally:
         self.budget_stopped += r.budget_stopped
         for k in USAGE_KEYS:
             self.usage[k] += number(r.usage.get(k))
+        add_by_role(self.by_role, r)
         for key, cat in tally_step_problems([r.step_problems]).items():
             mine = self.step_problems.setdefault(key, {"total": 0, "examples": 0, "by": {}})
             mine["total"] += cat["total"]

@@ -12,7 +12,7 @@ top of that budget. Both say how many calls are left
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Awaitable, Callable, Sequence
 
 from ..core.errors import BudgetExceeded
 from ..core.protocols import Budgeted, LM
@@ -106,6 +106,8 @@ class Metered:
     in_flight: Callable[[int], None] | None = None
     before_batch: Callable[[int, int], None] | None = None
     pending: int = 0  # calls sent and not back yet (counted by the call budget)
+    #: per role (:meth:`for_role`): the usage of the calls sent through that role's model
+    by_role: dict[str, UsageTotals] = field(default_factory=dict)
 
     @property
     def model_id(self) -> str:
@@ -133,7 +135,25 @@ class Metered:
             self.trace.emit("budget_exceeded", limit=what, cap=limit, used=used)
         raise BudgetExceeded(f"budget of {limit} {what} per question is spent ({used} used)")
 
+    def usage_by_role(self) -> dict[str, dict[str, float | int]]:
+        """Each role's usage (:meth:`UsageTotals.as_dict`), the calls through no role's own model
+        under ``default``; empty when no role had a model of its own."""
+        if not self.by_role:
+            return {}
+        rest = UsageTotals(**{k: getattr(self.totals, k) - sum(getattr(u, k) for u in self.by_role.values())
+                              for k in UsageTotals.__dataclass_fields__})
+        return {"default": rest.as_dict(), **{r: u.as_dict() for r, u in sorted(self.by_role.items())}}
+
+    def for_role(self, role: str, inner: LM) -> "RoleView":
+        """``inner`` (a role's own model stack) behind this meter: its calls count against the same
+        budget, go into the same trace (each ``llm_call`` saying ``role``) and are summed in
+        :attr:`by_role` as well as in :attr:`totals`."""
+        return RoleView(inner, lambda requests: self._generate(inner, requests, role), self.remaining_calls)
+
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        return await self._generate(self.inner, requests, None)
+
+    async def _generate(self, inner: LM, requests: Sequence[Request], role: str | None) -> list[Completion]:
         requests = list(requests)
         if not requests:
             return []
@@ -144,30 +164,29 @@ class Metered:
             self.in_flight(len(requests))
         self.pending += len(requests)
         try:
-            completions = await self.inner.generate(requests)
+            completions = await inner.generate(requests)
         finally:
             self.pending -= len(requests)
             if self.in_flight is not None:
                 self.in_flight(-len(requests))
         for request, completion in zip(requests, completions):
             self.totals.add(completion)
+            if role is not None:
+                self.by_role.setdefault(role, UsageTotals()).add(completion)
             if self.trace is not None:
-                self._trace_call(request, completion)
+                self._trace_call(request, completion, inner.model_id, role)
         return completions
 
-    def _trace_call(self, request: Request, completion: Completion) -> None:
+    def _trace_call(self, request: Request, completion: Completion, model_id: str, role: str | None) -> None:
         u = completion.usage
-        extra = {}
+        extra: dict[str, Any] = {} if role is None else {"role": role}
         if self.trace_text:
-            extra = {
-                "messages": [[m.role, m.content] for m in request.messages],
-                "text": completion.text,
-            }
+            extra.update(messages=[[m.role, m.content] for m in request.messages], text=completion.text)
         assert self.trace is not None
         self.trace.emit(
             "llm_call",
-            request_hash=request_hash(self.model_id, request),
-            model=self.model_id,
+            request_hash=request_hash(model_id, request),
+            model=model_id,
             sample_index=request.sample_index,
             temperature=request.temperature,
             prompt_tokens=u.prompt_tokens,
@@ -189,6 +208,29 @@ def remaining_calls(lm: LM) -> int | None:
 
 
 @dataclass
+class RoleView:
+    """A role's model (``inner``, whose ``model_id`` it shows) reached through a meter or a cap
+    shared with the question's other models: ``send`` checks, counts and traces, then asks ``inner``."""
+
+    inner: LM
+    send: Callable[[Sequence[Request]], Awaitable[list[Completion]]] = field(repr=False)
+    left: Callable[[], int | None] = field(repr=False)
+
+    @property
+    def model_id(self) -> str:
+        return self.inner.model_id
+
+    def remaining_calls(self) -> int | None:
+        return self.left()
+
+    async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        return await self.send(requests)
+
+    async def aclose(self) -> None:  # the role's model is closed by its owner
+        return None
+
+
+@dataclass
 class CallCap:
     """``lm`` limited to a strategy's own ``max_calls`` per question (on top of any runner
     budget, which ``inner`` may carry as a :class:`Metered`); made by ``Strategy.run``."""
@@ -207,7 +249,14 @@ class CallCap:
         other = remaining_calls(self.inner)
         return own if other is None else min(own, other)
 
+    def for_role(self, inner: LM) -> RoleView:
+        """``inner`` (a role's model, already behind the question's meter) under this same cap."""
+        return RoleView(inner, lambda requests: self._generate(inner, requests), self.remaining_calls)
+
     async def generate(self, requests: Sequence[Request]) -> list[Completion]:
+        return await self._generate(self.inner, requests)
+
+    async def _generate(self, inner: LM, requests: Sequence[Request]) -> list[Completion]:
         requests = list(requests)
         other = remaining_calls(self.inner)
         # a runner budget as tight as this cap refuses the batch itself (its "calls" limit is the one
@@ -217,7 +266,7 @@ class CallCap:
             raise BudgetExceeded(f"the strategy's bound of {self.max_calls} calls per question is spent "
                                  f"({self.used} used)", hint="raise it with --max-calls N (or --set max_calls=N)")
         self.used += len(requests)
-        return await self.inner.generate(requests)
+        return await inner.generate(requests)
 
     async def aclose(self) -> None:  # the inner LM is closed by its owner
         return None

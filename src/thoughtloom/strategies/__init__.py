@@ -11,15 +11,13 @@ Prompt layouts and few-shot are in :mod:`.prompting`, voting over samples in
 
 from __future__ import annotations
 
-import dataclasses
-
 from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..core.protocols import TaskView
 from .config import make_config, option_sources
-from .context import Context
-from .interface import Strategy
+from .context import ROLES, Context, check_role
+from .interface import Strategy, declares_max_calls
 from .registry import available, get, register
 from .result import Result
 
@@ -38,8 +36,7 @@ def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | 
     API alike."""
     cls = get(name)
     options = dict(options or {})
-    if max_calls is not None and "max_calls" not in options and \
-            any(f.name == "max_calls" for f in dataclasses.fields(cls.Config)):
+    if max_calls is not None and "max_calls" not in options and declares_max_calls(cls.Config):
         options["max_calls"] = max_calls
     try:
         config = make_config(cls, options, task)
@@ -50,4 +47,5 @@ def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | 
     return strategy
 
 
-__all__ = ["Context", "Result", "Strategy", "available", "build", "get", "make_config", "option_sources", "register"]
+__all__ = ["ROLES", "Context", "Result", "Strategy", "available", "build", "check_role", "get", "make_config",
+           "option_sources", "register"]

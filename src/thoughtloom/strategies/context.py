@@ -2,7 +2,8 @@
 
 The caller (the eval runner, ``thoughtloom.solve``, a test) builds one for
 each question and passes it explicitly; strategies keep no per-run state of
-their own. Through it a strategy calls the model (``ctx.lm``), renders its
+their own. Through it a strategy calls the model (``ctx.lm``, or a role's own
+model: :meth:`Context.lm_for`), renders its
 prompts (:meth:`Context.prompt`), retrieves (:meth:`Context.search`, the one
 way: it handles the closed-book case and traces every search as one
 ``retrieval`` event), reads the budget left (:meth:`Context.remaining_calls`)
@@ -29,6 +30,19 @@ from .passages import bounded
 from .result import Result, SoFar
 
 
+#: The roles a method may put on a model of its own (``--role-model ROLE=MODEL``): the tree search's
+#: ``generator`` and ``evaluator``, the entailment ``judge`` (HGOT, the retrieval baselines), DecomP's
+#: ``decomposer`` and its ``handler`` sub-tasks. A role with no model of its own is ``ctx.lm``.
+ROLES = ("generator", "evaluator", "judge", "decomposer", "handler")
+
+
+def check_role(role: str, where: str = "role") -> str:
+    """``role`` if it is one of :data:`ROLES`, else a ConfigError (one line) listing them."""
+    if role not in ROLES:
+        raise ConfigError(f"unknown {where} {role!r}", hint=f"use one of {', '.join(ROLES)}")
+    return role
+
+
 @dataclass
 class Context:
     """Everything a strategy may use for one question, passed explicitly."""
@@ -44,6 +58,14 @@ class Context:
     so_far: SoFar | None = field(default=None, repr=False)
     # the run's anytime trajectory, when the eval runner records one (strategies/anytime.py)
     anytime: Anytime | None = field(default=None, repr=False)
+    # the models of the roles that have one of their own (ROLES), behind the same budget as ``lm``
+    role_lms: typing.Mapping[str, LM] = field(default_factory=dict, repr=False)
+
+    def lm_for(self, role: str) -> LM:
+        """The model that ``role`` (one of :data:`ROLES`) asks: its own where the run gave it one
+        (``--role-model``), else :attr:`lm`. Either way its calls count against this question's
+        one budget and go into its one trace."""
+        return self.role_lms.get(check_role(role), self.lm)
 
     def prompt(self, name: str, **fields: object) -> str:
         return prompts.render(name, self.prompt_dir, **fields)

@@ -8,10 +8,11 @@ A strategy writes :meth:`Strategy.solve`; callers call :meth:`Strategy.run`,
 which is final (a subclass that defines ``run`` is a TypeError) and is the
 one wrapper around every ``solve``:
 
-- it puts ``ctx.lm`` behind a :class:`~thoughtloom.lm.meter.CallCap` of the
-  config's ``max_calls``. Every strategy has a finite default bound on its
-  model calls (:data:`DEFAULT_MAX_CALLS` unless it says otherwise, shown by
-  ``thoughtloom strategies``), so a run that would pass it gets
+- it puts ``ctx.lm`` (and every role's model, ``ctx.role_lms``) behind one
+  :class:`~thoughtloom.lm.meter.CallCap` of :meth:`Strategy.call_bound`: the
+  config's declared ``max_calls``; a config without that field is bounded by
+  the run's budget, or by :data:`DEFAULT_MAX_CALLS` where there is none. Every strategy has a finite bound on its model calls
+  (shown by ``thoughtloom strategies``), so a run that would pass it gets
   :class:`BudgetExceeded` however its replies steer it, e.g. a decomposer
   that keeps calling its own program;
 - it is the one place a budget stop is caught. A spent budget (the
@@ -48,7 +49,7 @@ from typing import Any, ClassVar, Mapping, final
 from ..core.errors import BudgetExceeded
 from ..core.protocols import SearchTask, TaskView
 from ..core.types import Problem
-from ..lm.meter import CallCap
+from ..lm.meter import CallCap, remaining_calls
 from .context import Context
 from .result import Result, SoFar
 
@@ -59,6 +60,13 @@ DEFAULT_MAX_CALLS = 1000
 @dataclass(frozen=True)
 class NoConfig:
     pass
+
+
+def declares_max_calls(config_type: type) -> bool:
+    """Whether a strategy's config class declares a ``max_calls`` field (a dataclass field: the
+    option ``--max-calls`` and ``--set max_calls=`` set), its own call bound."""
+    return dataclasses.is_dataclass(config_type) and any(f.name == "max_calls"
+                                                         for f in dataclasses.fields(config_type))
 
 
 #: What a strategy may need of a task (``Strategy.needs``): nothing, open-domain
@@ -117,18 +125,30 @@ class Strategy(ABC):
                 raise TypeError(f"{cls.__qualname__} defines {name}(); {instead}")
 
     @final
+    def call_bound(self) -> int | None:
+        """This strategy's own bound on model calls per question: its config's ``max_calls`` where the
+        config declares that field (:func:`declares_max_calls`), else None: the run's budget bounds it
+        (``--max-calls``), and where no budget applies either :meth:`run` caps it at
+        :data:`DEFAULT_MAX_CALLS`, so a config of a user's that leaves the field out is never unbounded."""
+        return self.config.max_calls if declares_max_calls(type(self.config)) else None
+
+    @final
     async def run(self, problem: Problem, ctx: Context) -> Result:
         """The strategy's answer to ``problem``: :meth:`solve` within ``ctx.lm`` capped at the
         config's ``max_calls``, or its best result so far when a budget stops it (see the module)."""
         if ctx.so_far is not None:  # an outer run (a calling strategy) caps and catches
             return await self.solve(problem, ctx)
-        max_calls = getattr(self.config, "max_calls", None)
-        lm = CallCap(ctx.lm, max_calls, ctx.trace) if max_calls is not None else ctx.lm
+        bound = self.call_bound()
+        if bound is None and remaining_calls(ctx.lm) is None:  # no bound of its own nor of the run's
+            bound = DEFAULT_MAX_CALLS
+        cap = CallCap(ctx.lm, bound, ctx.trace) if bound is not None else None
+        lm = ctx.lm if cap is None else cap
+        role_lms = ctx.role_lms if cap is None else {r: cap.for_role(m) for r, m in ctx.role_lms.items()}
         so_far = SoFar()
         if ctx.anytime is not None:  # the anytime recorder looks at the same best result so far
             ctx.anytime.watch(so_far.peek)
         try:
-            return await self.solve(problem, dataclasses.replace(ctx, lm=lm, so_far=so_far))
+            return await self.solve(problem, dataclasses.replace(ctx, lm=lm, role_lms=role_lms, so_far=so_far))
         except BudgetExceeded:  # the question's budget is spent: the best result so far
             return so_far.stopped("budget")
 

@@ -29,9 +29,14 @@ BUILTIN_MODULES = (
 _REGISTRY: dict[str, type[Strategy]] = {}
 
 
-def register(name: str):
+def register(name: str, *, again: bool = False):
+    """Names ``cls``; a name another class holds is refused, unless ``again`` and that class is
+    this one loaded anew (the same module and qualified name: a user's file imported twice)."""
     def deco(cls: type[Strategy]) -> type[Strategy]:
-        if name in _REGISTRY and _REGISTRY[name] is not cls:
+        old = _REGISTRY.get(name)
+        if again and old is not None and (old.__module__, old.__qualname__) == (cls.__module__, cls.__qualname__):
+            old = cls
+        if old is not None and old is not cls:
             raise ValueError(f"strategy {name!r} is registered twice")
         cls.name = name
         _REGISTRY[name] = cls

@@ -32,6 +32,7 @@ from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
 from ..stats import Estimate, mean_ci
+from ..tally import usage_by_role
 from .budgetwise import along_budget
 from .run import Cell, SuitePlan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
@@ -61,6 +62,8 @@ class CellResult:
     stratum_of: Mapping[str, str] = field(default_factory=dict)
     group_of: Mapping[str, str] = field(default_factory=dict)  # examples sharing a context (Task.group)
     curves: tuple[RunCurves, ...] = ()  # per seed, over the n examples every seed scored
+    #: per role on a model of its own (``own_models``, ``--role-model``): (calls, tokens) per example
+    by_role: Mapping[str, tuple[float, float]] = field(default_factory=dict)
 
     @property
     def complete(self) -> bool:
@@ -123,7 +126,9 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
         cut_off=sum(1 for r in records if r.used("truncated_calls") > 0),
         limited=sum(1 for r in records if r.step_problems.get("limited")),
         no_answer=sum(1 for r in records if not answered(sl, r)),
-        by_example=by_example, stratum_of=stratum_of, group_of=group_of, curves=curves)
+        by_example=by_example, stratum_of=stratum_of, group_of=group_of, curves=curves,
+        by_role={role: (u["calls"] / len(records), u["total_tokens"] / len(records))
+                 for role, u in usage_by_role(records).items()} if records else {})
 
 
 def answered(sl: Slice, record: EvalRecord | Mapping[str, Any]) -> bool:

@@ -87,7 +87,9 @@ def _flags(cell: CellResult) -> str:
              if cell.budget_stopped else "", f"{cell.truncated} truncated" if cell.truncated else "",
              f"{cell.cut_off} with a reply cut off at max_tokens" if cell.cut_off else "",
              f"{cell.limited} with an evaluation held to the task's rubric (score_limits)" if cell.limited else "",
-             f"incomplete: {cell.n} of {cell.total}" if cell.seeds and not cell.complete else ""]
+             f"incomplete: {cell.n} of {cell.total}" if cell.seeds and not cell.complete else "",
+             "per role: " + "; ".join(f"{role} {calls:.1f} calls / {tokens:,.0f} tokens"
+                                      for role, (calls, tokens) in cell.by_role.items()) if cell.by_role else ""]
     return ", ".join(p for p in parts if p) or "–"
 
 

@@ -206,8 +206,23 @@ def cell_meta(plan: SuitePlan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str
     without ``lm`` (examples on Ray workers) the executor adds the model."""
     return {"suite": plan.suite.name, "dataset": cell.dataset.id, "method": cell.method.id,
             **({"model": lm.model_id} if lm is not None else {}), "data": str(sl.path),
+            **({"own_models": list(cell.method.own_models)} if cell.method.own_models else {}),
             "offset": cell.dataset.offset, "seed": cell.seed,
             "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
+
+
+def check_own_models(cells: Sequence[Cell], spec: RunSpec, *, on_workers: bool = False) -> None:
+    """Refuse (one line, before any model call) a cell whose method puts a role on a model of
+    its own (``own_models``) that ``--role-model`` does not give."""
+    given = dict(spec.role_models)
+    for cell in cells:
+        for role in cell.method.own_models:
+            if role not in given:
+                raise ConfigError(f"method {cell.method.id!r} puts its {role} on a model of its own, and none "
+                                  f"is given", hint=f"pass --role-model {role}=MODEL (say a smaller .gguf)")
+        if on_workers and cell.method.own_models:
+            raise ConfigError(f"method {cell.method.id!r} has own_models, which Ray workers do not route yet",
+                              hint="run this suite without --executor ray")
 
 
 async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
@@ -229,6 +244,7 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
     if (res is None) == (executors is None):
         raise ValueError("run_cells takes res (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
+    check_own_models(todo, spec, on_workers=executors is not None)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
     resources = _resources({c.dataset.id for c in todo}, slices, spec, res) if res is not None else {}
@@ -237,6 +253,9 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
     for i, cell in enumerate(todo):
         sl = slices[cell.dataset.id]
         cell_res, retrieval = resources.get(cell.dataset.id, (None, {}))
+        if cell_res is not None:  # only the roles this method marks ask their own model
+            cell_res = dataclasses.replace(cell_res, role_lms={r: m for r, m in cell_res.role_lms.items()
+                                                               if r in cell.method.own_models})
         cell_settings = dataclasses.replace(spec.settings(), seed=cell.seed, budget=plan.budget)
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
             summary = await evaluate(cell.method.build(sl.task, sl.data_root), sl.task, sl.examples[:limit], cell_res,

@@ -64,7 +64,9 @@ SCHEMA: dict[str, Any] = {
                            "settings": {"type": "object", "additionalProperties": {
                                "type": ["string", "integer", "number", "boolean"]}},
                            "data_settings": {"type": "object", "additionalProperties": {"anyOf": [
-                               _TEXT, {"type": "array", "minItems": 1, "items": _TEXT}]}}}}},
+                               _TEXT, {"type": "array", "minItems": 1, "items": _TEXT}]}},
+                           "own_models": {"type": "array", "minItems": 1, "uniqueItems": True,
+                                          "items": _TEXT}}}},
         "paper_figures": {"type": "array", "items": {
             "type": "object", "additionalProperties": False,
             "required": ["method", "metric", "value", "model", "source"],
@@ -106,6 +108,10 @@ class MethodSpec:
     settings: Mapping[str, Any] = field(default_factory=dict)
     note: str = ""
     data_settings: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: the roles (:data:`thoughtloom.strategies.ROLES`) this method puts on the model the user gives
+    #: with ``--role-model ROLE=MODEL`` (say a weaker evaluator); every other role, and every role of
+    #: an unmarked method, asks ``--model``
+    own_models: tuple[str, ...] = ()
 
     def build(self, task: tasks.Task | None = None, data_root: Path | None = None) -> strategies.Strategy:
         """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
@@ -247,7 +253,8 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                                     tuple(d.get("corpus", ()))))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
-                                                   for k, v in m.get("data_settings", {}).items()})
+                                                   for k, v in m.get("data_settings", {}).items()},
+                               tuple(m.get("own_models", ())))
                     for m in doc["methods"])
     budget = doc.get("budget", {})
     return Suite(
@@ -286,6 +293,9 @@ def _check_meaning(suite: Suite, source: str) -> None:
                 m.build(tasks.get(d.task))
         except ThoughtloomError as exc:
             fail(f"methods[{i}].settings" if "option" in str(exc) else f"methods[{i}].strategy", str(exc))
+        for role in m.own_models:
+            if role not in strategies.ROLES:
+                fail(f"methods[{i}].own_models", f"unknown role {role!r} (roles: {', '.join(strategies.ROLES)})")
         if m.data_settings:  # each names a text option of the strategy (its files are checked when a run finds them)
             try:
                 strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})

@@ -140,7 +140,7 @@ class Controller:
         self._known = known_names(ctx.prompt_dir)
         self._cache: dict[str, Handler] = {}
         self.started: list[Run] = []  # the top-level runs, as far as they got (a budget stop reports them)
-        self.env = HandlerEnv(lm=ctx.lm, seed=ctx.seed, extract_answer=ctx.task.extract_answer,
+        self.env = HandlerEnv(lm=ctx.lm_for("handler"), seed=ctx.seed, extract_answer=ctx.task.extract_answer,
                               search=lambda queries: self.search(queries, self.k), resolve=self.handler)
 
     # -- handlers -------------------------------------------------------------
@@ -246,7 +246,7 @@ class Controller:
                                    temperature=0.0 if greedy else self.cfg.retry_temperature,
                                    sample_index=attempt, seed=self.ctx.seed)
                         for i in pending]
-            completions = await self.ctx.lm.generate(requests)
+            completions = await self.ctx.lm_for("decomposer").generate(requests)
             failed = []
             for i, c in zip(pending, completions):
                 r = runs[i]

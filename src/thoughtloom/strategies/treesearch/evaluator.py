@@ -105,7 +105,7 @@ class ModelEvaluator:
                                            seed=self.ctx.seed, sample_index=j, json_schema=schema))
         requests = affordable(self.ctx, requests)
         owners = [n for n in todo for _ in range(self.samples)][: len(requests)]
-        completions = await self.ctx.lm.generate(requests)
+        completions = await self.ctx.lm_for("evaluator").generate(requests)
         readings = [self._read(n, c, lab, 1) for n, c, lab in zip(owners, completions, labels)]
         retry = [i for i, r in enumerate(readings) if r is None]
         if retry:  # while the re-ask is out, the nodes hold their first readings (what a budget
@@ -116,7 +116,7 @@ class ModelEvaluator:
             if retry:  # re-ask each unreadable reply once, quoting it, as one batch
                 again = [replace(requests[i], messages=requests[i].messages + (
                     assistant(completions[i].text), user(REASK))) for i in retry]
-                for i, c in zip(retry, await self.ctx.lm.generate(affordable(self.ctx, again))):
+                for i, c in zip(retry, await self.ctx.lm_for("evaluator").generate(affordable(self.ctx, again))):
                     readings[i] = self._read(owners[i], c, labels[i], 2)
         finally:  # a budget stop during the re-ask still keeps the first readings
             for i in range(0, len(owners), self.samples):  # a node's samples are consecutive

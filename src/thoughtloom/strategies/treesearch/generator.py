@@ -94,7 +94,7 @@ class ThoughtGenerator:
         w = self.world
         prompt = self.ctx.prompt("tree_root", description=w.description,
                                  output_format=w.view.output_format(w.problem))
-        reply = (await self.ctx.lm.generate([self._request(prompt, 0.0)]))[0]
+        reply = (await self.ctx.lm_for("generator").generate([self._request(prompt, 0.0)]))[0]
         whole = finished(self.ctx, reply, "tree_root")
         text = reply.text
         candidate = w.view.parse_candidate(w.problem, text, None)
@@ -135,7 +135,7 @@ class ThoughtGenerator:
                     mode=self.instruction, output_format=w.view.output_format(w.problem))
                 requests.append(self._request(prompt, self.temperature))
             spans.append((start, len(requests)))
-        completions = await self.ctx.lm.generate(affordable(self.ctx, requests))
+        completions = await self.ctx.lm_for("generator").generate(affordable(self.ctx, requests))
         out = []
         for node, (start, end) in zip(nodes, spans):
             if not simulated:
@@ -248,7 +248,7 @@ class ToTGenerator(ThoughtGenerator):
                                      n=k, mode=REWRITE if self.whole else EXTEND,
                                      output_format=w.view.output_format(w.problem))
             requests += [self._request(prompt, self.temperature) for _ in range(per_node)]
-        completions = await self.ctx.lm.generate(affordable(self.ctx, requests))
+        completions = await self.ctx.lm_for("generator").generate(affordable(self.ctx, requests))
         seen: set[str] = set()
         out = []
         for j, node in enumerate(nodes):
