@@ -2,6 +2,7 @@
 
 import json
 
+import pytest
 from typer.testing import CliRunner
 
 from thoughtloom.cli.main import app
@@ -10,6 +11,19 @@ from thoughtloom.eval import assembly
 from thoughtloom.testing import ScriptedLM
 
 runner = CliRunner()
+
+
+@pytest.fixture(autouse=True)
+def _registry_as_it_was():
+    """A user strategy registers itself under its name; later tests (which list every registered
+    strategy) must not see it."""
+    from thoughtloom.strategies import registry
+
+    registry.available()  # the built-ins loaded first, so that they are in the copy put back
+    before = dict(registry._REGISTRY)
+    yield
+    registry._REGISTRY.clear()
+    registry._REGISTRY.update(before)
 
 USER_STRATEGY = '''
 from dataclasses import dataclass
