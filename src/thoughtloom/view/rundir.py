@@ -17,7 +17,7 @@ import json
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .. import tasks
 from ..core.errors import ConfigError
@@ -161,21 +161,19 @@ class RunFolder:
 
     def stratum(self, record: EvalRecord) -> str | None:
         """The record's stratum by the task's own rule (None: the task has no strata)."""
-        task = self.task()
-        fields = record.meta
-        if task is None:
-            value = fields.get("stratum")
-            return None if value is None else str(value)
-        return task.stratum(fields)
+        return self._by_task(record, "stratum", lambda task, meta: task.stratum(meta))
 
     def group(self, record: EvalRecord) -> str | None:
         """The record's group by the task's own rule: examples sharing a context (None: on its own)."""
+        return self._by_task(record, "group", lambda task, meta: task.group(meta))
+
+    def _by_task(self, record: EvalRecord, key: str, rule: Callable[[Any, dict], str | None]) -> str | None:
+        """``rule(task, meta)``, the task's own reading of the record, or without the task its meta ``key``."""
         task = self.task()
-        fields = record.meta
         if task is None:
-            value = fields.get("group")
+            value = record.meta.get(key)
             return None if value is None else str(value)
-        return task.group(fields)
+        return rule(task, record.meta)
 
     def groups(self) -> dict[str, str]:
         """Example id -> group, for the records that have one."""
