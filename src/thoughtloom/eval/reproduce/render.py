@@ -24,6 +24,7 @@ from ..results import atomic_write
 from ..inference import PairedTest
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
+from .sections import OVERALL, grid_search, per_step
 from .run import SuitePlan
 
 Block = Union[tuple[str, str], tuple[str, list[str]], tuple[str, list[str], list[list[str]]]]
@@ -257,7 +258,9 @@ def outline(card: CardData) -> list[Block]:
         if settings is not None:
             blocks.append(settings)
         if d.strata:
-            blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells)]
+            blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells), ("p", OVERALL)]
+        blocks += per_step(cells, d.primary)
+        blocks += grid_search([g for g in card.grids if g.dataset.id == d.id])
         claims = [r for r in card.claims if r.dataset.id == d.id]
         if claims:
             blocks += [("h3", "The paper's claims"), _claims_table(claims)]

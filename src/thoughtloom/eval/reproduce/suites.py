@@ -60,7 +60,7 @@ SCHEMA: dict[str, Any] = {
                            "corpus": {"type": "array", "minItems": 1, "items": _TEXT}}}},
         "methods": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
-            "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT,
+            "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT, "grid": _ID,
                            "settings": {"type": "object", "additionalProperties": {
                                "type": ["string", "integer", "number", "boolean"]}},
                            "data_settings": {"type": "object", "additionalProperties": {"anyOf": [
@@ -112,6 +112,9 @@ class MethodSpec:
     #: with ``--role-model ROLE=MODEL`` (say a weaker evaluator); every other role, and every role of
     #: an unmarked method, asks ``--model``
     own_models: tuple[str, ...] = ()
+    #: the grid search this method is one point of (a family id shared by its points, e.g. DecomP's K
+    #: grid, Appendix A.2, or HGOT's weight grid, Table 9); the card names each family's best point
+    grid: str = ""
 
     def build(self, task: tasks.Task | None = None, data_root: Path | None = None) -> strategies.Strategy:
         """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
@@ -192,6 +195,14 @@ class Suite:
     def claims_for(self, dataset: str) -> list[Claim]:
         return [c for c in self.claims if c.dataset in (None, dataset)]
 
+    def grids(self) -> dict[str, list[MethodSpec]]:
+        """Each grid search's points (methods sharing a ``grid`` id), in the suite's order."""
+        out: dict[str, list[MethodSpec]] = {}
+        for m in self.methods:
+            if m.grid:
+                out.setdefault(m.grid, []).append(m)
+        return out
+
 
 def _packaged() -> Any:
     return resources.files(__package__).joinpath("suites")
@@ -254,7 +265,7 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
                                                    for k, v in m.get("data_settings", {}).items()},
-                               tuple(m.get("own_models", ())))
+                               tuple(m.get("own_models", ())), m.get("grid", ""))
                     for m in doc["methods"])
     budget = doc.get("budget", {})
     return Suite(
@@ -301,6 +312,10 @@ def _check_meaning(suite: Suite, source: str) -> None:
                 strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})
             except ThoughtloomError as exc:
                 fail(f"methods[{i}].data_settings", str(exc))
+    for family, points in suite.grids().items():
+        if len(points) < 2:
+            fail(f"methods[{suite.methods.index(points[0])}].grid", f"grid {family!r} has one point; a grid "
+                 "search needs two or more methods with the same grid id")
     datasets = {d.id: d for d in suite.datasets}
     methods = {m.id for m in suite.methods}
     for kind, items in (("paper_figures", suite.figures), ("claims", suite.claims)):
