@@ -321,3 +321,48 @@ def test_the_outline_suite_runs_table_1s_methods_at_the_papers_settings_on_packa
     assert dataset.primary == "interesting"
     sl = load_slice(dataset, tmp_path, 8)  # an empty data root: the packaged outlines still load
     assert len(sl.examples) == 8 and not sl.sample
+
+
+def test_the_hgot_ablation_suite_runs_the_authors_weight_grid_on_medium_questions():
+    """HGOT §6: "α=0.2, β=0.4, γ=0.4, w1=0.2, w2=0.55, and w3=0.25 yield the highest EM in the
+    Open-SQuAD medium-question search"; Appendix F, Table 9 reports HGOT+KNN's combinations on
+    medium-length HotpotQA. The grid is the authors' (fangyihao/hgot evaluation.py: five
+    (α, β, γ) by five (w1, w2, w3) on hotpotqa-medium with HGOT+KNN), so 25 points, each
+    HGOT+KNN exactly as hgot-hotpotqa's arm but for its six weights, one grid search, and the
+    paper's best point among them."""
+    thought = {(0.1, 0.45, 0.45), (0.2, 0.4, 0.4), (0.3, 0.35, 0.35), (0.4, 0.3, 0.3), (1.0, 0.0, 0.0)}
+    passage = {(0.15, 0.55, 0.3), (0.2, 0.55, 0.25), (0.3, 0.6, 0.1), (0.3, 0.5, 0.2), (1.0, 0.0, 0.0)}
+    suite = suites.load("hgot-ablation")
+    (dataset,) = suite.datasets
+    assert (dataset.task, dataset.stratum, dataset.strata) == ("hotpotqa", "medium", False)
+    arm = suites.load("hgot-hotpotqa").method("hgot-knn")
+    reference = arm.build().config
+    weights = ("alpha", "beta", "gamma", "w1", "w2", "w3")
+    points = set()
+    for m in suite.methods:
+        config = m.build().config
+        points.add((tuple(getattr(config, w) for w in weights[:3]), tuple(getattr(config, w) for w in weights[3:])))
+        assert m.grid == "hgot-knn-weights" and m.data_settings == arm.data_settings
+        assert all(getattr(config, f) == getattr(reference, f) for f in config.__dataclass_fields__ if f not in weights)
+    assert points == {(t, p) for t in thought for p in passage} and len(suite.methods) == 25
+    assert list(suite.grids()) == ["hgot-knn-weights"]
+    best = {c.better for c in suite.claims}
+    assert best == {"q0.2-0.4-0.4_p0.2-0.55-0.25"}
+    paper = suite.method("q0.2-0.4-0.4_p0.2-0.55-0.25").build().config
+    assert (paper.alpha, paper.beta, paper.gamma, paper.w1, paper.w2, paper.w3) == (0.2, 0.4, 0.4, 0.2, 0.55, 0.25)
+
+
+def test_a_dataset_of_one_stratum_counts_its_n_among_that_strata_questions():
+    """The ablation's questions are medium ones only (Table 9 runs the medium stratum): n and the
+    offset count medium questions, and every one loaded is medium by the task's own rule."""
+    from conftest import data_file
+    from thoughtloom.eval.reproduce.run import load_slice
+
+    root = data_file("hotpotqa", "hotpot_dev_distractor_subset.jsonl").parents[1]
+    dataset = suites.load("hgot-ablation").datasets[0]
+    sl = load_slice(dataset, root, 30)
+    assert len(sl.examples) == 30 and {sl.task.stratum(e.problem.meta) for e in sl.examples} == {"medium"}
+    import dataclasses
+
+    later = load_slice(dataclasses.replace(dataset, offset=10), root, 5)
+    assert [e.problem.id for e in later.examples] == [e.problem.id for e in sl.examples[10:15]]

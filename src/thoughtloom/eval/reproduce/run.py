@@ -128,7 +128,11 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
         if not path.exists():
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
                               hint="check --data-root / THOUGHTLOOM_DATA")
-        loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        if dataset.stratum is None:
+            loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        else:  # the stratum's questions, offset and n counted among them (suites.DatasetSpec.select)
+            loaded = load_examples(task, path)
+            loaded = dataclasses.replace(loaded, examples=dataset.select(task, list(loaded.examples), n))
         if dataset.corpus:  # more corpus files pooled with the file's own paragraphs
             extra = tuple(data_root.expanduser() / f for f in dataset.corpus)
             for p in extra:

@@ -56,7 +56,7 @@ SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["id", "task", "data"],
             "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
                            "metrics": {"type": "array", "minItems": 1, "items": _TEXT}, "primary": _TEXT,
-                           "strata": {"type": "boolean"}, "note": _TEXT,
+                           "strata": {"type": "boolean"}, "note": _TEXT, "stratum": _STRATUM,
                            "corpus": {"type": "array", "minItems": 1, "items": _TEXT}}}},
         "methods": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
@@ -94,6 +94,19 @@ class DatasetSpec:
     strata: bool = False  # report the primary metric by question-length stratum (HGOT's Table 2)
     note: str = ""
     corpus: tuple[str, ...] = ()  # more corpus files (under the data root) pooled with the data file's paragraphs
+    #: only this length stratum's questions (the task's rule, ``Task.stratum``), ``offset`` and ``n``
+    #: counted among them: HGOT's weight grid runs on medium questions (Table 9)
+    stratum: str | None = None
+
+    def select(self, task: tasks.Task, examples: list[tasks.Example], n: int) -> list[tasks.Example]:
+        """This dataset's ``n`` examples from ``offset`` among the loaded ones of its stratum (all
+        of them when it names none)."""
+        kept = examples if self.stratum is None else [e for e in examples
+                                                      if task.stratum(e.problem.meta) == self.stratum]
+        if self.offset >= len(kept):
+            raise ConfigError(f"offset {self.offset}: dataset {self.id!r} has only {len(kept)} examples"
+                              + (f" in stratum {self.stratum!r}" if self.stratum else ""))
+        return kept[self.offset:self.offset + n]
 
 
 @dataclass(frozen=True)
@@ -261,7 +274,7 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                                   f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", ""),
-                                    tuple(d.get("corpus", ()))))
+                                    tuple(d.get("corpus", ())), d.get("stratum")))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
                                                    for k, v in m.get("data_settings", {}).items()},
