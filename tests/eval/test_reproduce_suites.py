@@ -366,3 +366,50 @@ def test_a_dataset_of_one_stratum_counts_its_n_among_that_strata_questions():
 
     later = load_slice(dataclasses.replace(dataset, offset=10), root, 5)
     assert [e.problem.id for e in later.examples] == [e.problem.id for e in sl.examples[10:15]]
+
+
+def test_decomp_odqa_retrieves_with_title_links_for_every_method_and_no_other_suite_changes():
+    """Issue 37 asks for retrieval that reaches recall_all@10 of 0.78 on the HotpotQA subset: the
+    odqa suite's pooled index follows title links (links.seeds = 3: 0.727 -> 0.876 there,
+    docs/retrieval.md) on every dataset, so every arm reads through one retriever. Every other
+    suite keeps the plain pooled index (the cards being run on them are unchanged)."""
+    odqa = suites.load("decomp-odqa")
+    assert [d.index for d in odqa.datasets] == [{"links": {"seeds": 3}}] * 3
+    for name in suites.available():
+        if name != "decomp-odqa":
+            assert all(not d.index for d in suites.load(name).datasets), name
+
+
+def test_a_datasets_index_settings_reach_the_pooled_index_of_every_cell(tmp_path):
+    """The settings go to the index built over the pooled paragraphs (once per dataset, for every
+    method), into each cell's summary, and into the run identity through the index's fingerprint,
+    so a folder made with a plain index is not resumed with a linked one."""
+    import asyncio
+
+    from thoughtloom.core.types import Passage
+    from thoughtloom.eval.reproduce import run as runs
+    from thoughtloom.eval.settings import EvalResources
+    from thoughtloom.retrieval import TemporaryIndex
+
+    data = tmp_path / "hp.jsonl"
+    rows = [{"_id": f"h{i}", "question": f"Who founded company {i}?", "answer": "Bob Smith",
+             "supporting_facts": [["Acme", 0]], "type": "bridge", "level": "hard",
+             "context": [["Acme", ["Acme was founded by Bob Smith."]], ["Bob Smith", ["Bob Smith is a baker."]]]}
+            for i in range(3)]
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    doc = GOOD.replace('task = "gsm8k"\ndata = "toy.jsonl"',
+                       'task = "hotpotqa"\ndata = "hp.jsonl"\nmetrics = ["em"]\nindex = { links = { seeds = 1 } }')
+    suite = suites.parse(doc.encode(), "toy.toml")
+    sl = runs.load_slice(suite.datasets[0], tmp_path, 3)
+    assert sl.index == {"links": {"seeds": 1}}
+    spec = type("Spec", (), {"index": None})()
+    ((res, meta),) = runs._resources({"d"}, {"d": sl}, spec, EvalResources(lm=None)).values()
+    assert isinstance(res.retriever, TemporaryIndex) and meta["index_settings"] == {"links": {"seeds": 1}}
+    assert res.retriever.open().links.seeds == 1
+    plain = TemporaryIndex([data])
+    assert plain.fingerprint is None and res.retriever.fingerprint.startswith("temporary-settings-")
+    hits = asyncio.run(res.retriever.search(["Who founded Acme?"], 2))[0]
+    assert {h.passage.title for h in hits} == {"Acme", "Bob Smith"} and isinstance(hits[0].passage, Passage)
+    bad = doc.replace("seeds = 1", "seedz = 1")
+    with pytest.raises(ConfigError, match=r"datasets\[0\]\.index"):
+        suites.parse(bad.encode(), "toy.toml")

@@ -253,6 +253,10 @@ def outline(card: CardData) -> list[Block]:
                               f"examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
         if d.note:
             blocks.append(("p", d.note))
+        if d.index and not prov.get("index"):  # the pooled index's own settings, every method alike
+            blocks.append(("p", "Retrieval for every method: BM25 over the pooled paragraphs, built with "
+                                + ", ".join(f"{part}.{k}={v}" for part, kv in d.index.items()
+                                            for k, v in (kv.items() if isinstance(kv, dict) else [])) + "."))
         blocks += [_results_table(card, cells), ("figure", d.id)]
         settings = _task_settings(cells)
         if settings is not None:

@@ -26,7 +26,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
 
 from ... import tasks
 from ...core.errors import ConfigError
@@ -101,6 +101,7 @@ class Slice:
     examples: list[tasks.Example]
     sample: bool = False  # the task's packaged sample stands in for the suite's data file
     data_root: Path | None = None  # where the methods' data settings are read (None with a sample)
+    index: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the pooled index's settings (dataset.index)
 
     @property
     def ids(self) -> list[str]:
@@ -143,7 +144,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
             if pool_with is None:
                 raise ConfigError(f"dataset {dataset.id!r}: task {dataset.task!r} pools no corpus, so it takes no 'corpus'")
             pool_with(extra)
-        return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
+        return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser(), dataset.index)
     else:
         try:
             sample = sample_path(dataset.task)
@@ -198,10 +199,12 @@ def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
     out = {}
     for name in sorted(datasets):
         pooled = slices[name].task.pooled_corpus() if res.retriever is None else None
+        settings = dict(slices[name].index)  # the suite's index settings, every method alike (title links)
         meta = {"index": str(spec.index)} if res.retriever is not None else \
-            {"pooled_corpus": pooled.describe()} if pooled is not None else {}
-        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled)) if pooled is not None else res,
-                     meta)
+            {"pooled_corpus": pooled.describe(), **({"index_settings": settings} if settings else {})} \
+            if pooled is not None else {}
+        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled, settings or None))
+                     if pooled is not None else res, meta)
     return out
 
 

@@ -29,6 +29,7 @@ import jsonschema
 from ... import strategies, tasks
 from ...core.errors import ConfigError, ThoughtloomError
 from ...lm.meter import Budget
+from ...retrieval import TemporaryIndex
 
 _ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_.-]*$"}
 _TEXT = {"type": "string", "minLength": 1}
@@ -57,6 +58,8 @@ SCHEMA: dict[str, Any] = {
             "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
                            "metrics": {"type": "array", "minItems": 1, "items": _TEXT}, "primary": _TEXT,
                            "strata": {"type": "boolean"}, "note": _TEXT, "stratum": _STRATUM,
+                           "index": {"type": "object", "minProperties": 1, "additionalProperties": False,
+                                     "properties": {"bm25": {"type": "object"}, "links": {"type": "object"}}},
                            "corpus": {"type": "array", "minItems": 1, "items": _TEXT}}}},
         "methods": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
@@ -97,6 +100,9 @@ class DatasetSpec:
     #: only this length stratum's questions (the task's rule, ``Task.stratum``), ``offset`` and ``n``
     #: counted among them: HGOT's weight grid runs on medium questions (Table 9)
     stratum: str | None = None
+    #: the pooled BM25 index's build settings, every method alike (``index build --set`` keys as a
+    #: table: ``{ links = { seeds = 3 } }``); an ``--index`` replaces the pooled index and them
+    index: Mapping[str, Any] = field(default_factory=dict)
 
     def select(self, task: tasks.Task, examples: list[tasks.Example], n: int) -> list[tasks.Example]:
         """This dataset's ``n`` examples from ``offset`` among the loaded ones of its stratum (all
@@ -274,7 +280,7 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                                   f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", ""),
-                                    tuple(d.get("corpus", ())), d.get("stratum")))
+                                    tuple(d.get("corpus", ())), d.get("stratum"), dict(d.get("index", {}))))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
                                                    for k, v in m.get("data_settings", {}).items()},
@@ -311,6 +317,11 @@ def _check_meaning(suite: Suite, source: str) -> None:
     for i, d in enumerate(suite.datasets):
         if d.primary not in d.metrics:
             fail(f"datasets[{i}].primary", f"{d.primary!r} is not one of its metrics {list(d.metrics)}")
+        if d.index:
+            try:
+                TemporaryIndex([], settings=dict(d.index))
+            except ThoughtloomError as exc:
+                fail(f"datasets[{i}].index", str(exc))
     for i, m in enumerate(suite.methods):
         try:
             for d in suite.datasets:
