@@ -157,6 +157,15 @@ register_program(Program("odqa_nodecomp", None,
                          description="NoDecomp-Ctxt: one retrieval, then answer"))
 register_program(Program("odqa_closedbook", None, _fixed("(closedbook_qa) $question"),
                          description="No-Ctxt: closed book"))
+# Appendix G.6's CoT reader in place of the direct one: the same programs, the final multi-hop reader
+# (multihop_titleqa_cot: the direct reader's demonstrations, each answer reasoned on one line ending
+# in "So the answer is:") for the one that answers directly; --set program= picks them. The
+# decomposer prompts differ from the direct ones only in that handler's name.
+register_program(Program("odqa_decomp_cot", "odqa_decomp_cot", None, ("retrieve_odqa", "multihop_titleqa_cot"),
+                         k=4, description="Decomp-Ctxt with the CoT reader (G.6)"))
+register_program(Program("odqa_nodecomp_cot", None,
+                         _fixed("(retrieve) $question", "(multihop_titleqa_cot) $question"), k=6,
+                         description="NoDecomp-Ctxt with the CoT reader (G.6): one retrieval, then reason and answer"))
 
 
 # -- a user's own questions -------------------------------------------------------
