@@ -45,7 +45,7 @@ def test_every_issue_suite_is_packaged_loads_and_builds_its_strategies():
     assert ISSUE_SUITES <= set(suites.available())
     for name in suites.available():
         suite = suites.load(name)
-        assert suite.name == name and suite.datasets and suite.methods and suite.claims
+        assert suite.name == name and suite.datasets and suite.methods and (suite.claims or suite.grids())
         for method in suite.methods:
             assert method.build().name == method.strategy
         for figure in suite.figures:  # percent, with the model and table named
@@ -375,8 +375,9 @@ def test_decomp_odqa_retrieves_with_title_links_for_every_method_and_no_other_su
     suite keeps the plain pooled index (the cards being run on them are unchanged)."""
     odqa = suites.load("decomp-odqa")
     assert [d.index for d in odqa.datasets] == [{"links": {"seeds": 3}}] * 3
+    assert [d.index for d in suites.load("decomp-odqa-k").datasets] == [{"links": {"seeds": 3}}] * 3
     for name in suites.available():
-        if name != "decomp-odqa":
+        if name not in ("decomp-odqa", "decomp-odqa-k"):
             assert all(not d.index for d in suites.load(name).datasets), name
 
 
@@ -413,3 +414,27 @@ def test_a_datasets_index_settings_reach_the_pooled_index_of_every_cell(tmp_path
     bad = doc.replace("seeds = 1", "seedz = 1")
     with pytest.raises(ConfigError, match=r"datasets\[0\]\.index"):
         suites.parse(bad.encode(), "toy.toml")
+
+
+def test_the_k_grid_suite_searches_appendix_a2s_k_on_held_out_questions_apart_from_the_test_ones():
+    """DecomP Appendix A.2: K is picked by grid search on 100 held-out questions per dataset, K in
+    {2, 4, 6} for Decomp-Ctxt and {6, 8, 10} for NoDecomp-Ctxt (GPT3). decomp-odqa-k runs those
+    points on examples 101-200 of each of decomp-odqa's data files, with its corpus and retrieval,
+    so none of its 100 questions is one decomp-odqa tests on."""
+    from conftest import data_dir
+    from thoughtloom import tasks
+    from thoughtloom.eval.reproduce.run import load_slice
+
+    grid, odqa = suites.load("decomp-odqa-k"), suites.load("decomp-odqa")
+    ks = {family: [m.build(tasks.get("hotpotqa")).config.k for m in points] for family, points in grid.grids().items()}
+    assert ks == {"decomp-ctxt-k": [2, 4, 6], "nodecomp-ctxt-k": [6, 8, 10]}
+    assert {m.strategy for m in grid.grids()["decomp-ctxt-k"]} == {"decomp"}
+    assert {m.strategy for m in grid.grids()["nodecomp-ctxt-k"]} == {"decomp-nodecomp-ctxt"}
+    assert grid.n == odqa.n == 100 and not grid.claims
+    for held, test in zip(grid.datasets, odqa.datasets):
+        assert (held.task, held.data, held.corpus, held.index) == (test.task, test.data, test.corpus, test.index)
+        assert test.offset == 0 and held.offset >= test.offset + odqa.n
+        if (data_dir() / held.data).is_file():
+            held_ids = {e.problem.id for e in load_slice(held, data_dir(), grid.n).examples}
+            test_ids = {e.problem.id for e in load_slice(test, data_dir(), odqa.n).examples}
+            assert len(held_ids) == 100 and not held_ids & test_ids, held.id
