@@ -63,7 +63,7 @@ DECOMPOSER_KB = read_kb(
     "movie: Corpla ; written by: Novkel."
 )
 
-TASK_OF = {"letter_cat": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
+TASK_OF = {"letter_cat": "letter_cat", "letter_cat_each": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
            "reverse_tail": "list_reversal", "commaqa_fine": "commaqa", "commaqa_coarse": "commaqa",
            "odqa_decomp": "hotpotqa", "odqa_decomp_cot": "hotpotqa", "qa_decomp": "qa"}
 
