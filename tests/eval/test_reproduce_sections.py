@@ -227,3 +227,40 @@ def test_a_grid_of_one_point_is_refused():
         assert "grid 'rtr' has one point" in str(exc) and "methods[4].grid" in str(exc)
     else:
         raise AssertionError("a one-point grid loaded")
+
+
+def test_the_k_grid_suite_runs_end_to_end_on_a_linked_index_and_its_card_names_the_k(tmp_path, monkeypatch):
+    """`thoughtloom reproduce decomp-odqa-k` on ScriptedLM, two NoDecomp-Ctxt points on 2 held-out
+    HotpotQA questions: each cell reads the suite's title-linked pooled index (its summary and its
+    run identity say so: a folder made with a plain index is not resumed with this one), and the
+    card's grid table lists both points and marks one chosen."""
+    from conftest import data_file
+    from typer.testing import CliRunner
+
+    from thoughtloom.cli.main import app
+    from thoughtloom.eval import assembly
+    from thoughtloom.lm import Cached, CompletionStore
+    from thoughtloom.testing import ScriptedLM
+
+    root = data_file("hotpotqa", "hotpot_dev_distractor_subset.jsonl").parents[1]
+    monkeypatch.setattr(assembly, "open_model",
+                        lambda spec: Cached(ScriptedLM(lambda req: "yes"), CompletionStore(spec.cache), spec.cache_mode))
+    out = tmp_path / "out"
+    r = CliRunner().invoke(app, ["reproduce", "decomp-odqa-k", "--data-root", str(root), "--out", str(out),
+                                 "--cache", str(tmp_path / "c.sqlite"), "--dataset", "hotpotqa", "--method",
+                                 "nodecomp-ctxt-k6", "--method", "nodecomp-ctxt-k8", "--n", "2"])
+    assert r.exit_code == 0, r.output
+    for k in (6, 8):
+        summary = json.loads((out / "hotpotqa" / f"nodecomp-ctxt-k{k}" / "summary.json").read_text())
+        assert summary["index_settings"] == {"links": {"seeds": 3}} and "pooled_corpus" in summary
+        identity = json.loads((out / "hotpotqa" / f"nodecomp-ctxt-k{k}" / "run.json").read_text())
+        assert identity["config"]["retriever"]["fingerprint"].startswith("temporary-settings-")
+        assert identity["config"]["options"]["k"] == k
+    md = (out / "card.md").read_text()
+    assert "Grid search: f1 at each point, chosen on these questions" in md
+    hotpot = md.split("## hotpotqa:")[1].split("## 2wiki:")[0]
+    rows = [line for line in hotpot.splitlines() if line.startswith("| nodecomp-ctxt-k | NoDecomp-Ctxt K=")]
+    assert [row.split(" | ")[1] for row in rows] == ["NoDecomp-Ctxt K=6", "NoDecomp-Ctxt K=8", "NoDecomp-Ctxt K=10"]
+    # both ran points score alike (the scripted reader says "yes"): the first listed is chosen; K=10 did not run
+    assert rows[0].endswith("(n=2) | chosen |") and rows[1].endswith("(n=2) |  |") and "not run" in rows[2]
+    assert "Retrieval for every method: BM25 over the pooled paragraphs, built with links.seeds=3." in md
