@@ -264,3 +264,19 @@ def test_the_k_grid_suite_runs_end_to_end_on_a_linked_index_and_its_card_names_t
     # both ran points score alike (the scripted reader says "yes"): the first listed is chosen; K=10 did not run
     assert rows[0].endswith("(n=2) | chosen |") and rows[1].endswith("(n=2) |  |") and "not run" in rows[2]
     assert "Retrieval for every method: BM25 over the pooled paragraphs, built with links.seeds=3." in md
+
+
+def test_a_stratum_of_one_example_gives_the_overall_no_interval(tmp_path):
+    """With one question per stratum (the hgot-hotpotqa card at n = 3) a stratified bootstrap would
+    resample each stratum's one score and report an interval of width 0; the card gives the
+    weighted mean with no interval instead."""
+    plan = runs.make_plan(suites.parse(STRATIFIED.encode(), "strat.toml"), tmp_path, n=3)
+    sizes = {"long": 21, "medium": 21, "short": 21}
+    records = [{"id": f"q{i}", "prediction": "x", "metrics": {"em": float(i == 0)},
+                "meta": {"stratum": s, "strata_sizes": sizes}} for i, s in enumerate(("long", "medium", "short"))]
+    _write(runs.Cell(plan.datasets[0], plan.suite.method("io"), 0).folder(plan.out), records)
+    sl = _slice("hotpotqa", tmp_path, ["q0", "q1", "q2"])
+    overall = cards.cell_result(plan, plan.datasets[0], plan.suite.method("io"), sl).strata["overall"]
+    assert math.isclose(overall.mean, 1 / 3) and math.isnan(overall.ci_low) and math.isnan(overall.ci_high)
+    text = to_markdown(outline(cards.collect(plan, {"hp": sl}, {"command": "x"})))
+    assert "| 33.3 [no interval] (n=3) |" in text

@@ -95,6 +95,8 @@ def weighted_strata_ci(strata: Sequence[tuple[Sequence[float] | Sequence[Sequenc
     questions ran. Each replicate resamples examples within every stratum on its own (a
     stratum's size is fixed by the design) and, with several seeds, the same seed draw for
     every stratum (a seed is one run over all of them). Strata with no examples are left out.
+    A stratum of one example has no spread to resample (its every replicate is that example), so
+    with one the interval is NaN: not computed, rather than narrower than the data allow.
     """
     parts = [(_finite(v), float(w)) for v, w in strata]
     parts = [(m if m.ndim == 2 else m[None, :], w) for m, w in parts]
@@ -120,4 +122,6 @@ def weighted_strata_ci(strata: Sequence[tuple[Sequence[float] | Sequence[Sequenc
     boot /= total
     low, high = _percentiles(boot, confidence)
     point = sum(w * float(m.mean()) for m, w in parts) / total
+    if any(m.shape[1] < 2 for m, _ in parts):
+        low = high = float("nan")
     return Estimate(point, low, high, n, confidence)

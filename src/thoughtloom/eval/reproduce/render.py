@@ -38,6 +38,8 @@ def pct(e: Estimate | PairedTest | None, *, signed: bool = False) -> str:
     if e is None or e.n == 0 or math.isnan(e.mean):
         return "–"
     sign = "+" if signed else ""
+    if math.isnan(e.ci_low) or math.isnan(e.ci_high):  # no interval (a stratum of one example)
+        return f"{100 * e.mean:{sign}.1f} [no interval]"
     return f"{100 * e.mean:{sign}.1f} [{100 * e.ci_low:{sign}.1f}, {100 * e.ci_high:{sign}.1f}]"
 
 

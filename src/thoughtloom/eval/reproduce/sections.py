@@ -17,8 +17,9 @@ from .card import CellResult, GridChoice
 #: What the strata table's Overall is (HGOT's Table 2), said under it.
 OVERALL = ("Overall is Table 2's: the Long, Medium and Short means weighted by each stratum's size in the "
            "loaded slice (the task's report, HGOT §4), with a stratified bootstrap interval (examples resampled "
-           "within each stratum); it is not the plain mean over the examples that ran (the results table above), "
-           "which leans to whichever strata ran more of their share.")
+           "within each stratum; none while a stratum has one example, whose spread cannot be resampled); it is "
+           "not the plain mean over the examples that ran (the results table above), which leans to whichever "
+           "strata ran more of their share.")
 
 
 def _pct(e: Estimate | None) -> str:
