@@ -438,3 +438,21 @@ def test_the_k_grid_suite_searches_appendix_a2s_k_on_held_out_questions_apart_fr
             held_ids = {e.problem.id for e in load_slice(held, data_dir(), grid.n).examples}
             test_ids = {e.problem.id for e in load_slice(test, data_dir(), odqa.n).examples}
             assert len(held_ids) == 100 and not held_ids & test_ids, held.id
+
+
+def test_index_settings_are_refused_on_ray_workers_unless_an_index_is_given(tmp_path):
+    """Ray workers build the plain pooled index, so a dataset whose index has settings of its own
+    would run there on another retriever than the suite says: refused before any call, unless
+    --index replaces the pooled index everywhere."""
+    from thoughtloom.eval.reproduce import run as runs
+
+    suite = suites.load("decomp-odqa")
+    plan = runs.make_plan(suite, tmp_path, n=2)
+    cells = [c for c in plan.cells() if c.dataset.id == "hotpotqa"]
+    sl = runs.Slice(None, tmp_path / "x.jsonl", [], index=suite.datasets[0].index)
+    spec = type("Spec", (), {"index": None})()
+    with pytest.raises(ConfigError, match="Ray workers do not apply yet") as info:
+        runs.check_index_on_workers(cells, {"hotpotqa": sl}, spec)
+    assert "--index" in info.value.hint
+    runs.check_index_on_workers(cells, {"hotpotqa": sl}, type("Spec", (), {"index": tmp_path})())
+    runs.check_index_on_workers(cells, {"hotpotqa": runs.Slice(None, tmp_path, [])}, spec)

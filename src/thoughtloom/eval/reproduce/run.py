@@ -232,6 +232,20 @@ def check_own_models(cells: Sequence[Cell], spec: RunSpec, *, on_workers: bool =
                               hint="run this suite without --executor ray")
 
 
+def check_index_on_workers(cells: Sequence[Cell], slices: dict[str, Slice], spec: RunSpec) -> None:
+    """Refuse (before any model call) a dataset whose pooled index has settings of its own (title
+    links) on Ray workers, which build the plain pooled index: every arm would silently read
+    through another retriever than the suite says."""
+    if spec.index is not None:  # --index replaces the pooled index on workers as here
+        return
+    for name in dict.fromkeys(c.dataset.id for c in cells):
+        if slices[name].index:
+            raise ConfigError(f"dataset {name!r} builds its pooled index with settings {dict(slices[name].index)}, "
+                              "which Ray workers do not apply yet",
+                              hint="run this suite without --executor ray, or build the index yourself "
+                                   "(thoughtloom index build --set links.seeds=3 ...) and pass --index")
+
+
 async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
                     progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
@@ -252,6 +266,8 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
         raise ValueError("run_cells takes res (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
     check_own_models(todo, spec, on_workers=executors is not None)
+    if executors is not None:
+        check_index_on_workers(todo, slices, spec)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
     resources = _resources({c.dataset.id for c in todo}, slices, spec, res) if res is not None else {}
