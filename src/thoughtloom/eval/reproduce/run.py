@@ -26,7 +26,7 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, ContextManager, Protocol, Sequence
+from typing import Any, Callable, ContextManager, Mapping, Protocol, Sequence
 
 from ... import tasks
 from ...core.errors import ConfigError
@@ -101,6 +101,7 @@ class Slice:
     examples: list[tasks.Example]
     sample: bool = False  # the task's packaged sample stands in for the suite's data file
     data_root: Path | None = None  # where the methods' data settings are read (None with a sample)
+    index: Mapping[str, Any] = dataclasses.field(default_factory=dict)  # the pooled index's settings (dataset.index)
 
     @property
     def ids(self) -> list[str]:
@@ -128,7 +129,11 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
         if not path.exists():
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
                               hint="check --data-root / THOUGHTLOOM_DATA")
-        loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        if dataset.stratum is None:
+            loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        else:  # the stratum's questions, offset and n counted among them (suites.DatasetSpec.select)
+            loaded = load_examples(task, path)
+            loaded = dataclasses.replace(loaded, examples=dataset.select(task, list(loaded.examples), n))
         if dataset.corpus:  # more corpus files pooled with the file's own paragraphs
             extra = tuple(data_root.expanduser() / f for f in dataset.corpus)
             for p in extra:
@@ -139,7 +144,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
             if pool_with is None:
                 raise ConfigError(f"dataset {dataset.id!r}: task {dataset.task!r} pools no corpus, so it takes no 'corpus'")
             pool_with(extra)
-        return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
+        return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser(), dataset.index)
     else:
         try:
             sample = sample_path(dataset.task)
@@ -194,10 +199,12 @@ def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
     out = {}
     for name in sorted(datasets):
         pooled = slices[name].task.pooled_corpus() if res.retriever is None else None
+        settings = dict(slices[name].index)  # the suite's index settings, every method alike (title links)
         meta = {"index": str(spec.index)} if res.retriever is not None else \
-            {"pooled_corpus": pooled.describe()} if pooled is not None else {}
-        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled)) if pooled is not None else res,
-                     meta)
+            {"pooled_corpus": pooled.describe(), **({"index_settings": settings} if settings else {})} \
+            if pooled is not None else {}
+        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled, settings or None))
+                     if pooled is not None else res, meta)
     return out
 
 
@@ -225,6 +232,20 @@ def check_own_models(cells: Sequence[Cell], spec: RunSpec, *, on_workers: bool =
                               hint="run this suite without --executor ray")
 
 
+def check_index_on_workers(cells: Sequence[Cell], slices: dict[str, Slice], spec: RunSpec) -> None:
+    """Refuse (before any model call) a dataset whose pooled index has settings of its own (title
+    links) on Ray workers, which build the plain pooled index: every arm would silently read
+    through another retriever than the suite says."""
+    if spec.index is not None:  # --index replaces the pooled index on workers as here
+        return
+    for name in dict.fromkeys(c.dataset.id for c in cells):
+        if slices[name].index:
+            raise ConfigError(f"dataset {name!r} builds its pooled index with settings {dict(slices[name].index)}, "
+                              "which Ray workers do not apply yet",
+                              hint="run this suite without --executor ray, or build the index yourself "
+                                   "(thoughtloom index build --set links.seeds=3 ...) and pass --index")
+
+
 async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *, res: EvalResources | None = None,
                     progress: SuiteProgress | None = None, limit: int | None = None,
                     cells: Sequence[Cell] | None = None, command: Sequence[str] | str | None = None,
@@ -245,6 +266,8 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
         raise ValueError("run_cells takes res (examples run here) or executors (on workers), not both")
     todo = list(plan.cells() if cells is None else cells)
     check_own_models(todo, spec, on_workers=executors is not None)
+    if executors is not None:
+        check_index_on_workers(todo, slices, spec)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
     resources = _resources({c.dataset.id for c in todo}, slices, spec, res) if res is not None else {}
