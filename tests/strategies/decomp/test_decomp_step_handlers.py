@@ -2,9 +2,11 @@
 handler, with the run's own context: one trace (the step's events nested under it), one budget (its
 calls metered once and bounding it), and the handler strategy's own bound.
 
-The paper (Khot et al., §3): "each sub-task handler ... can be ... a symbolic function, another
-decomposition, or a different prompt"; which handler answers a sub-task is a free choice of the
-program. The seam lets that choice be any strategy of the library."""
+The paper (Khot et al., §3, p. 3, as the summary in the papers folder gives it): sub-task handlers may
+be prompts, another prompting program, symbolic functions or trained models (a calculator, a
+specialized supervised model); and (§1, p. 2) a reusable handler can be debugged on its own and
+swapped "without changing the rest of the system". The seam makes that swap one option (``bind``)
+for any strategy of the library, and keeps the swapped handler inside the run's trace and budget."""
 
 import asyncio
 import json
