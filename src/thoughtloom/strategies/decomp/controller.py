@@ -55,9 +55,9 @@ from ...core.events import malformed, phase
 from ...core.types import Passage, Request
 from ...lm.structured import parse_json
 from ..context import Context
+from ..registry import available
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
-from ..registry import available
 from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, read_prompt, split_header
 from .language import (PROJECT, PROJECT_FLAT, QUESTION, SELECT, End, Step, StepError, combine, expand, parse_step,
                        render_value)
@@ -165,11 +165,6 @@ class Controller:
         names = set(program.handlers) if program.handlers else self._known | set(PROGRAMS)
         return names | ({program.self_name} if program.self_name else set())
 
-    def scripted(self, program: Program) -> set[str]:
-        """What a script's step (a reference or fixed program: code, not a model's reply) may call:
-        what the decomposer may, and any registered strategy (:mod:`.step_handlers`)."""
-        return self.allowed(program) | set(available())
-
     async def search(self, queries: list[str], k: int) -> list[list[Passage]]:
         hits = await self.ctx.search(queries, k, required=True)
         return [[h.passage for h in hs] for hs in hits]
@@ -233,15 +228,14 @@ class Controller:
 
     async def _next_steps(self, program: Program, runs: list[Run]) -> list[Step | End | None]:
         allowed = self.allowed(program)
+        scripted = allowed | set(available())  # a script's step (code, not a reply) may name any strategy too
         out: list[Step | End | None] = [None] * len(runs)
         pending = []
-        scripted: set[str] = set()
         for i, r in enumerate(runs):
             if r.script is None:
                 pending.append(i)
                 continue
             line = r.script[len(r.steps)] if len(r.steps) < len(r.script) else "[EOQ]"
-            scripted = scripted or self.scripted(program)
             try:
                 out[i] = parse_step(line, scripted, len(r.answers), r.question)
             except StepError as exc:
