@@ -10,7 +10,7 @@ import pytest
 from thoughtloom import strategies
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.core.trace import Trace
-from thoughtloom.core.types import Passage, Problem, ScoredPassage
+from thoughtloom.core.types import Problem, ScoredPassage
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.hgot import HGOT, HGOTConfig
