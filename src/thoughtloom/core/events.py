@@ -36,7 +36,9 @@ a strategy built:
 - DecomP: ``run`` is a program run's place in the nesting, ``"1"`` the top
   program and ``"1.3.2"`` the nested run answering input 2 (a foreach item)
   of step 3 of run ``"1"``; ``decomp_step.kind`` is the handler's kind
-  (symbolic, prompt, retrieval or program).
+  (symbolic, prompt, retrieval, program, strategy or function). The events
+  of a strategy or function handler's step carry ``within`` (:data:`COMMON`)
+  naming that run id and handler.
 
 Traces written before a field was added lack it; the inspector shows what
 the older events allow. Traces written before an event was renamed read
@@ -59,8 +61,12 @@ class EventType:
     source: str = ""  # the module that emits it
 
 
-#: In every event: its type and time; ``example`` where the runner opened the trace.
-COMMON = ("type", "t", "example")
+#: In every event: its type and time; ``example`` where the runner opened the trace; ``within`` on
+#: the events of a step that one strategy runs inside another (:meth:`.trace.Trace.within`): the
+#: scopes it runs in, outermost first, e.g. ``[{"step": "decomp_handler", "run": "1.2.1",
+#: "handler": "solve", "strategy": "sculpt-mcts"}]`` or ``[{"step": "hgot_infer", "node": "1.2",
+#: "strategy": "cot-sc"}]`` -- the step's own events and its ``llm_call`` events alike.
+COMMON = ("type", "t", "example", "within")
 
 _TREE = "strategies.treesearch"
 EVENTS: dict[str, EventType] = {
