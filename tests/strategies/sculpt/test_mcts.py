@@ -208,9 +208,11 @@ def test_virtual_loss_steers_the_next_selection():
     from thoughtloom.strategies.sculpt.mcts import select_leaves
 
     tree = _tree_with([(2, 1.8, 0.9), (2, 1.0, 0.5)])
-    leaves = select_leaves(tree, MCTSConfig(c=0.1, virtual_loss=3), 2)
+    pending: dict[int, int] = {}
+    leaves = select_leaves(tree, MCTSConfig(c=0.1, virtual_loss=3), 2, pending)
     assert [n.candidate for n in leaves] == ["c0", "c1"]  # without the loss c0 would win again
-    assert tree.nodes[1].visits == 5 and tree.root.visits == 4 + 6
+    assert pending == {0: 3 + 3, 1: 3, 2: 3}  # each chosen leaf's path, root included
+    assert [n.visits for n in tree.nodes] == [4, 2, 2]  # the tree's own statistics stay real
 
 
 def test_parallel_config_is_checked():

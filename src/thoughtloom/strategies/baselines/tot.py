@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..treesearch.dfs import DepthFirst, DFSConfig
+from ..treesearch.dfs import DFSConfig
 from ..treesearch.evaluator import EVAL_STYLES
-from ..treesearch.generator import GENERATE_MODES, ToTGenerator
-from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.generator import GENERATE_MODES
+from ..treesearch.scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -57,24 +57,28 @@ class ToTDFSConfig(DFSConfig):
     eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
-@register("tot-bfs")
-class ToTBFS(TreeSearch):
-    """Tree of Thoughts, BFS with beam b: propose, value (sampled), keep the b best; no feedback."""
+@SEARCH_ALGORITHMS.register("bfs")
+@dataclass(frozen=True)
+class BeamSearch:
+    """Yao et al.'s BFS with beam b (the ``bfs`` search algorithm): expand the beam, keep the b best
+    children; the answer is the best thought of the last level kept."""
 
-    Config = BFSConfig
-    algorithm = "tot-bfs"
-    generator = ToTGenerator
+    config: BFSConfig
+
+    @classmethod
+    def from_config(cls, cfg: BFSConfig) -> "BeamSearch":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: BFSConfig = self.config
+        cfg = self.config
         frontier = [root]
         for level in range(cfg.max_depth):
             if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
                 break
             phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
-            groups = await s.generator.expand_many(frontier, max(cfg.k, cfg.beam))
+            groups = await s.expand_many(frontier, max(cfg.k, cfg.beam))
             children = [c for g in groups for c in g]
-            await s.evaluator.evaluate(children)
+            await s.evaluate(children)
             if not children:  # the level is spent; the next one expands the same beam again (retry_empty)
                 if s.empty(frontier[0]):
                     continue
@@ -89,10 +93,21 @@ class ToTBFS(TreeSearch):
         return s.current
 
 
+@register("tot-bfs")
+class ToTBFS(TreeSearch):
+    """Tree of Thoughts, BFS with beam b: propose, value (sampled), keep the b best; no feedback."""
+
+    Config = BFSConfig
+    algorithm = "tot-bfs"
+    generator = "tot"
+    search_algorithm = "bfs"
+
+
 @register("tot-dfs")
-class ToTDFS(DepthFirst):
+class ToTDFS(TreeSearch):
     """Tree of Thoughts, DFS: sculpt-dfs-backtrack's loop over proposed thoughts, without feedback."""
 
     Config = ToTDFSConfig
     algorithm = "tot-dfs"
-    generator = ToTGenerator
+    generator = "tot"
+    search_algorithm = "dfs-backtrack"

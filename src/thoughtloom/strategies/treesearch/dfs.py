@@ -31,7 +31,7 @@ from ...core.events import phase
 from ...core.options import option
 from .evaluator import item_labels
 from .reading import judged_below
-from .scaffold import SearchConfig, SearchRun, TreeSearch
+from .scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun
 from .tree import Node
 
 
@@ -57,13 +57,20 @@ def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
     return None
 
 
-class DepthFirst(TreeSearch):
-    """Best-first DFS with pruning and backtracking; subclasses pick the generator and register a name."""
+@SEARCH_ALGORITHMS.register("dfs-backtrack")
+@dataclass(frozen=True)
+class DepthFirst:
+    """Best-first DFS with pruning and backtracking (the ``dfs-backtrack`` search algorithm); the
+    answer is the best-scored node seen."""
 
-    Config = DFSConfig
+    config: DFSConfig
+
+    @classmethod
+    def from_config(cls, cfg: DFSConfig) -> "DepthFirst":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: DFSConfig = self.config
+        cfg = self.config
         steps = 0
 
         async def children_of(node: Node) -> list[Node]:
@@ -72,8 +79,8 @@ class DepthFirst(TreeSearch):
             while steps < cfg.max_steps:
                 steps += 1
                 phase(s.ctx.trace, "expansion", steps, cfg.max_steps, depth=node.depth)
-                children = await s.generator.expand(node, cfg.k)
-                await s.evaluator.evaluate(children)
+                children = await s.expand(node, cfg.k)
+                await s.evaluate(children)
                 if children or not s.empty(node):
                     return children
             return []
@@ -98,3 +105,6 @@ class DepthFirst(TreeSearch):
         if not (cfg.stop_at_goal and s.solved(root)):
             await visit(root)
         s.notes["steps_done"] = steps
+
+    def choose(self, s: SearchRun) -> Node:
+        return s.tree.best_by_score()
