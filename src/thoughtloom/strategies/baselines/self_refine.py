@@ -40,7 +40,7 @@ class RefineChain:
     async def loop(self, s: SearchRun, root: Node) -> None:
         cfg = self.config
         for i in range(cfg.iterations):
-            if cfg.stop_at_goal and s.solved(s.current):
+            if (cfg.stop_at_goal and s.solved(s.current)) or s.complete(s.current):
                 break
             phase(s.ctx.trace, "round", i + 1, cfg.iterations)
             rewrite = await s.expand(s.current, 1)

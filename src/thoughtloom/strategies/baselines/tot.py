@@ -18,13 +18,17 @@ batch) and the ``beam`` best by mean value are kept. After ``max_depth``
 levels the answer is the best thought of the last level kept, as Yao et
 al. answer with the first of their final beam. A level that brings no
 readable thought spends that level and the next one expands the same beam
-again (``retry_empty``, the rule of every tree method).
+again (``retry_empty``, the rule of every tree method). A complete thought
+in the beam (a full board: nothing can extend it) is not expanded; it
+competes for the next beam with the new thoughts, and a beam of complete
+thoughts ends the search (Yao et al. do not say; our choice).
 
 ``tot-dfs``: the kernel's depth-first search with pruning and backtracking
 (:mod:`thoughtloom.strategies.treesearch.dfs`), each expansion one proposal
 request of ``k`` thoughts, each valued once; a state with a clue judged
-impossible is pruned, as Yao et al. prune, and an empty expansion is tried
-again within ``max_steps``.
+impossible is pruned, as Yao et al. prune, an empty expansion is tried
+again within ``max_steps``, and a full board sends the search back up
+without spending a step.
 """
 
 from __future__ import annotations
@@ -75,16 +79,20 @@ class BeamSearch:
         for level in range(cfg.max_depth):
             if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
                 break
+            growing = [n for n in frontier if not s.complete(n)]
+            if not growing:  # a beam of complete states: no level can add to it
+                break
             phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
-            groups = await s.expand_many(frontier, max(cfg.k, cfg.beam))
+            groups = await s.expand_many(growing, max(cfg.k, cfg.beam))
             children = [c for g in groups for c in g]
             await s.evaluate(children)
             if not children:  # the level is spent; the next one expands the same beam again (retry_empty)
-                if s.empty(frontier[0]):
+                if s.empty(growing[0]):
                     continue
-                s.notes["stopped_early"] = f"no readable child of the beam at depth {frontier[0].depth + 1}"
+                s.notes["stopped_early"] = f"no readable child of the beam at depth {growing[0].depth + 1}"
                 break
-            frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
+            kept = [n for n in frontier if n not in growing]  # a complete state stays a candidate for the beam
+            frontier = sorted(children + kept, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
             if frontier:
                 s.current = frontier[0]
 

@@ -55,7 +55,7 @@ class GreedyDescent:
         cfg = self.config
         node = root
         for level in range(cfg.max_depth):
-            if cfg.stop_at_goal and s.solved(node):
+            if (cfg.stop_at_goal and s.solved(node)) or s.complete(node):
                 break
             phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
             children = await s.expand(node, cfg.k)

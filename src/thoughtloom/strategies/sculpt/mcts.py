@@ -51,7 +51,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from ...core.events import phase
 from ...core.options import option
@@ -84,23 +84,26 @@ def ucb1(node: Node, parent_visits: int, c: float, pending: int = 0) -> float:
     return node.value_sum / visits + c * math.sqrt(math.log(max(parent_visits, 1)) / visits)
 
 
-def growable(tree: Tree, max_depth: float, retry_empty: bool = True) -> set[int]:
-    """Ids of the nodes a rollout through them can still add to: below ``max_depth`` and either
-    unexpanded, expanded with no child (with ``retry_empty``: its expansion is tried again), or
-    with a growable child."""
+def growable(tree: Tree, max_depth: float, retry_empty: bool = True,
+             complete: Callable[[Node], bool] | None = None) -> set[int]:
+    """Ids of the nodes a rollout through them can still add to: below ``max_depth``, not ``complete``
+    (a state the generator cannot add to), and either unexpanded, expanded with no child (with
+    ``retry_empty``: its expansion is tried again), or with a growable child."""
     ids: set[int] = set()
     for node in reversed(tree.nodes):  # children come after their parents
-        if node.depth < max_depth and (not node.expanded or (retry_empty and not node.children)
-                                       or any(c in ids for c in node.children)):
+        if node.depth >= max_depth:
+            continue
+        expandable = not node.expanded or (retry_empty and not node.children)
+        if any(c in ids for c in node.children) or (expandable and not (complete and complete(node))):
             ids.add(node.id)
     return ids
 
 
 def select(tree: Tree, c: float, max_depth: float = math.inf, retry_empty: bool = True,
-           pending: Mapping[int, int] | None = None) -> Node | None:
+           pending: Mapping[int, int] | None = None, complete: Callable[[Node], bool] | None = None) -> Node | None:
     """Descend from the root through expanded nodes by UCB1 to a leaf that can grow; None if none can.
     ``pending``: virtual visits by node id (:func:`select_leaves`), counted as visits with reward 0."""
-    can_grow = growable(tree, max_depth, retry_empty)
+    can_grow = growable(tree, max_depth, retry_empty, complete)
     virtual = pending or {}
     node = tree.root
     if node.id not in can_grow:
@@ -112,7 +115,8 @@ def select(tree: Tree, c: float, max_depth: float = math.inf, retry_empty: bool 
     return node
 
 
-def select_leaves(tree: Tree, cfg: MCTSConfig, width: int, pending: dict[int, int]) -> list[Node]:
+def select_leaves(tree: Tree, cfg: MCTSConfig, width: int, pending: dict[int, int],
+                  complete: Callable[[Node], bool] | None = None) -> list[Node]:
     """Up to ``width`` distinct leaves, a virtual loss (``cfg.virtual_loss`` visits with reward 0,
     counted in ``pending``) on each one's path as it is chosen.
 
@@ -124,7 +128,7 @@ def select_leaves(tree: Tree, cfg: MCTSConfig, width: int, pending: dict[int, in
     """
     leaves: list[Node] = []
     for _ in range(width):
-        leaf = select(tree, cfg.c, cfg.max_depth, cfg.retry_empty, pending)
+        leaf = select(tree, cfg.c, cfg.max_depth, cfg.retry_empty, pending, complete)
         if leaf is None or leaf in leaves:
             break
         leaves.append(leaf)
@@ -146,7 +150,7 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
     With ``width`` 1 this is one plain select-expand-simulate-backpropagate
     rollout. Returns the rewarded node of each leaf; empty when no leaf can grow.
     """
-    leaves = select_leaves(s.tree, cfg, width, {})
+    leaves = select_leaves(s.tree, cfg, width, {}, s.complete)
     if not leaves:
         return []
     phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)

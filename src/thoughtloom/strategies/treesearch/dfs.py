@@ -21,6 +21,13 @@ the clue).
 the next step expands the same node again (``retry_empty``, the rule of every
 tree method, :meth:`~.scaffold.SearchRun.empty`); with it off the search goes
 back up to the parent's next child, as Yao et al.'s does.
+
+**A complete node** (one the generator cannot add to: a full crossword board
+under ToT's generator, whose children may only fill blanks) is not expanded
+at all: the search goes back up to the next sibling without spending a step
+(:meth:`~.scaffold.SearchRun.complete`), as Yao et al.'s crosswords DFS
+recurses only while ``env.steps < 10``. The node itself stays in the tree, a
+candidate answer like any other.
 """
 
 from __future__ import annotations
@@ -87,7 +94,7 @@ class DepthFirst:
 
         async def visit(node: Node) -> bool:
             """Explore below ``node``; True once a node reaches the goal (the search ends)."""
-            if node.depth >= cfg.max_depth:
+            if node.depth >= cfg.max_depth or s.complete(node):  # nothing below it: back up, no step spent
                 return False
             for child in sorted(await children_of(node), key=lambda n: (-(n.score or 0.0), n.id)):
                 if cfg.stop_at_goal and s.solved(child):

@@ -18,7 +18,7 @@ the only mutable state of a run, so one strategy object serves any number
 of questions at once.
 
 Trace events (``tree_node``, ``tree_eval``, ``tree_eval_salvaged``, ``tree_eval_limited``,
-``tree_rejected``, ``tree_select``, ``tree_backprop``,
+``tree_rejected``, ``tree_select``, ``tree_backprop``, ``tree_empty``, ``tree_complete``,
 ``tree_prune``, ``tree_budget_trim``, ``tree_answer``, ``malformed``
 with ``what`` tree_root / tree_child / tree_evaluation) and their
 fields: :mod:`thoughtloom.core.events`. Each loop names its steps with
@@ -100,6 +100,7 @@ class SearchRun:
         self.current: Node | None = None  # the node a chain stands on (the root until a loop moves it)
         self.notes: dict[str, Any] = {}  # a loop's own figures for Result.details (rollouts done, why it ended)
         self._samples = 0  # the generator's requests so far: each gets the next sample index
+        self._complete: set[int] = set()  # nodes found complete (traced once each)
 
     def next_sample(self) -> int:
         """A sample index no earlier generation request of this run had (N samples are N cache entries)."""
@@ -132,6 +133,18 @@ class SearchRun:
         self.notes["empty_expansions"] = self.notes.get("empty_expansions", 0) + 1
         self.ctx.trace.emit("tree_empty", node=node.id, depth=node.depth, retry=self.cfg.retry_empty)
         return self.cfg.retry_empty
+
+    def complete(self, node: Node) -> bool:
+        """Whether ``node`` is a complete state its generator cannot add to (:meth:`~.parts.Generator.can_grow`):
+        a search spends no step on expanding it (a depth-first one goes back up, as Yao et al.'s does at a
+        full board), unlike an expansion that came back unreadable (:meth:`empty`). Traced once per node
+        (``tree_complete``)."""
+        if self.generator.can_grow(self, node):
+            return False
+        if node.id not in self._complete:
+            self._complete.add(node.id)
+            self.ctx.trace.emit("tree_complete", node=node.id, depth=node.depth)
+        return True
 
     def solved(self, node: Node) -> bool:
         return node.score is not None and node.score >= self.cfg.goal_score
