@@ -108,6 +108,7 @@ class SearchRun:
         return self._samples
 
     async def root(self) -> Node:
+        """The tree's first node, from the generator (:class:`~.parts.Generator`)."""
         return await self.generator.root(self)
 
     async def expand_many(self, nodes: Sequence[Node], k: int, *, simulated: bool = False) -> list[list[Node]]:
@@ -121,10 +122,6 @@ class SearchRun:
     async def evaluate(self, nodes: Sequence[Node]) -> None:
         """Score every node of ``nodes`` not scored yet, one evaluation batch (:class:`~.parts.Evaluator`)."""
         await self.evaluator.evaluate(self, nodes)
-
-    def can_grow(self, node: Node) -> bool:
-        """Whether ``node`` can have a child at all (False: a complete state the generator cannot add to)."""
-        return self.generator.can_grow(self, node)
 
     def empty(self, node: Node) -> bool:
         """The one rule for an expansion of ``node`` that gave no readable child, in every tree method:
