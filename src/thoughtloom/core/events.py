@@ -188,6 +188,10 @@ EVENTS: dict[str, EventType] = {
     "tree_empty": EventType("an expansion of `node` gave no readable child; it spent one step, and the "
                             "method tries the node again if `retry` (retry_empty)", ("node", "depth", "retry"),
                             source=_TREE),
+    "tree_complete": EventType("a node not expanded because its state is complete: the generator cannot add to "
+                               "it (a full crossword board, where a child may only fill a blank); no step is "
+                               "spent on it and a depth-first search goes back up", ("node", "depth"),
+                               source=_TREE),
     "tree_prune": EventType("DFS pruned a child: its score, or (`item`) one of its judged items, scored below "
                             "prune_below (Yao et al.: a state with a clue judged impossible)", ("node", "score"),
                             ("item",), source=_TREE),

@@ -109,13 +109,15 @@ class SearchTask(Protocol):
     children of an itemized evaluation are tied one-to-one to its items of
     feedback), and ``candidate_list`` (one generation reply lists the
     candidates, a line each with an optional confidence, instead of one
-    reply per child). Two optional methods: ``score_limits(problem, candidate)``, the
+    reply per child). Optional methods: ``score_limits(problem, candidate)``, the
     most each of :meth:`evaluation_items` may score by the task's own rubric
     (0-1, same order), to which a search holds the model's scores (its
     ``score_limits`` option; crosswords: a clue with blanks, at most 0.5), and
     ``judged_items(problem, candidate)``, which of those items may prune a node
     in a depth-first search (crosswords: a clue with two letters in place;
-    without it, every item may).
+    without it, every item may). A third, ``complete(problem, candidate)``, says a
+    candidate has nothing left to add (crosswords: a full board), so a search whose
+    children may only extend their parent (Tree of Thoughts) does not expand it.
     """
 
     def describe(self, problem: Problem) -> str:
