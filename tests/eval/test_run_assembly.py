@@ -1,0 +1,131 @@
+"""One run assembly (issue 42): ``thoughtloom eval``, :func:`thoughtloom.evaluate` and every ``reproduce``
+cell go from a spec and a request to a finished run through :func:`assemble` alone, the strategy built
+(its options checked) once per eval, and what differed between them is a field of the request."""
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+import thoughtloom
+from thoughtloom import strategies
+from thoughtloom.cli.main import app
+from thoughtloom.core import ConfigError
+from thoughtloom.eval import assembly, executors
+from thoughtloom.eval.assembly import AssembledEval, EvalRequest, RunSpec, assemble
+from thoughtloom.eval.reproduce import run as runs
+from thoughtloom.eval.reproduce import suites
+from thoughtloom.eval.settings import EvalResources
+from thoughtloom.tasks import get as get_task
+from thoughtloom.tasks.datasets import sample_path
+from thoughtloom.testing import ScriptedLM
+from support.toy_suite import SUITE
+
+
+@pytest.fixture
+def counted(monkeypatch):
+    """The evals run (assembled ones: :meth:`AssembledEval.run`) and the strategies built, by name."""
+    calls = {"assemble": [], "build": []}
+    real_run, real_build = AssembledEval.run, strategies.build
+
+    async def run(self, **kwargs):
+        calls["assemble"].append(self.request.strategy)
+        return await real_run(self, **kwargs)
+
+    def build(name, *args, **kwargs):
+        calls["build"].append(name)
+        return real_build(name, *args, **kwargs)
+
+    monkeypatch.setattr(AssembledEval, "run", run)
+    monkeypatch.setattr(strategies, "build", build)
+    monkeypatch.setattr(assembly, "open_model", lambda spec, model=None: ScriptedLM(lambda r: "The answer is: 4"))
+    return calls
+
+
+def _cli(args):
+    r = CliRunner().invoke(app, args, env={"COLUMNS": "200"})
+    assert r.exit_code == 0, f"{args}\n{r.output[-2000:]}\n{r.exception!r}"
+    return r
+
+
+def test_the_cli_and_the_api_assemble_each_eval_once_and_build_its_strategy_once(counted, tmp_path):
+    """``eval -S cot --set ...`` and ``evaluate("cot", ...)``: one assembly each, one strategy built each
+    (the options checked once on their way to the strategy; the CLI built it twice, from two specs)."""
+    _cli(["eval", "-S", "cot", "-t", "gsm8k", "--limit", "1", "--no-cache", "--set", "shots=2",
+          "--out", str(tmp_path / "cli")])
+    assert counted == {"assemble": ["cot"], "build": ["cot"]}
+    thoughtloom.evaluate("cot", "gsm8k", limit=1, shots=2)
+    assert counted == {"assemble": ["cot", "cot"], "build": ["cot", "cot"]}
+
+
+def test_each_reproduce_cell_is_an_assembled_eval_with_every_evals_notes(counted, tmp_path):
+    """A suite's cells go through the same assembly: each cell's summary says what every eval's says
+    (cache mode, timeout, judge, index: :meth:`RunSpec.notes`) beside its suite, dataset and method, and
+    its strategy keeps the suite's settings: the suite's budget is the runner's, not the methods' own
+    cap (``cap_strategy=False``), so a cell's recorded config is the one the suite names."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "baskets.jsonl").write_text("".join(
+        json.dumps({"question": f"How many apples are in basket {i}?", "answer": f"#### {i}"}) + "\n"
+        for i in range(1, 3)))
+    (tmp_path / "toy.toml").write_text(SUITE)
+    _cli(["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(data), "--out", str(tmp_path / "r"),
+          "--n", "2", "--no-cache", "--entail", "lexical", "--max-calls", "7"])
+    assert sorted(counted["assemble"]) == ["cot", "io"]
+    for method in ("cot", "io"):
+        summary = json.loads((tmp_path / "r" / "baskets" / method / "summary.json").read_text())
+        assert (summary["suite"], summary["dataset"], summary["method"]) == ("toy", "baskets", method)
+        assert (summary["cache_mode"], summary["entail"], summary["timeout_s"], summary["max_calls"]) == \
+            ("off", "lexical", 300.0, 7)
+        options = summary["identity"]["config"]["options"]
+        assert options["max_calls"] == strategies.get(method).Config().max_calls  # not capped at 7
+        assert summary["identity"]["config"]["budget"]["max_calls"] == 7
+
+
+async def test_a_suite_indexes_a_datasets_pooled_paragraphs_once_for_all_its_methods(monkeypatch, tmp_path):
+    """Without ``--index`` every method of a dataset with paragraphs searches one BM25 index over them,
+    built once on the sitting's services (:attr:`EvalResources.pooled_indexes`), not once per cell."""
+    built = []
+    real = executors.pooled_retriever
+    monkeypatch.setattr(executors, "pooled_retriever", lambda source: built.append(source) or real(source))
+    suite = suites.parse(f"""
+name = "pooled"
+title = "two retrieving methods on one dataset with paragraphs"
+paper = "nobody"
+n = 2
+[budget]
+max_calls = 6
+[[datasets]]
+id = "hotpot"
+task = "hotpotqa"
+data = "{sample_path("hotpotqa").name}"
+[[methods]]
+id = "rtr"
+strategy = "retrieve-then-read"
+label = "RtR"
+[[methods]]
+id = "ask"
+strategy = "self-ask"
+label = "Self-Ask"
+""".encode(), "pooled.toml")
+    plan = runs.make_plan(suite, tmp_path / "out", n=2)
+    slices, missing = runs.load_slices(plan, sample_path("hotpotqa").parent)
+    assert not missing
+    lm = ScriptedLM(lambda r: "So the final answer is: 42")
+    summaries = await runs.run_cells(plan, slices, RunSpec(model=None, entail="none"), res=EvalResources(lm))
+    assert len(summaries) == 2 and len(built) == 1
+    assert {s["pooled_corpus"] for s in summaries.values()} == {str(sample_path("hotpotqa"))}
+
+
+def test_the_request_checks_the_example_timeout_for_every_caller():
+    """The example's deadline is checked in the assembly, once, for the CLI and the API alike."""
+    task = get_task("gsm8k")
+    for bad in (float("inf"), 0, -1.0):
+        with pytest.raises(ConfigError, match="bad --example-timeout"):
+            assemble(RunSpec(model=None), EvalRequest("io", task, example_timeout_s=bad))
+    run = assemble(RunSpec(model=None, max_calls=9), EvalRequest("cot", task, example_timeout_s=2.5, limit=1))
+    assert run.settings.example_timeout_s == 2.5 and run.settings.budget.max_calls == 9
+    assert run.strategy.config.max_calls == 9  # the CLI's and the API's one meaning of max_calls
+    assert run.out == assembly.default_out("gsm8k", "cot") and len(run.dataset.examples) == 1
+    uncapped = assemble(RunSpec(model=None, max_calls=9), EvalRequest("cot", task, limit=1, cap_strategy=False))
+    assert uncapped.strategy.config.max_calls != 9 and uncapped.settings.budget.max_calls == 9
