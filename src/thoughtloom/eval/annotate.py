@@ -57,8 +57,7 @@ def annotation_questions(task: Task, asked: Sequence[Example], n: int,
     for i, d in enumerate(demos):
         if d.question.strip() in seen:
             continue
-        gold = task.parse_gold(d.answer, f"{train_file or task.name + ' demos'}: demo {i + 1}") \
-            if hasattr(task, "parse_gold") else d.answer
+        gold = task.parse_gold(d.answer, f"{train_file or task.name + ' demos'}: demo {i + 1}")
         out.append(Example(Problem(f"{task.name}-train-{i}", d.question), gold))
     return out[:n]
 

@@ -61,7 +61,7 @@ from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, 
 from ..core.events import count_step_problems
 from ..core.options import check_options
 from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
-from ..core.protocols import LM, Entailment, Retriever
+from ..core.protocols import LM, Bindable, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Metered, UsageTotals
@@ -77,7 +77,7 @@ from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .judge import judge_answer
 from .lock import OutputLock
-from .progress import Progress, RunStats
+from .progress import LiveProgress, Progress, RunStats, ServerProgress
 from .record import EvalRecord, finite_number
 from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
 from .settings import EvalResources, EvalSettings
@@ -109,9 +109,8 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     """Per-question views of the shared services: a judge that can (``bind``)
     asks through the question's metered LM and trace. The retriever is shared
     as it is: ``Context.search`` traces every search."""
-    bind = getattr(entail, "bind", None)
-    if callable(bind):
-        entail = bind(lm, trace)
+    if isinstance(entail, Bindable):  # a judge that asks a model: on this question's budget and trace
+        entail = entail.bind(lm, trace)
     return retriever, entail
 
 
@@ -383,8 +382,8 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         progress.start(stats)
     primary = task.primary_metric
 
-    shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
-    refresh = getattr(progress, "refresh", None)  # optional: the server's state while it fails
+    shown = progress.live if isinstance(progress, LiveProgress) else None  # without it: records alone
+    refresh = progress.refresh if isinstance(progress, ServerProgress) else None  # the server's state as it fails
     breaker.on_tick = (lambda: refresh(stats)) if refresh is not None else None
 
     def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change

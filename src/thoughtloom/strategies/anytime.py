@@ -110,5 +110,6 @@ class Anytime:
 
 
 def _answer(result: Any) -> str | None:
-    answer = getattr(result, "answer", None)
+    """A result's answer where it is text (a strategy's bug can put anything there)."""
+    answer = result.answer
     return answer if isinstance(answer, str) else None

@@ -98,7 +98,7 @@ class Strategy(ABC):
     def supports(cls, task: TaskView) -> bool:
         """Whether the strategy is built for ``task`` (``thoughtloom strategies`` lists these)."""
         if cls.needs == "open_domain":
-            return bool(getattr(task, "open_domain", False))
+            return bool(task.open_domain)
         if cls.needs == "search":
             return isinstance(task, SearchTask)
         return True

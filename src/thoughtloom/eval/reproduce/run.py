@@ -120,7 +120,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     examples to try a suite on, not the suite's slice.
     """
     task = tasks.get(dataset.task)
-    if dataset.strata and hasattr(task, "draw_strata"):
+    if dataset.strata:
         task.draw_strata = True  # HGOT §4: each length stratum drawn to the paper's share of the file
     packaged = dataset.data == PACKAGED  # the suite's own data ship in the package (story outlines)
     if data_root is not None and not packaged:
@@ -135,10 +135,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
                 if not p.is_file():
                     raise ConfigError(f"corpus file not found: {p} (dataset {dataset.id!r})",
                                       hint="check --data-root / THOUGHTLOOM_DATA")
-            pool_with = getattr(task, "pool_with", None)
-            if pool_with is None:
-                raise ConfigError(f"dataset {dataset.id!r}: task {dataset.task!r} pools no corpus, so it takes no 'corpus'")
-            pool_with(extra)
+            task.pool_with(extra)  # a task with no pooled corpus refuses, naming itself
         return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
     else:
         try:

@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import Options, option
-from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -82,7 +81,7 @@ def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, 
                 temperature: float = 0.0, sample_index: int = 0) -> Request:
     messages = few_shot(ctx, "cot", list(ctx.task.demos())[:shots], with_rationale=True, layout=layout,
                         instruction=ctx.task.instruction, question=_question(problem),
-                        answer_format=getattr(ctx.task, "cot_answer_format", DEFAULT_COT_ANSWER_FORMAT))
+                        answer_format=ctx.task.cot_answer_format)
     return Request.of(messages, max_tokens=max_tokens, temperature=temperature,
                       stop=("\nQuestion:",), seed=ctx.seed, sample_index=sample_index)
 
