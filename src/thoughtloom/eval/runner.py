@@ -65,7 +65,7 @@ from ..core.protocols import LM, Bindable, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Metered, UsageTotals
-from ..strategies.anytime import Anytime, Point
+from ..strategies.anytime import EXACT, Anytime, Point
 from ..strategies.context import Context
 from ..strategies.interface import DEFAULT_MAX_CALLS, Strategy
 from ..strategies.result import Result
@@ -152,7 +152,9 @@ def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, example: Examp
                         example.problem.id, p.calls, exc)
             return fallback_metrics(task, example.gold)
 
-    return {"points": run.anytime.trajectory(score), "exact": strategy.anytime_exact}
+    # the weaker of what the strategy declares and what the recorder saw it do (Anytime.exact)
+    exact = run.anytime.exact if strategy.anytime_exact == EXACT[0] else strategy.anytime_exact
+    return {"points": run.anytime.trajectory(score), "exact": exact}
 
 
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:

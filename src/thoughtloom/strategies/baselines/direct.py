@@ -131,9 +131,8 @@ class SelfConsistency(Strategy):
         ]
         phase(ctx.trace, "sampling", of=n)
         completions = await ctx.lm.generate(requests)
-        if ctx.anytime is not None:  # a run capped at i calls sends the first i samples and votes them
-            with ctx.trace.muted():
-                ctx.within_batch(completions, [vote_samples(ctx, completions[:i])[0] for i in range(1, n + 1)])
+        # a run capped at i calls sends the first i samples and votes them
+        ctx.within_batch(completions, lambda first: vote_samples(ctx, first)[0])
         result, vote = vote_samples(ctx, completions)
         result.details.update(tally=vote.tally, truncated_samples=sum(c.truncated for c in completions))
         return result
