@@ -59,7 +59,7 @@ from typing import Any, Sequence
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
 from ..core.events import count_step_problems
-from ..core.options import check_options
+from ..core.options import Options, check_options
 from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
 from ..core.protocols import LM, Bindable, Entailment, Retriever
 from ..core.trace import Trace
@@ -337,7 +337,8 @@ async def evaluate(
     config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
     anything is read or run, unless ``force``.
     """
-    check_options(strategy.config, owner=strategy.name)  # before any model call
+    if not isinstance(strategy.config, Options):  # an Options config was checked when it was made
+        check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
