@@ -2,7 +2,9 @@
 cell go from a spec and a request to a finished run through :func:`assemble` alone, the strategy built
 (its options checked) once per eval, and what differed between them is a field of the request."""
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -129,3 +131,64 @@ def test_the_request_checks_the_example_timeout_for_every_caller():
     assert run.out == assembly.default_out("gsm8k", "cot") and len(run.dataset.examples) == 1
     uncapped = assemble(RunSpec(model=None, max_calls=9), EvalRequest("cot", task, limit=1, cap_strategy=False))
     assert uncapped.strategy.config.max_calls != 9 and uncapped.settings.budget.max_calls == 9
+
+
+def test_an_assembled_eval_reads_its_slice_and_tells_a_retrieving_strategy_where_it_searches(tmp_path):
+    """The request's slice starts at the first example unless ``offset`` says otherwise; with no index a
+    retrieving strategy is told it searches the data file's pooled paragraphs (BM25) and, where there are
+    none, that it runs closed book; a strategy that does not retrieve is told neither; with an index,
+    nothing. The spec and the assembled eval are frozen (one run, one set of values)."""
+    hotpot, gsm = get_task("hotpotqa"), get_task("gsm8k")
+    first = gsm.load(sample_path("gsm8k"))[:2]
+    run = assemble(RunSpec(model=None), EvalRequest("io", gsm, limit=2))
+    assert [e.problem.id for e in run.dataset.examples] == [e.problem.id for e in first]
+    assert run.pooled_note is None and run.notes == ()
+    assert [e.problem.id for e in assemble(RunSpec(model=None), EvalRequest("io", gsm, offset=1, limit=1))
+            .dataset.examples] == [first[1].problem.id]
+    pooled = assemble(RunSpec(model=None), EvalRequest("retrieve-then-read", hotpot, limit=1))
+    assert pooled.pooled_note is not None and str(sample_path("hotpotqa")) in pooled.pooled_note
+    assert pooled.notes == ()  # it searches the pooled paragraphs: not closed book
+    assert assemble(RunSpec(model=None), EvalRequest("cot", hotpot, limit=1)).pooled_note is None
+    indexed = assemble(RunSpec(model=None, index=tmp_path), EvalRequest("retrieve-then-read", hotpot, limit=1))
+    assert indexed.pooled_note is None and indexed.notes == ()
+    rtr = strategies.build("retrieve-then-read")
+    closed = RunSpec(model=None).setup_notes(rtr, hotpot)  # no pooled paragraphs said: closed book
+    assert len(closed) == 1 and "runs closed book" in closed[0]
+    assert RunSpec(model=None, index=tmp_path).setup_notes(rtr, hotpot) == []
+    assert RunSpec(model=None).setup_notes(strategies.build("cot"), hotpot) == []
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.out = tmp_path
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.spec.seed = 1
+
+
+async def test_a_run_locks_its_folder_and_a_pilot_runs_the_first_examples(tmp_path):
+    """:meth:`AssembledEval.run` takes the folder's lock unless told its caller holds it, and ``pilot``
+    runs only the first examples (a dry run's); it returns the summary."""
+    from thoughtloom.eval.lock import OutputLock, OutputLocked
+
+    run = assemble(RunSpec(model=None), EvalRequest("io", get_task("gsm8k"), limit=3, out=tmp_path / "o"))
+    lm = ScriptedLM(lambda r: "The answer is: 4")
+    with OutputLock(tmp_path / "o"):
+        with pytest.raises(OutputLocked):
+            await run.run(lm=lm)
+        summary = await run.run(lm=lm, lock=False, pilot=2)
+    assert summary["n"] == 2 and len(lm.requests) == 2
+
+
+def test_open_model_opens_the_spec_s_model_or_a_role_s_with_the_spec_s_cache(monkeypatch, tmp_path):
+    """One place a run's LMs are opened: the spec's model (or a role's), its cache file unless the cache
+    is off, its concurrency, context and timeouts."""
+    opened = []
+    monkeypatch.setattr(assembly, "open_lm", lambda model, **kw: opened.append((model, kw)) or model)
+    spec = RunSpec(model="m.gguf", cache=Path("~/c.sqlite"), n_ctx=512, timeout_s=9.0, concurrency=3)
+    assert assembly.open_model(spec) == "m.gguf"
+    assert assembly.open_model(spec, "small.gguf") == "small.gguf"
+    assembly.open_model(dataclasses.replace(spec, cache_mode="off"))
+    (_, kw), (_, role_kw), (_, off_kw) = opened
+    assert kw["cache_path"] == Path("~/c.sqlite").expanduser() and kw["cache_mode"] == "use"
+    assert (kw["n_ctx"], kw["timeout_s"], kw["max_concurrent"]) == (512, 9.0, assembly.requests_at_once("m.gguf", 3))
+    assert role_kw == kw
+    assert off_kw["cache_path"] is None
+    assembly.open_model(dataclasses.replace(spec, cache=None))
+    assert opened[-1][1]["cache_path"] is None

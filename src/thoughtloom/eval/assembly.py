@@ -305,12 +305,6 @@ def assemble(spec: RunSpec, request: EvalRequest) -> AssembledEval:
                          tuple(spec.setup_notes(strategy, task, pooled=pooled is not None)), pooled_note, notes)
 
 
-async def run_eval(spec: RunSpec, request: EvalRequest, **run: Any) -> dict[str, Any]:
-    """``request`` on ``spec`` from start to finished summary: :func:`assemble`, then
-    :meth:`AssembledEval.run` (``run``: its keywords)."""
-    return await assemble(spec, request).run(**run)
-
-
 def role_pairs(role_models: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> tuple[tuple[str, str], ...]:
     """``role_models`` as sorted ``(role, spec)`` pairs, each role checked (one line naming the roles)."""
     items = role_models.items() if isinstance(role_models, Mapping) else (role_models or ())
@@ -332,4 +326,4 @@ def open_model(spec: RunSpec, model: str | None = None) -> LM:
 
 
 __all__ = ["DEFAULT_N_CTX", "DEFAULT_TIMEOUT_S", "AssembledEval", "EvalRequest", "RunSpec", "assemble",
-           "default_out", "default_suite_out", "open_model", "role_pairs", "run_eval"]
+           "default_out", "default_suite_out", "open_model", "role_pairs"]
