@@ -192,3 +192,34 @@ def test_open_model_opens_the_spec_s_model_or_a_role_s_with_the_spec_s_cache(mon
     assert off_kw["cache_path"] is None
     assembly.open_model(dataclasses.replace(spec, cache=None))
     assert opened[-1][1]["cache_path"] is None
+
+
+async def test_the_request_s_fields_reach_the_run(tmp_path):
+    """What each caller may set reaches the run: the data's identity when given (examples in memory),
+    the roles on models of their own (a suite method's ``own_models``; all of the spec's by default),
+    a refusal to resume another config's folder unless ``force``, and the defaults (no retry of errors,
+    the suite folder under runs/reproduce)."""
+    from thoughtloom.eval.identity import ConfigMismatch, DataSource
+
+    gsm = get_task("gsm8k")
+    spec = RunSpec(model=None)
+    assert spec.strategy("cot").config.max_calls == strategies.get("cot").Config().max_calls
+    assert RunSpec(model=None, max_calls=9).strategy("cot").config.max_calls == 9
+    assert assembly.default_suite_out("toy") == Path("runs") / "reproduce" / "toy"
+    given = DataSource(None, 0, None, sha256="abc")
+    assert assemble(spec, EvalRequest("io", gsm, limit=1, source=given)).source is given
+    run = assemble(spec, EvalRequest("io", gsm, limit=1, example_timeout_s=0.5, out=tmp_path / "o"))
+    assert run.settings.example_timeout_s == 0.5 and run.settings.retry_errors is False
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        run.request.force = True
+    lm, judge, evaluator = (ScriptedLM(lambda r: "The answer is: 4", model_id=m) for m in ("m", "j", "e"))
+    res = EvalResources(lm, role_lms={"judge": judge, "evaluator": evaluator})
+    summary = await run.run(res=res)
+    assert summary["identity"]["config"]["role_models"] == {"evaluator": "e", "judge": "j"}
+    only_judge = assemble(spec, EvalRequest("io", gsm, limit=1, roles=("judge",), out=tmp_path / "j"))
+    assert (await only_judge.run(res=res))["identity"]["config"]["role_models"] == {"judge": "j"}
+    other = assemble(spec, EvalRequest("io", gsm, {"shots": 1}, limit=1, out=tmp_path / "o"))
+    with pytest.raises(ConfigMismatch):
+        await other.run(res=res)
+    forced = assemble(spec, EvalRequest("io", gsm, {"shots": 1}, limit=1, out=tmp_path / "o", force=True))
+    assert (await forced.run(res=res))["n"] == 1
