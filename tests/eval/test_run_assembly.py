@@ -223,3 +223,25 @@ async def test_the_request_s_fields_reach_the_run(tmp_path):
         await other.run(res=res)
     forced = assemble(spec, EvalRequest("io", gsm, {"shots": 1}, limit=1, out=tmp_path / "o", force=True))
     assert (await forced.run(res=res))["n"] == 1
+
+
+async def test_the_spec_opens_each_role_model_once_and_leaves_the_given_ones_alone(monkeypatch):
+    """Role models (``--role-model``): one stack per distinct spec, opened and closed by the run; a role
+    whose LM the caller hands in is that LM and opens nothing. The spec's checks: a timeout must be
+    positive; no role models is an empty tuple; the notes' slice starts at 0 unless told."""
+    made = []
+    monkeypatch.setattr(assembly, "open_model",
+                        lambda spec, model=None: made.append(model) or ScriptedLM(["x"], model_id=model or "main"))
+    mine = ScriptedLM(["x"], model_id="mine")
+    spec = RunSpec(role_models={"judge": "a.gguf", "evaluator": "a.gguf", "generator": "b.gguf"})
+    async with spec.open(role_lms={"generator": mine}) as res:
+        assert {r: m.model_id for r, m in res.role_lms.items()} == {"judge": "a.gguf", "evaluator": "a.gguf",
+                                                                    "generator": "mine"}
+        assert res.role_lms["judge"] is res.role_lms["evaluator"]
+    assert made == [None, "a.gguf"]  # the run's model, then one stack for a.gguf; b.gguf never opened
+    assert assembly.role_pairs(None) == () and RunSpec().role_models == ()
+    with pytest.raises(ConfigError, match="--timeout"):
+        RunSpec(timeout_s=0)
+    assert RunSpec(timeout_s=0.5).timeout_s == 0.5
+    run = assemble(RunSpec(model=None), EvalRequest("io", get_task("gsm8k"), limit=1))
+    assert RunSpec(model=None).notes(run.dataset, run.settings)["offset"] == 0
