@@ -388,6 +388,7 @@ def test_a_datasets_index_settings_reach_the_pooled_index_of_every_cell(tmp_path
     import asyncio
 
     from thoughtloom.core.types import Passage
+    from thoughtloom.eval.executors import with_pooled
     from thoughtloom.eval.reproduce import run as runs
     from thoughtloom.eval.settings import EvalResources
     from thoughtloom.retrieval import TemporaryIndex
@@ -402,10 +403,12 @@ def test_a_datasets_index_settings_reach_the_pooled_index_of_every_cell(tmp_path
                        'task = "hotpotqa"\ndata = "hp.jsonl"\nmetrics = ["em"]\nindex = { links = { seeds = 1 } }')
     suite = suites.parse(doc.encode(), "toy.toml")
     sl = runs.load_slice(suite.datasets[0], tmp_path, 3)
-    assert sl.index == {"links": {"seeds": 1}}
-    spec = type("Spec", (), {"index": None})()
-    ((res, meta),) = runs._resources({"d"}, {"d": sl}, spec, EvalResources(lm=None)).values()
+    pooled = sl.task.pooled_corpus()
+    assert pooled.index_settings == {"links": {"seeds": 1}}
+    services = EvalResources(lm=None)
+    res, meta = with_pooled(services, pooled)
     assert isinstance(res.retriever, TemporaryIndex) and meta["index_settings"] == {"links": {"seeds": 1}}
+    assert with_pooled(services, pooled)[0].retriever is res.retriever  # one index per corpus, every cell
     assert res.retriever.open().links.seeds == 1
     plain = TemporaryIndex([data])
     assert plain.fingerprint is None and res.retriever.fingerprint.startswith("temporary-settings-")
@@ -440,19 +443,21 @@ def test_the_k_grid_suite_searches_appendix_a2s_k_on_held_out_questions_apart_fr
             assert len(held_ids) == 100 and not held_ids & test_ids, held.id
 
 
-def test_index_settings_are_refused_on_ray_workers_unless_an_index_is_given(tmp_path):
-    """Ray workers build the plain pooled index, so a dataset whose index has settings of its own
-    would run there on another retriever than the suite says: refused before any call, unless
-    --index replaces the pooled index everywhere."""
-    from thoughtloom.eval.reproduce import run as runs
+def test_index_settings_travel_with_the_pooled_corpus_to_ray_workers(tmp_path):
+    """Ray workers build their pooled index from the corpus the driver sends them, so the dataset's
+    index settings (title links) must be part of it: the pickled corpus builds the same linked index
+    there, and a plain corpus of the same file is another index (not shared, not confused)."""
+    import pickle
 
-    suite = suites.load("decomp-odqa")
-    plan = runs.make_plan(suite, tmp_path, n=2)
-    cells = [c for c in plan.cells() if c.dataset.id == "hotpotqa"]
-    sl = runs.Slice(None, tmp_path / "x.jsonl", [], index=suite.datasets[0].index)
-    spec = type("Spec", (), {"index": None})()
-    with pytest.raises(ConfigError, match="Ray workers do not apply yet") as info:
-        runs.check_index_on_workers(cells, {"hotpotqa": sl}, spec)
-    assert "--index" in info.value.hint
-    runs.check_index_on_workers(cells, {"hotpotqa": sl}, type("Spec", (), {"index": tmp_path})())
-    runs.check_index_on_workers(cells, {"hotpotqa": runs.Slice(None, tmp_path, [])}, spec)
+    from thoughtloom.eval.executors import with_pooled
+    from thoughtloom.eval.settings import EvalResources
+    from thoughtloom.tasks.base import CorpusFile
+
+    plain = CorpusFile(tmp_path / "x.jsonl", "hotpotqa")
+    linked = plain._replace(settings='{"links": {"seeds": 3}}')
+    shipped = pickle.loads(pickle.dumps(linked))
+    assert shipped == linked and shipped.index_settings == {"links": {"seeds": 3}} and plain.index_settings == {}
+    services = EvalResources(lm=None)
+    on_worker, facts = with_pooled(services, shipped)
+    assert on_worker.retriever.settings == {"links": {"seeds": 3}} and facts["index_settings"] == {"links": {"seeds": 3}}
+    assert with_pooled(services, plain)[0].retriever.settings == {} and len(services.pooled_indexes) == 2

@@ -35,7 +35,7 @@ from ..version import __version__
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.protocols import LM
 from ..core.text import redact_credentials
-from ..eval.assembly import RunSpec
+from ..eval.assembly import RunSpec, default_suite_out
 from ..eval.estimate import NOTHING, CostEstimate
 from ..eval.identity import ConfigMismatch
 from ..eval.settings import EvalResources
@@ -181,7 +181,7 @@ def reproduce(
         raise ConfigError("--dry-run and --replay cannot be used together",
                           hint="--replay spends nothing to estimate; drop --dry-run")
     loaded = suites.load(suite)
-    out_dir = out_dir or Path("runs") / "reproduce" / loaded.name
+    out_dir = out_dir or default_suite_out(loaded.name)
     budget = Budget(max_calls=max_calls or loaded.budget.max_calls,
                     max_tokens=max_tokens or loaded.budget.max_tokens)
     card_plan = runs.make_plan(loaded, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell

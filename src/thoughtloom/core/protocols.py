@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .types import Completion, Demo, Problem, Request, ScoredPassage
 
@@ -66,6 +66,15 @@ class Entailment(Protocol):
 
 
 @runtime_checkable
+class Bindable(Protocol):
+    """Optional beside :class:`Entailment`: a judge that asks a model (``entail.LLMJudge``, and the cache
+    around one) and can be bound to one question's metered LM and trace, so its calls count against
+    that question's budget and show in its trace. The eval runner binds every judge that declares it."""
+
+    def bind(self, lm: LM, trace: Any) -> Entailment: ...
+
+
+@runtime_checkable
 class TaskView(Protocol):
     """What a strategy may know about the task: how to ask and how to read answers.
 
@@ -74,13 +83,17 @@ class TaskView(Protocol):
 
     name: str
     instruction: str
-    # Optional: ``cot_answer_format``, how a chain of thought must end for
-    # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
-    # ``open_domain``, True where questions are answered from retrieved passages;
-    # ``search_settings``, the tree strategies' options the task sets
-    # (``{option: core.options.TaskSetting}``; see ``strategies.build``);
-    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one),
-    # which picks a DecomP program for a task with none of its own (``decomp.catalogue.SHAPES``).
+    # Declared, with defaults on ``tasks.Task`` (every task is one), so a strategy reads them as
+    # attributes, never by ``getattr`` (issue 42): ``cot_answer_format``, how a chain of thought must
+    # end for extract_answer to read it (default DEFAULT_COT_ANSWER_FORMAT); ``open_domain``, True
+    # where questions are answered from retrieved passages; ``search_settings``, the tree strategies'
+    # options the task sets (``{option: core.options.TaskSetting}``; see ``strategies.build``);
+    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one,
+    # "": neither), which picks a DecomP program for a task with none of its own.
+    cot_answer_format: str
+    open_domain: bool
+    search_settings: Mapping[str, Any]
+    question_shape: str
 
     def demos(self) -> Sequence[Demo]: ...
 

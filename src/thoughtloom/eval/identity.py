@@ -166,7 +166,7 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
         "strategy": strategy.name,
         "options": to_json(strategy.config),
         "task": task.name,
-        **({"task_options": to_json(task.settings())} if callable(getattr(task, "settings", None)) else {}),
+        **({"task_options": to_json(task_options)} if (task_options := task.settings()) is not None else {}),
         "data": {"path": None if source.path is None else str(source.path), "sha256": source.sha256 or tree_sha256(source.path),
                  "offset": source.offset, "limit": source.limit},
         "seed": settings.seed,

@@ -59,13 +59,13 @@ from typing import Any, Sequence
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
 from ..core.events import count_step_problems
-from ..core.options import check_options
+from ..core.options import Options, check_options
 from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
-from ..core.protocols import LM, Entailment, Retriever
+from ..core.protocols import LM, Bindable, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Metered, UsageTotals
-from ..strategies.anytime import Anytime, Point
+from ..strategies.anytime import EXACT, Anytime, Point
 from ..strategies.context import Context
 from ..strategies.interface import DEFAULT_MAX_CALLS, Strategy
 from ..strategies.result import Result
@@ -77,7 +77,7 @@ from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .judge import judge_answer
 from .lock import OutputLock
-from .progress import Progress, RunStats
+from .progress import LiveProgress, Progress, RunStats, ServerProgress
 from .record import EvalRecord, finite_number
 from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
 from .settings import EvalResources, EvalSettings
@@ -109,9 +109,8 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     """Per-question views of the shared services: a judge that can (``bind``)
     asks through the question's metered LM and trace. The retriever is shared
     as it is: ``Context.search`` traces every search."""
-    bind = getattr(entail, "bind", None)
-    if callable(bind):
-        entail = bind(lm, trace)
+    if isinstance(entail, Bindable):  # a judge that asks a model: on this question's budget and trace
+        entail = entail.bind(lm, trace)
     return retriever, entail
 
 
@@ -153,7 +152,9 @@ def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, example: Examp
                         example.problem.id, p.calls, exc)
             return fallback_metrics(task, example.gold)
 
-    return {"points": run.anytime.trajectory(score), "exact": strategy.anytime_exact}
+    # the weaker of what the strategy declares and what the recorder saw it do (Anytime.exact)
+    exact = run.anytime.exact if strategy.anytime_exact == EXACT[0] else strategy.anytime_exact
+    return {"points": run.anytime.trajectory(score), "exact": exact}
 
 
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
@@ -336,7 +337,8 @@ async def evaluate(
     config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
     anything is read or run, unless ``force``.
     """
-    check_options(strategy.config, owner=strategy.name)  # before any model call
+    if not isinstance(strategy.config, Options):  # an Options config was checked when it was made
+        check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
@@ -383,8 +385,8 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         progress.start(stats)
     primary = task.primary_metric
 
-    shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
-    refresh = getattr(progress, "refresh", None)  # optional: the server's state while it fails
+    shown = progress.live if isinstance(progress, LiveProgress) else None  # without it: records alone
+    refresh = progress.refresh if isinstance(progress, ServerProgress) else None  # the server's state as it fails
     breaker.on_tick = (lambda: refresh(stats)) if refresh is not None else None
 
     def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change

@@ -140,7 +140,12 @@ class MethodSpec:
         a tree strategy takes ``task``'s search settings for the options the suite leaves unset. With a
         ``data_root``, each data setting is its files under it (a missing one is an error naming it);
         without one (a packaged sample stands in for the data) the data settings stay unset."""
-        return strategies.build(self.strategy, {**self.settings, **self.data_paths(data_root)}, task)
+        return strategies.build(self.strategy, self.options(data_root), task)
+
+    def options(self, data_root: Path | None = None) -> dict[str, Any]:
+        """The strategy options this method sets: its settings, and each data setting's files under
+        ``data_root`` (:meth:`data_paths`)."""
+        return {**self.settings, **self.data_paths(data_root)}
 
     def data_paths(self, data_root: Path | None) -> dict[str, str]:
         """Each data setting's value under ``data_root`` (none without a root)."""

@@ -63,6 +63,10 @@ class HGOT(Strategy):
         await levels.first_answer(ctx, cfg, root, pool, demos)
         return _result(await levels.refine(ctx, cfg, root, demos))
 
+    def demo_annotation(self) -> demolib.Annotation | None:
+        """HGOT+KNN / +Sampling with no ``demo_file``: demos annotated by HGOT itself before the eval."""
+        return demolib.annotation(self)
+
     def report(self, result: Result) -> str:
         tree = result.details.get("tree")
         if not tree:
