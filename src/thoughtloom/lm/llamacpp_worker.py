@@ -86,6 +86,7 @@ class ModelWorker:
         self.stash: list[tuple[int, dict[str, Any]]] = []  # results read while answering a question
         self.lost: LMError | None = None  # a crash the requests in flight have not heard of
         self._wake: tuple[int, int] | None = None  # a pipe: a byte in it ends exchange's wait
+        self._wake_fds()  # made here, before two threads can reach it
 
     @property
     def pid(self) -> int | None:
