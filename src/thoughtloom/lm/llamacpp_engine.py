@@ -108,7 +108,6 @@ integration tests pin short cases of the first two):
 Threads under load and weight repacking: :mod:`.cpu`.
 """
 
-
 from __future__ import annotations
 
 import time
