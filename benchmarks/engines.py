@@ -165,9 +165,21 @@ async def workload(name: str, cand: Any, args: argparse.Namespace, round_no: int
                 [t] = await cand.generate([Request.of(question(base + i), max_tokens=length)])
                 return t
 
+        stats = getattr(getattr(cand, "lm", None), "engine_stats", None)  # absent before issue 41
+        before = await stats() if stats else None
         t0 = time.perf_counter()
         tokens = await asyncio.gather(*(ask_varied(i) for i in range(args.questions)))
-        return sum(tokens) / (time.perf_counter() - t0)
+        rate = sum(tokens) / (time.perf_counter() - t0)
+        if before is not None:
+            after = await stats()
+            steps = after["decode_steps"] - before["decode_steps"]
+            joined = after["joined"] - before["joined"]
+            print(f"  {name}: {sum(tokens) - args.questions} tokens from {steps} decode steps = "
+                  f"{(sum(tokens) - args.questions) / steps:.2f} sequences a step (the first token of each "
+                  f"reply comes from its prefill); {joined} of "
+                  f"{after['admitted'] - before['admitted']} requests joined a running batch",
+                  file=sys.stderr, flush=True)
+        return rate
     if name == "prefix":
         await timed(cand, [Request.of(question(5000 + round_no), max_tokens=1)])  # the preamble is seen once
         t0 = time.perf_counter()
