@@ -73,6 +73,7 @@ from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos
 from .breaker import CircuitBreaker, ServerFailed, is_server_failure
+from .data_change import example_sha256
 from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .judge import judge_answer
@@ -280,7 +281,8 @@ async def run_example(
         usage=run.usage.as_dict() | ({"by_role": run.by_role} if run.by_role else {}),  # by_role: --role-model
         latency_s=round(time.perf_counter() - t0, 6), error=error,
         step_problems=count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
-        meta=to_json(dict(example.problem.meta)), details=details)
+        meta=to_json(dict(example.problem.meta)), details=details,
+        example_sha256=example_sha256(example.problem, example.gold))  # a resume over changed data checks it
     outcome = writable(record, run.trace.events)
     if run.server_failure is not None:
         raise ServerFailed(outcome, run.server_failure)
@@ -302,7 +304,8 @@ class ExampleJob:
         """The error record of an example that never finished running (say its worker died)."""
         record = EvalRecord(id=example.problem.id, input=example.problem.question, gold=example.gold,
                             metrics=fallback_metrics(self.task, example.gold), usage=UsageTotals().as_dict(),
-                            latency_s=0.0, error=error, meta=to_json(dict(example.problem.meta)))
+                            latency_s=0.0, error=error, meta=to_json(dict(example.problem.meta)),
+                            example_sha256=example_sha256(example.problem, example.gold))
         return writable(record, [{"type": "error", "t": 0.0, "example": example.problem.id, "error": error}])
 
 
@@ -335,7 +338,9 @@ async def evaluate(
     ``source`` (the data file and slice) and ``command`` go into the run's
     identity (``run.json``); a folder whose results were made with another
     config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
-    anything is read or run, unless ``force``.
+    anything is read or run, unless ``force`` -- or unless the data file alone
+    changed and every finished example is the same in ``examples``
+    (:mod:`.data_change`).
     """
     if not isinstance(strategy.config, Options):  # an Options config was checked when it was made
         check_options(strategy.config, owner=strategy.name)  # before any model call
@@ -350,7 +355,8 @@ async def evaluate(
             meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
             identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,
                                          command=command, notes=meta)
-            identity = open_identity(out_dir, await executor.describe(identify), force=force)
+            # the examples: a changed data file resumes when the finished ones are unchanged (eval.data_change)
+            identity = open_identity(out_dir, await executor.describe(identify), force=force, examples=examples)
             store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
             try:
                 return await _run(strategy, task, examples, executor, store, settings, progress,
