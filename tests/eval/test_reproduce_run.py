@@ -176,6 +176,9 @@ def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch
                                  "--no-cache"])
     assert r.exit_code == 0, r.output
     assert "skipping dataset n4" in r.output and "not packaged" in r.output
+    said = " ".join(r.output.split())  # the console wraps long lines
+    assert "dataset n3 runs on the task's packaged sample n3_eg100_pos2_semic.json" in said
+    assert "not decomp_letter_cat/n3_eg100_pos2_semic.json: pass --data-root DIR" in said
     assert len(_records(out / "n3" / "cot")) == 2 and not (out / "n4").exists()
     md = (out / "card.md").read_text()
     assert "## n3: task letter_cat, the packaged sample n3_eg100_pos2_semic.json, examples 1–2" in md

@@ -193,6 +193,12 @@ def reproduce(
             raise ConfigError(missing[d.id])
     for name, reason in missing.items():
         notes.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
+    for d in plan.datasets:  # said before any call: a sample's n is not the suite's, and its folders are another data file's
+        sl = slices.get(d.id)
+        if sl is not None and sl.sample:
+            notes.print(f"[yellow]dataset {d.id} runs on the task's packaged sample[/] {sl.path.name} "
+                        f"({len(sl.examples)} examples), not {d.data}: pass --data-root DIR (or set "
+                        "THOUGHTLOOM_DATA) to the folder that holds the suite's data", soft_wrap=True)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
     # every cell's budget is the plan's (run_cells); the spec carries it for the workers' and the record's sake
     spec = o.run_spec(model, cache, o.cache_mode(no_cache, replay, False), max_calls=plan.budget.max_calls,
