@@ -134,8 +134,9 @@ async def test_a_board_with_a_clue_judged_impossible_is_not_expanded():
 
 async def test_a_clue_with_four_blanks_does_not_judge_its_board():
     """Yao et al. value only clues with fewer than 4 blanks: after h2 = HELLO each down clue has one
-    letter (4 blanks); a 0 given to v1 (H____) does not prune the board, and it is expanded."""
-    lm = crossword_lm(["h2. HELLO"], zero=lambda word: word.startswith("H") and word.count("_") == 4)
+    letter (4 blanks: v1 is _H___); a 0 given to each of them does not prune the board, and it is
+    expanded (were every clue judged, v1's 0 would prune it)."""
+    lm = crossword_lm(["h2. HELLO"], zero=lambda word: word.count("_") == 4)
     ctx = toy.make_ctx(lm, task=get("crosswords"))
     result = await strategies.build("tot-dfs", {"max_steps": 2, "max_depth": 3, "k": 1}).run(CLUES, ctx)
     assert ctx.trace.of_type("tree_prune") == []

@@ -217,7 +217,7 @@ SHAPES: dict[str, dict[str, str]] = {
 def default_name(strategy: str, task: TaskView) -> str | None:
     """The program ``strategy`` runs for ``task`` by default: the task's own, else its shape's; None: none."""
     name = DEFAULTS.get(strategy, {}).get(task.name)
-    shape = getattr(task, "question_shape", "")  # optional on TaskView (see core.protocols)
+    shape = task.question_shape  # declared on TaskView, "" on Task (see core.protocols)
     return name if name is not None else SHAPES.get(strategy, {}).get(shape) if shape else None
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import option
+from ...core.protocols import PruneMasked
 from .evaluator import item_labels
 from .reading import judged_below
 from .scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun
@@ -55,8 +56,8 @@ def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
     if scored:  # itemized: Yao et al.'s rule, any judged item impossible
         w = s.world
         labels = item_labels(w.view.evaluation_items(w.problem, node.candidate))
-        judged = getattr(w.view, "judged_items", None)
-        mask = list(judged(w.problem, node.candidate)) if callable(judged) else [True] * len(labels)
+        mask = (list(w.view.judged_items(w.problem, node.candidate)) if isinstance(w.view, PruneMasked)
+                else [True] * len(labels))
         item = judged_below(node.items, labels, mask, below)
         return None if item is None else {"score": node.score, "item": item}
     if (node.score or 0.0) < below:

@@ -28,6 +28,7 @@ from typing import Any, ClassVar, Sequence
 
 from ...core.errors import ParseError
 from ...core.events import malformed
+from ...core.protocols import ScoreLimited
 from ...core.types import Completion, Request, assistant, user
 from ...lm.structured import parse_json
 from ..prompting import finished
@@ -82,7 +83,7 @@ class ModelEvaluator:
                    schema=cfg.eval_schema, style=cfg.eval_style, proposals=cfg.k)
 
     def _style(self, world: World) -> str:
-        style = getattr(world.view, "evaluation_style", "score") if self.style == "auto" else self.style
+        style = world.view.evaluation_style if self.style == "auto" else self.style
         return style if style in STYLES else "score"
 
     def _mode(self, items: Sequence[str]) -> str:
@@ -163,8 +164,7 @@ class ModelEvaluator:
 
     def _limit(self, run: RunView, node: Node, reading: Reading, labels: list[str]) -> None:
         w = run.world
-        limits = getattr(w.view, "score_limits", None)
-        limits = limits(w.problem, node.candidate) if callable(limits) else None
+        limits = w.view.score_limits(w.problem, node.candidate) if isinstance(w.view, ScoreLimited) else None
         if limits:
             labels = labels or item_labels(w.view.evaluation_items(w.problem, node.candidate))
             lowered = limit_reading(reading, labels, limits)

@@ -33,10 +33,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, ClassVar, Sequence
+from typing import Any, ClassVar, Protocol, Sequence, runtime_checkable
 
 from ...core.bounded import clip
 from ...core.events import malformed
+from ...core.protocols import Completable
 from ...core.types import Completion, Request
 from ..prompting import finished
 from .budget import affordable
@@ -49,11 +50,21 @@ EXTEND = ("Continue the current solution: keep every part of it exactly as it is
           "the next piece (fill a blank, add a step). Do not change what is already there.")
 REWRITE = "Write a new, better version of the whole solution."
 GENERATE_MODES = ("auto", "propose", "sample")
+
 MAX_PROPOSAL_LINES = 200  # lines of one proposal reply read as thoughts (a reply is model text: bounded)
 #: A proposal line's confidence word, as ThoughtSculpt's crosswords NEW_CANDIDATE asks for it
 #: ("certain/high/medium/low"), and its weight as Yao et al. rank their crossword proposals.
 CONFIDENCE = {"certain": 1.0, "high": 0.5, "medium": 0.2, "low": 0.1}
 _CONFIDENCE = re.compile(r"\(\s*(certain|high|medium|low)\s*\)\W*$", re.IGNORECASE)
+
+
+@runtime_checkable
+class GenerateModeOption(Protocol):
+    """A config with the ``generate`` option (one of GENERATE_MODES: the Tree-of-Thoughts
+    strategies' configs), which picks :class:`ToTGenerator`'s mode; the tot generator made from
+    any other tree strategy's config runs as ``auto``."""
+
+    generate: str
 
 
 def by_confidence(lines: Sequence[str]) -> list[str]:
@@ -123,7 +134,7 @@ class ThoughtGenerator:
         if k < 1 or not nodes:
             return [[] for _ in nodes]
         w, ctx = run.world, run.ctx
-        listing = bool(getattr(w.view, "candidate_list", False))  # one reply lists the candidates
+        listing = bool(w.view.candidate_list)  # one reply lists the candidates
         requests, spans = [], []
         for node in nodes:
             start = len(requests)
@@ -153,7 +164,7 @@ class ThoughtGenerator:
         Self-Refine rewrite, an MCTS simulation step) and holistic feedback
         give every child the whole feedback."""
         items = [i for i in node.items if i.get("feedback")]
-        if k > 1 and items and getattr(run.world.view, "child_per_feedback_item", False):
+        if k > 1 and items and run.world.view.child_per_feedback_item:
             ranked = sorted(enumerate(items), key=lambda p: (p[1].get("score") is None, p[1].get("score") or 0.0, p[0]))
             return [f"{item['item']}: {item['feedback']}" for _, item in ranked[:k]]
         return [node.feedback] * k
@@ -224,11 +235,11 @@ class ToTGenerator(ThoughtGenerator):
 
     @classmethod
     def from_config(cls, cfg: Any) -> "ToTGenerator":
-        return cls(max_tokens=cfg.gen_max_tokens, temperature=cfg.temperature, mode=getattr(cfg, "generate", "auto"))
+        return cls(max_tokens=cfg.gen_max_tokens, temperature=cfg.temperature, mode=cfg.generate if isinstance(cfg, GenerateModeOption) else "auto")
 
     @staticmethod
     def _whole(run: RunView) -> bool:
-        return bool(getattr(run.world.view, "whole_thoughts", False))
+        return bool(run.world.view.whole_thoughts)
 
     def _mode(self, run: RunView) -> str:
         return ("sample" if self._whole(run) else "propose") if self.mode == "auto" else self.mode
@@ -243,8 +254,8 @@ class ToTGenerator(ThoughtGenerator):
         """False for a complete candidate, unless a thought is a whole new candidate (it may rewrite)."""
         if self._whole(run):
             return True
-        complete = getattr(run.world.view, "complete", None)  # optional in SearchTask
-        return not (callable(complete) and complete(run.world.problem, node.candidate))
+        w = run.world
+        return not (isinstance(w.view, Completable) and w.view.complete(w.problem, node.candidate))
 
     async def expand_many(self, run: RunView, nodes: Sequence[Node], k: int, *,
                           simulated: bool = False) -> list[list[Node]]:

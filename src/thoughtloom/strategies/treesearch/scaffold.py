@@ -159,7 +159,7 @@ class SearchRun:
             "chosen_rendered": w.view.render(w.problem, best.candidate),
             **self.notes,
         }
-        if getattr(w.view, "judged_metrics", ()):  # a task judged per step (eval.judge): Fig. 4's curve
+        if w.view.judged_metrics:  # a task judged per step (eval.judge): Fig. 4's curve
             # step s's answer: the best-scored node within s revisions of the root
             details["step_best"] = [w.view.candidate_answer(w.problem, self.tree.best_within(d).candidate)
                                     for d in range(max(n.depth for n in self.tree.nodes) + 1)]
