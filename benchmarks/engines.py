@@ -18,6 +18,13 @@ Workloads (greedy unless said, ``--tokens`` each):
 - ``arrive-cK``: ``--questions`` questions over that preamble, K in flight at
   once (``eval -c K``): each one that ends lets the next in, while the others
   are still decoding; aggregate tokens/s.
+- ``batchK``: K questions over that preamble handed over together, one batch
+  of K sequences from the start; aggregate tokens/s (the yardstick of issue 41).
+- ``stagger-cK``: ``--questions`` questions over that preamble, K in flight at
+  once, with replies of three lengths (``--tokens`` x 1/2, 1, 3/2, greedy): the
+  questions of ``eval -c K`` end at different times, and each one that ends lets
+  the next in; aggregate tokens/s. With continuous batching the newcomer joins
+  the running batch; before it, it waited for the whole batch to end.
 - ``prefix``: questions over the preamble asked one after another, 8 tokens
   each (the preamble kept from an earlier call); calls/s.
 - ``ttft``: a fresh ~300-token prompt (no prefix seen before), 1 token: 1/latency.
@@ -28,7 +35,10 @@ machine drifts; the table gives each candidate's median and, for each
 candidate against the first, the ratio per round as min and median.
 
 Usage: python benchmarks/engines.py --model PATH [--rounds 2] [--tokens 32] [--n 8]
-       [--questions 8] [--threads T] [--candidates src,prebuilt,server] [--json]
+       [--questions 8] [--threads T] [--candidates src,prebuilt,server] [--workloads a,b] [--json]
+
+Before/after a change to the engine: run it once per checkout
+(``PYTHONPATH=checkout/src``), alternating, on the same workloads.
 """
 
 from __future__ import annotations
@@ -139,6 +149,37 @@ async def workload(name: str, cand: Any, args: argparse.Namespace, round_no: int
         t0 = time.perf_counter()
         tokens = await asyncio.gather(*(ask(i) for i in range(args.questions)))
         return sum(tokens) / (time.perf_counter() - t0)
+    if name.startswith("batch"):
+        k = int(name.removeprefix("batch"))
+        n, s = await timed(cand, [Request.of(question(3000 + 100 * round_no + i), max_tokens=args.tokens)
+                                  for i in range(k)])
+        return n / s
+    if name.startswith("stagger-c"):
+        k = int(name.removeprefix("stagger-c"))
+        gate = asyncio.Semaphore(k)
+        base = 4000 + 100 * round_no + 10 * k
+
+        async def ask_varied(i: int) -> int:
+            async with gate:
+                length = args.tokens * (1 + i % 3) // 2
+                [t] = await cand.generate([Request.of(question(base + i), max_tokens=length)])
+                return t
+
+        stats = getattr(getattr(cand, "lm", None), "engine_stats", None)  # absent before issue 41
+        before = await stats() if stats else None
+        t0 = time.perf_counter()
+        tokens = await asyncio.gather(*(ask_varied(i) for i in range(args.questions)))
+        rate = sum(tokens) / (time.perf_counter() - t0)
+        if before is not None:
+            after = await stats()
+            steps = after["decode_steps"] - before["decode_steps"]
+            joined = after["joined"] - before["joined"]
+            print(f"  {name}: {sum(tokens) - args.questions} tokens from {steps} decode steps = "
+                  f"{(sum(tokens) - args.questions) / steps:.2f} sequences a step (the first token of each "
+                  f"reply comes from its prefill); {joined} of "
+                  f"{after['admitted'] - before['admitted']} requests joined a running batch",
+                  file=sys.stderr, flush=True)
+        return rate
     if name == "prefix":
         await timed(cand, [Request.of(question(5000 + round_no), max_tokens=1)])  # the preamble is seen once
         t0 = time.perf_counter()
@@ -152,7 +193,7 @@ async def workload(name: str, cand: Any, args: argparse.Namespace, round_no: int
     raise ValueError(name)
 
 
-WORKLOADS = ("single", "samples", "arrive-c1", "arrive-c4", "arrive-c8", "prefix", "ttft")
+WORKLOADS = ("single", "samples", "arrive-c1", "arrive-c4", "arrive-c8", "batch4", "stagger-c4", "prefix", "ttft")
 
 
 async def main() -> None:
@@ -173,8 +214,9 @@ async def main() -> None:
     cands = {c: (ServerCandidate(args.model, slots, args.threads) if c == "server"
                  else EngineCandidate(args.model, LIBRARY[c], slots, args.threads)) for c in names}
     try:
-        for c in cands.values():  # load the model and warm up
+        for c in cands.values():  # load the model and warm up; the preamble is then in the KV cache
             await timed(c, [Request.of("Hi", max_tokens=2)])
+            await timed(c, [Request.of(question(0), max_tokens=1)])
         rates: dict[str, dict[str, list[float]]] = {w: {c: [] for c in names} for w in work}
         for r in range(args.rounds):
             order = names if r % 2 == 0 else names[::-1]
@@ -197,6 +239,14 @@ async def main() -> None:
                     "ratio_median": {c: statistics.median(v) for c, v in ratios.items()}}
         print(f"{w:<11}" + "".join(f"{med[c]:>10.3g}" for c in names)
               + "".join(f"   {min(ratios[c]):>13.2f} {statistics.median(ratios[c]):>7.2f}" for c in names[1:]))
+    # the same engine's rate with K questions in flight against one batch of K, per round
+    for w in work:
+        k = w.removeprefix("stagger-c").removeprefix("arrive-c")
+        if w != k and f"batch{k}" in work:
+            for c in names:
+                per_round = [x / y for x, y in zip(rates[w][c], rates[f"batch{k}"][c])]
+                print(f"{c}: {w} / batch{k} per round " + " ".join(f"{r:.2f}" for r in per_round)
+                      + f" (median {statistics.median(per_round):.2f})")
     if args.json:
         print(json.dumps({"model": args.model, "rounds": args.rounds, "tokens": args.tokens,
                           "threads": args.threads, "rates": rates, "table": table}))

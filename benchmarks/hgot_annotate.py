@@ -23,7 +23,6 @@ from thoughtloom import strategies, tasks
 from thoughtloom.cli.options import run_spec
 from thoughtloom.eval.annotate import qualified_rows
 from thoughtloom.eval.runner import EvalResources, EvalSettings, evaluate
-from thoughtloom.strategies.hgot import demos as demolib
 
 from hgot_table import open_judge, open_retriever  # type: ignore[import-not-found]
 
@@ -44,19 +43,20 @@ def main() -> None:
     examples = task.load(args.data)[: args.n]
     lm = run_spec(args.model, Path(args.cache), "use").open_lm()
     res = EvalResources(lm, retriever=open_retriever(args.index), entail=open_judge(args.judge, lm))
-    cls = strategies.get("hgot")
+    step = strategies.build("hgot", {"demos": "knn"}).demo_annotation()  # HGOT's own annotation step
+    assert step is not None
     run_dir = Path(args.out).with_suffix("") / "runs"
 
     async def go() -> None:
         try:
-            await evaluate(cls(cls.Config()), task, examples, res, run_dir, settings=EvalSettings())
+            await evaluate(step.plain, task, examples, res, run_dir, settings=EvalSettings())
         finally:
             await lm.aclose()
 
     asyncio.run(go())
     records = [json.loads(x) for x in (run_dir / "results.jsonl").read_text().splitlines() if x]
-    rows = qualified_rows(task, records)
-    demolib.write_annotated(rows, args.out)
+    rows = qualified_rows(step, task, records)
+    step.write(rows, args.out)
     print(f"{len(rows)} of {len(records)} runs qualified -> {args.out}")
 
 

@@ -45,9 +45,9 @@ def test_max_calls_is_the_budget_and_the_strategys_own_cap():
     lm = ScriptedLM(lambda req: "The answer is: 7")
     solution = thoughtloom.solve("cot-sc", "q", task="gsm8k", model=lm, n=5, max_calls=3)
     assert solution.calls == 3 == len(lm.requests)  # cot-sc takes as many samples as the budget leaves
-    built = api.run_spec(max_calls=500).strategy("decomp")  # decomp's own cap (300) is raised with it
+    built = api.keyword_spec(max_calls=500).strategy("decomp")  # decomp's own cap (300) is raised with it
     assert built.config.max_calls == 500
-    assert api.run_spec(max_calls=7).strategy("self-refine").config.max_calls == 7
+    assert api.keyword_spec(max_calls=7).strategy("self-refine").config.max_calls == 7
     with pytest.raises(ConfigError, match="max_calls"):
         thoughtloom.solve("cot", "q", model=lm, max_calls=0)
 

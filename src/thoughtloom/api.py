@@ -25,7 +25,7 @@ trace, error boundary and results files are those of ``thoughtloom run`` and
   opened for the call and closed after it, or an LM you opened
   (:func:`thoughtloom.lm.open_lm`, ``ScriptedLM``), which stays open.
   ``cache`` is a completion cache file; none by default.
-- The keywords make a :class:`~thoughtloom.eval.assembly.RunSpec` (:func:`run_spec`), the spec
+- The keywords make a :class:`~thoughtloom.eval.assembly.RunSpec` (:func:`keyword_spec`), the spec
   ``thoughtloom run``/``eval``, ``reproduce`` and the Ray workers open a run from too.
 - ``solve`` and ``evaluate`` run an event loop of their own; inside a running
   loop (a notebook, an async app) ``await asolve(...)`` / ``aevaluate(...)``.
@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import hashlib
 import json
 import logging
@@ -52,15 +53,15 @@ from .core.progress import ProgressHook
 from .core.protocols import LM
 from .core.trace import Trace
 from .core.types import Problem, to_json
-from .eval.assembly import RunSpec
+from .eval.assembly import EvalRequest, RunSpec, assemble
 from .eval.identity import DataSource
 from .eval.record import EvalRecord
 from .eval.results import read_records
-from .eval.runner import Progress, evaluate as run_eval, run_problem
+from .eval.runner import Progress, run_problem
 from .lm import CacheMode, UsageTotals
 from .strategies.result import Result
 from .tasks import QA, Example, Task
-from .tasks.datasets import Dataset, load_examples
+from .tasks.datasets import Dataset
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -120,8 +121,9 @@ async def asolve(strategy: str, question: str, *, task: str | Task = "freeform",
                  role_models: Mapping[str, str | LM] | None = None, **options: Any) -> Solution:
     """Answer ``question`` with ``strategy`` (see :func:`solve`)."""
     task_obj = tasks.resolve(task)
-    spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
-                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, role_models=role_models)
+    spec = keyword_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
+                        api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed,
+                        role_models=role_models)
     strat = spec.strategy(strategy, options, task_obj)
     for line in spec.setup_notes(strat, task_obj):
         log.warning("%s", line)
@@ -165,30 +167,27 @@ async def aevaluate(strategy: str, task: str | Task | None = None, data: str | P
     """Evaluate ``strategy`` on ``task`` (see :func:`evaluate`)."""
     task_obj = tasks.resolve("qa" if task is None else task, input_field=input_field, gold_field=gold_field,
                              metric=metric)
-    spec = run_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
-                    api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed, concurrency=concurrency,
-                    role_models=role_models)
-    strat = spec.strategy(strategy, options, task_obj)
-    if examples is not None:
-        if data is not None:
-            raise ConfigError("pass data (a file) or examples (a list), not both")
-        dataset, source = _in_memory(task_obj, list(examples), offset, limit)
-    else:
-        dataset = load_examples(task_obj, data, offset=offset, limit=limit)
-        source = DataSource(dataset.path, offset, limit)
-    for line in spec.setup_notes(strat, task_obj, pooled=task_obj.pooled_corpus() is not None):
-        log.warning("%s", line)
-    settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout_s)
+    spec = keyword_spec(model, max_calls=max_calls, token_budget=token_budget, cache=cache, cache_mode=cache_mode,
+                        api_key=api_key, index=index, entail=entail, prompts=prompts, seed=seed,
+                        concurrency=concurrency, role_models=role_models)
+    if examples is not None and data is not None:
+        raise ConfigError("pass data (a file) or examples (a list), not both")
     with contextlib.ExitStack() as scratch:
         # no out: the run's files go to a folder of its own, read back and removed (results in memory)
         out_dir = Path(out) if out is not None else Path(scratch.enter_context(
             tempfile.TemporaryDirectory(prefix="thoughtloom-eval-")))
-        async with spec.open(_given(model), _given_roles(role_models)) as resources:
-            meta = {"model": resources.lm.model_id, **spec.notes(dataset, settings, offset=offset, limit=limit)}
-            summary = await run_eval(strat, task_obj, dataset.examples, resources, out_dir, settings=settings,
-                                     progress=progress, meta=meta, force=force, command=command, source=source)
+        request = EvalRequest(strategy, task_obj, options, data=data, offset=offset, limit=limit, out=out_dir,
+                              retry_errors=retry_errors, example_timeout_s=example_timeout_s, force=force,
+                              command=command)
+        if examples is not None:
+            dataset, source = _in_memory(task_obj, list(examples), offset, limit)
+            request = dataclasses.replace(request, data=dataset, source=source)
+        run = assemble(spec, request)
+        for line in run.notes:
+            log.warning("%s", line)
+        summary = await run.run(lm=_given(model), role_lms=_given_roles(role_models), progress=progress)
         records = read_records(out_dir)
-    order = {e.problem.id: i for i, e in enumerate(dataset.examples)}
+    order = {e.problem.id: i for i, e in enumerate(run.dataset.examples)}
     return Evaluation(summary, records=sorted(records.values(), key=lambda r: order.get(r.id, len(order))),
                       out=None if out is None else out_dir)
 
@@ -279,7 +278,7 @@ def _sync(run: Callable[..., Awaitable[T]], name: str, *args: Any, **kwargs: Any
                        f"async app): use `await thoughtloom.a{name}(...)` there")
 
 
-def run_spec(model: str | LM = "embedded", *, max_calls: int | None = None, token_budget: int | None = None,
+def keyword_spec(model: str | LM = "embedded", *, max_calls: int | None = None, token_budget: int | None = None,
              cache: str | Path | None = None, cache_mode: CacheMode = "use", api_key: str | None = None,
              index: str | Path | None = None, entail: str = "llm", prompts: str | Path | None = None,
              seed: int = 0, concurrency: int = 1, role_models: Mapping[str, str | LM] | None = None) -> RunSpec:

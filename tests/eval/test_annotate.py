@@ -2,10 +2,15 @@
 
 import csv
 import json
+from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
 from thoughtloom import strategies, tasks
+from thoughtloom.core.types import Message, Request
+from thoughtloom.strategies import Result, Strategy
+from thoughtloom.strategies.interface import DemoAnnotation
 from thoughtloom.eval import EvalResources, evaluate
 from thoughtloom.strategies.hgot.demos import Annotated, balanced_select
 from thoughtloom.tasks.datasets import sample_path
@@ -104,3 +109,86 @@ def test_sampling_is_random_under_the_seed_for_free_form_answers():
     labels = [Annotated(f"Claim {i}.", answer=a) for i, a in enumerate(["SUPPORTS"] * 4 + ["REFUTES"] * 3 + ["NOT ENOUGH INFO"])]
     assert all(sorted(d.answer for d in balanced_select(labels, 3, s)) == ["NOT ENOUGH INFO", "REFUTES", "SUPPORTS"]
                for s in range(5))
+
+
+@dataclass(frozen=True)
+class LooksLikeHGOTConfig:
+    demos: str = "knn"
+    demo_file: str | None = None
+
+
+class AnswersItsQuestion(Strategy):
+    """Test scaffolding: answers with the question's first word, one model call, its details saying so."""
+
+    name = "answers-its-question"
+    Config = LooksLikeHGOTConfig
+
+    async def solve(self, problem, ctx):
+        reply = await ctx.lm.generate([Request([Message("user", problem.question)])])
+        return Result(problem.question.split()[0], details={"said": reply[0].text, "file": self.config.demo_file})
+
+
+@dataclass(frozen=True)
+class KeepsEveryRun(DemoAnnotation):
+    """Test scaffolding: a step that keeps the runs the task judges right, one CSV line each."""
+
+    seen: list = field(default_factory=list)
+
+    def qualified(self, runs, correct):
+        self.seen.extend(runs)
+        return [{"Question": r.question} for r in runs if correct(r.question.split()[0], r.gold)]
+
+    def write(self, rows, path):
+        Path(path).write_text("".join(r["Question"] + "\n" for r in rows), encoding="utf-8")
+
+    def annotated(self, path):
+        return AnswersItsQuestion(LooksLikeHGOTConfig(demos="knn", demo_file=path))
+
+
+class DeclaresItsDemos(AnswersItsQuestion):
+    name = "declares-its-demos"
+    seen: list = []  # the runs its steps were handed (test scaffolding)
+
+    def demo_annotation(self):
+        if self.config.demo_file:
+            return None
+        return KeepsEveryRun(plain=AnswersItsQuestion(LooksLikeHGOTConfig(demos="none")), n=2, train_file=None,
+                             label="test demos", seen=self.seen)
+
+
+async def test_the_eval_runs_the_step_a_strategy_declares_and_never_reads_its_config(tmp_path):
+    """Issue 42: HGOT's demo annotation is a step the strategy declares
+    (:meth:`Strategy.demo_annotation`), not something the runner detects in a config. A strategy whose
+    config merely has ``demos="knn"`` and no ``demo_file`` is run as it is (the runner used to annotate
+    it, as if it were HGOT); one that declares a step gets it: its ``plain`` strategy run on the task's
+    training demos (with their gold answers), its ``qualified`` rows written, its ``annotated``
+    strategy evaluated."""
+    task = tasks.get("gsm8k")
+    examples = task.load(sample_path("gsm8k"))[:2]
+    lm = ScriptedLM(lambda req: "fine")
+    summary = await evaluate(AnswersItsQuestion(), task, examples, EvalResources(lm), tmp_path / "plain")
+    assert summary["n"] == 2 and not (tmp_path / "plain" / "annotate").exists()
+    assert len(lm.requests) == 2
+
+    declares = DeclaresItsDemos()
+    declares.seen = []
+    await evaluate(declares, task, examples, EvalResources(lm), tmp_path / "declared")
+    demos = task.demos()[:2]
+    assert [r.question for r in declares.seen] == [d.question for d in demos]
+    assert [r.gold for r in declares.seen] == [d.answer for d in demos]  # gold: read here, in the eval layer
+    csv_path = tmp_path / "declared" / "annotate" / "demos.csv"
+    assert csv_path.is_file() and len(lm.requests) == 2 + 2 + 2  # plain, annotation runs, then the eval
+    records = [json.loads(line) for line in (tmp_path / "declared" / "results.jsonl").read_text().splitlines()]
+    assert {r["details"]["file"] for r in records} == {str(csv_path)}  # the annotated strategy answered
+
+
+def test_hgot_declares_the_step_only_when_it_shows_demos_and_has_no_file_of_them():
+    """Appendix D's annotation is HGOT+KNN's and HGOT+Sampling's (``demos`` other than ``none``); a
+    ``demo_file`` of annotated demos (the authors' CSVs) needs none. The step runs HGOT itself without
+    demos on ``annotate_n`` questions of ``train_file``'s pool, and then shows the file it wrote."""
+    assert strategies.build("hgot").demo_annotation() is None
+    assert strategies.build("hgot", {"demos": "knn", "demo_file": "mine.csv"}).demo_annotation() is None
+    step = strategies.build("hgot", {"demos": "sampling", "annotate_n": "3", "train_file": "t.csv"}).demo_annotation()
+    assert (step.plain.name, step.plain.config.demos, step.n, step.train_file) == ("hgot", "none", 3, "t.csv")
+    shown = step.annotated("a.csv")
+    assert (shown.config.demos, shown.config.demo_file, shown.config.annotate_n) == ("sampling", "a.csv", 3)

@@ -229,3 +229,43 @@ async def test_concurrent_batches_never_pass_the_call_budget():
     gate.set()
     await first
     assert lm.totals.calls == 3
+
+
+class SizesItsBatchByTheBudget(strategies.Strategy):
+    """Test scaffolding: samples as many answers as the budget leaves (at most 4) and keeps the last;
+    ``describes``: it says what it answers with each part of the batch (Context.within_batch)."""
+
+    name = "sizes-by-budget"
+    describes = False
+
+    async def solve(self, problem, ctx):
+        n = min(4, ctx.remaining_calls() or 4)
+        completions = await ctx.lm.generate([Request.of(problem.question, sample_index=i) for i in range(n)])
+
+        def answer_with(first):
+            ctx.trace.emit("phase", name="a look inside the batch")  # muted: never in the trace
+            return strategies.Result(first[-1].text)
+
+        if self.describes:
+            ctx.within_batch(completions, answer_with)
+        return strategies.Result(completions[-1].text)
+
+
+@pytest.mark.parametrize("describes,exact", [(False, "batch boundaries"), (True, "every budget")])
+async def test_a_strategy_that_sizes_its_batch_by_the_budget_is_exact_only_where_it_says_so(describes, exact):
+    """Issue 42: "the default anytime_exact is wrong for a strategy that sizes its batches by the
+    budget". A run capped at 2 calls sends 2 samples, not 4, so an undescribed batch sized by the
+    budget left is exact at its boundaries only; the recorder sees the read itself
+    (``Context.remaining_calls``), whatever the strategy declares (here the default, "every
+    budget"). Described with ``within_batch``, its points inside the batch are the capped runs'
+    answers, and the trace holds none of the looks (the recorder mutes it, not the strategy)."""
+    task, example = _example("gsm8k")
+    lm = ScriptedLM(["one", "two", "three", "four"])
+    strategy = SizesItsBatchByTheBudget()
+    strategy.describes = describes
+    assert strategy.anytime_exact == "every budget"
+    record, events = await run_example(strategy, task, example, EvalResources(lm=lm), EvalSettings())
+    assert record.anytime["exact"] == exact
+    at = {p["calls"]: p["answer"] for p in record.anytime["points"]}
+    assert at == ({0: "", 1: "one", 2: "two", 3: "three", 4: "four"} if describes else {0: "", 4: "four"})
+    assert not any(e.get("name") == "a look inside the batch" for e in events)

@@ -142,11 +142,12 @@ def test_the_cli_the_api_reproduce_and_a_ray_worker_open_one_spec(opened, run_fi
                  for name in ("cli", "api", "repro/baskets/cot", "ray")]
     assert all(_identity(s) == _identity(summaries[0]) for s in summaries)
     assert _identity(summaries[0])["budget"] == {"max_calls": 7, "max_tokens": 900}
-    evals = [summaries[i] for i in (0, 1, 3)]  # reproduce's cells say their suite, not these notes
-    assert [(s["model"], s["cache_mode"], s["timeout_s"], s["entail"]) for s in evals] == \
-        [(MODEL, "use", 300.0, "lexical")] * 3
-    # one meaning of max_calls: the runner's budget and the strategy's own cap, from the CLI and the API
-    assert [s["identity"]["config"]["options"]["max_calls"] for s in evals] == [7, 7, 7]
+    # every eval is assembled alike (issue 42): reproduce's cells say these notes too, beside their suite
+    assert [(s["model"], s["cache_mode"], s["timeout_s"], s["entail"]) for s in summaries] == \
+        [(MODEL, "use", 300.0, "lexical")] * 4
+    # one meaning of max_calls: the runner's budget and the strategy's own cap, from the CLI and the API;
+    # a suite's method keeps the settings the suite names (EvalRequest.cap_strategy)
+    assert [s["identity"]["config"]["options"]["max_calls"] for s in summaries] == [7, 7, 1000, 7]
 
 
 def test_run_and_solve_open_one_spec(opened, run_files):
@@ -223,5 +224,5 @@ def test_the_spec_checks_its_values_and_keeps_the_key_out_of_its_repr():
         RunSpec(concurrency=0)
     assert RunSpec().recorded_cache_mode == "off" and RunSpec(cache=Path("c")).recorded_cache_mode == "use"
     assert RunSpec().budget().max_calls == thoughtloom.eval.DEFAULT_MAX_CALLS
-    assert api.run_spec(token_budget=5, cache="c").budget().max_tokens == 5
+    assert api.keyword_spec(token_budget=5, cache="c").budget().max_tokens == 5
 

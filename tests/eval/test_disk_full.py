@@ -58,11 +58,12 @@ async def test_disk_full_mid_eval_names_the_folder_keeps_records_and_resumes(tmp
 
 def test_cli_says_it_in_one_line_with_exit_1(tmp_path, monkeypatch, capsys):
     from thoughtloom.cli import main as cli
+    from thoughtloom.eval import assembly
 
-    def no_space(*args, **kwargs):
+    async def no_space(*args, **kwargs):
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(cli, "evaluate", no_space)
+    monkeypatch.setattr(assembly, "evaluate", no_space)  # the runner, as the one run assembly calls it
     monkeypatch.setattr("sys.argv", ["thoughtloom", "eval", "-S", "io", "-t", "gsm8k", "--limit", "1", "--no-cache", "-q",
                                      "--model", "openai:m@http://127.0.0.1:9/v1", "--out", str(tmp_path / "o")])
     with pytest.raises(SystemExit) as exit_info:

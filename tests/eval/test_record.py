@@ -48,7 +48,7 @@ def test_the_line_has_today_s_keys_in_today_s_order_and_is_encodable():
     line = FULL.to_json()
     assert list(json.loads(line)) == ["id", "input", "prediction", "gold", "metrics", "confidence", "truncated",
                                       "stopped", "anytime", "usage", "latency_s", "error", "step_problems", "meta",
-                                      "details"]
+                                      "details", "example_sha256"]
     line.encode("utf-8")
     assert EvalRecord.from_json(line).details["surrogate"] == "\ufffd"
 

@@ -176,6 +176,9 @@ def test_without_a_data_root_the_packaged_samples_stand_in(tmp_path, monkeypatch
                                  "--no-cache"])
     assert r.exit_code == 0, r.output
     assert "skipping dataset n4" in r.output and "not packaged" in r.output
+    said = " ".join(r.output.split())  # the console wraps long lines
+    assert "dataset n3 runs on the task's packaged sample n3_eg100_pos2_semic.json" in said
+    assert "not decomp_letter_cat/n3_eg100_pos2_semic.json: pass --data-root DIR" in said
     assert len(_records(out / "n3" / "cot")) == 2 and not (out / "n4").exists()
     md = (out / "card.md").read_text()
     assert "## n3: task letter_cat, the packaged sample n3_eg100_pos2_semic.json, examples 1–2" in md
@@ -326,3 +329,30 @@ def test_a_trace_over_the_limit_is_left_out_and_said(toy, tmp_path):
     assert not (folder / "trace.jsonl").exists() and not (folder / "trace.jsonl.gz").exists()
     assert json.loads((tmp_path / "small" / "packed.json").read_text())["traces"]["baskets/io"]["kept"] is False
     assert len(_records(folder)) == 3
+
+
+def test_a_packed_folder_resumes_after_its_data_file_is_cut_past_n(toy, tmp_path):
+    """Issue 38: the shared data were re-split between sittings (a file cut to its first records, those
+    unchanged), which changes the file's sha256 in every cell's run.json. The committed folders resume
+    without --force, run only the new examples, and each run.json records the change; a finished example
+    whose text changed is refused, naming it."""
+    toy("--n", "6", "--pack")
+    data = tmp_path / "data" / "baskets.jsonl"
+    lines = data.read_text().splitlines(keepends=True)
+    data.write_text("".join(lines[:9]))  # 30 records -> the first 9, past n = 6
+    before = toy.model_calls()
+    toy("--n", "9", "--pack")
+    assert toy.model_calls() == before + 2 * 3  # examples 7-9 of each method
+    for cell in ("cot", "io"):
+        folder = toy.out / "baskets" / cell
+        assert len({r["id"] for r in _records(folder)}) == 9
+        run_json = json.loads((folder / "run.json").read_text())
+        [change] = run_json["data_changes"]
+        assert change["finished_unchanged"] == 6 and run_json["forced"] == []
+    second = _records(toy.out / "baskets" / "io")[1]["id"]
+    data.write_text("".join(lines[:1] + [lines[1].replace("basket 2?", "basket two?")] + lines[2:12]))
+    args = ["reproduce", str(tmp_path / "toy.toml"), "--data-root", str(tmp_path / "data"), "--out", str(toy.out),
+            "--cache", str(tmp_path / "c.sqlite"), "--n", "12"]
+    r = CliRunner().invoke(app, args)
+    assert r.exit_code != 0 and f"finished example '{second}' changed" in str(r.exception)
+    assert "--force" in str(r.exception) and toy.model_calls() == before + 6

@@ -61,6 +61,36 @@ async def test_greedy_batched_equals_sequential(embedded_path, library):
     assert batched[1].text == batched[-1].text
 
 
+async def test_greedy_replies_are_the_same_when_requests_arrive_while_others_decode(embedded_path, library):
+    """Continuous batching (issue 41): a request that arrives mid-decode joins the
+    running batch (the engine's counters show it decoding beside an earlier,
+    separately submitted request) and its greedy reply, usage included, is the
+    one it gets alone. Two slots for five requests, so ended sequences' slots
+    and sequence ids are reused too."""
+    reqs = [Request.of(p, max_tokens=24) for p in PROMPTS]
+    first = Request.of("Count from 1 to 100, separated by commas.", max_tokens=48)
+    alone = await completions(embedded_path, [first, *reqs], max_parallel=1, one_at_a_time=True, resident=0,
+                              library=library)
+    lm = LlamaCppLM(embedded_path, n_ctx=1024, max_parallel=2, resident=0, library=library)
+    try:
+        early = asyncio.ensure_future(lm.generate([first]))
+        while (await lm.engine_stats())["decode_steps"] < 4:  # the first is decoding
+            await asyncio.sleep(0.01)
+        late = []
+        for r in reqs:  # one at a time, each arriving while others decode
+            late.append(asyncio.ensure_future(lm.generate([r])))
+            await asyncio.sleep(0.05)
+        staggered = [(await early)[0]] + [(await f)[0] for f in late]
+        stats = await lm.engine_stats()
+    finally:
+        await lm.aclose()
+    assert [c.text for c in staggered] == [c.text for c in alone]
+    assert [c.usage.completion_tokens for c in staggered] == [c.usage.completion_tokens for c in alone]
+    assert [c.usage.prompt_tokens for c in staggered] == [c.usage.prompt_tokens for c in alone]
+    assert stats["peak_live"] == 2 and stats["joined"] >= 1
+    assert stats["admitted"] == len(reqs) + 1
+
+
 async def test_a_sample_is_the_same_alone_or_in_a_batch(embedded_path, library):
     reqs = [Request.of("Write a random animal name.", max_tokens=8, temperature=1.0, sample_index=i)
             for i in range(4)]

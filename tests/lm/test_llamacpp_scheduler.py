@@ -26,16 +26,20 @@ def model_file(tmp_path):
 
 
 class Recorder:
-    """An in-process worker that records each batch it is handed."""
+    """An in-process worker that answers each request with its text and records
+    what it was handed in each exchange."""
 
     def __init__(self):
-        self.batches: list[list[str]] = []
+        self.handed: list[list[str]] = []
         self.pid = os.getpid()
 
-    def call(self, requests):
-        self.batches.append([r["messages"][-1]["content"] for r in requests])
-        return [{"text": r["messages"][-1]["content"], "finish_reason": "stop", "prompt_tokens": 1,
-                 "completion_tokens": 1, "latency_s": 0.0, "logprobs": None} for r in requests]
+    def exchange(self, submit, cancel=()):
+        self.handed.append([r["messages"][-1]["content"] for _, r in submit])
+        return [(key, {"text": r["messages"][-1]["content"], "finish_reason": "stop", "prompt_tokens": 1,
+                       "completion_tokens": 1, "latency_s": 0.0, "logprobs": None}) for key, r in submit]
+
+    def wake(self):
+        pass
 
     def stop(self):
         pass
@@ -48,26 +52,20 @@ def recorded(model_file):
     return lm
 
 
-async def test_requests_sharing_a_prefix_are_batched_together(recorded):
-    a = [f"AAAA long shared preamble question {i}" for i in range(3)]
-    b = [f"BBBB other preamble question {i}" for i in range(3)]
-    interleaved = [x for pair in zip(a, b) for x in pair]
-    out = await recorded.generate([Request.of(p) for p in interleaved])
-    assert [c.text for c in out] == interleaved  # results in request order
-    assert [sorted(batch) for batch in recorded.worker.batches] == [a, b]  # grouped by prefix
-
-
-async def test_batches_are_bounded_by_max_parallel(recorded):
-    outs = await asyncio.gather(*(recorded.generate([Request.of(f"p{i}")]) for i in range(10)))
-    assert sorted(o[0].text for o in outs) == sorted(f"p{i}" for i in range(10))
-    assert [len(b) for b in recorded.worker.batches] == [3, 3, 3, 1]
+async def test_results_come_back_in_request_order_and_requests_are_handed_over_at_once(recorded):
+    prompts = [f"question {i}" for i in range(6)]
+    out = await recorded.generate([Request.of(p) for p in prompts])
+    assert [c.text for c in out] == prompts
+    # all six at once, beyond max_parallel: the engine's slots decide what decodes when
+    assert recorded.worker.handed == [prompts]
 
 
 async def test_engine_errors_are_typed(model_file):
     lm = LlamaCppLM(model_file, engine=ECHO, isolate=False)
     with pytest.raises(PromptTooLong, match="n_ctx"):  # per example, not fatal to an eval
         await lm.generate([Request.of("TOO LONG")])
-    lm.worker.call = lambda reqs: [{"error": "error", "message": "bad grammar"}]
+    lm.worker.exchange = lambda submit, cancel=(): [(k, {"error": "error", "message": "bad grammar"})
+                                                    for k, _ in submit]
     with pytest.raises(LMError, match="bad grammar"):
         await lm.generate([Request.of("x")])
 

@@ -172,9 +172,9 @@ def test_max_calls_is_one_number_from_the_cli_and_the_api():
     assert RunOptions(max_calls=2000, sets=["max_calls=50"]).strategy("decomp").config.max_calls == 50
     assert RunOptions().strategy("decomp").config.max_calls == 300
     assert RunOptions().spec().budget().max_calls == 1000  # the runner's default (DEFAULT_MAX_CALLS)
-    assert api.run_spec(max_calls=2000).strategy("decomp").config.max_calls == 2000
-    assert api.run_spec(max_calls=2000).budget().max_calls == 2000
-    assert api.run_spec().strategy("decomp").config.max_calls == 300
+    assert api.keyword_spec(max_calls=2000).strategy("decomp").config.max_calls == 2000
+    assert api.keyword_spec(max_calls=2000).budget().max_calls == 2000
+    assert api.keyword_spec().strategy("decomp").config.max_calls == 300
 
 
 async def test_a_config_without_max_calls_is_still_bounded():

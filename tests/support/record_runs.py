@@ -8,7 +8,10 @@ by the same command for issue 36, whose HGOT changes alter only its token counts
 passage scores (no hints in the second Infer, 1/rank retrieval scores) and add the passages
 the root's answer was inferred from (``details["context"]``); ``decomp.jsonl`` and
 ``decomp-budget.jsonl`` remade for issue 37, whose letter handler demos (``split``, ``merge``)
-change only prompt token counts and which adds ``details["resampled"]``, the sampled re-asks);
+change only prompt token counts and which adds ``details["resampled"]``, the sampled re-asks;
+``cot-sc.jsonl`` and ``cot-sc-trimmed.jsonl`` remade for issue 42, whose anytime recorder no longer
+votes the whole batch a second time inside it: fewer clock readings, so only ``latency_s`` differs;
+all remade for issue 38, which appends ``example_sha256`` to every record and changes nothing else);
 ``tests/eval/test_record.py`` runs them again and compares the bytes. Wall-clock figures (``latency_s``,
 ``usage.latency_s``) come from :func:`steady_clock`, a ``perf_counter`` that
 advances by a fixed step per call, so they are the same on every machine.

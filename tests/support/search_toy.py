@@ -20,10 +20,14 @@ from thoughtloom.core.types import Problem
 from thoughtloom.lm.meter import Budget, Metered
 from thoughtloom.strategies.context import Context
 from thoughtloom.strategies.treesearch.world import prefix_change_kind
+from thoughtloom.tasks import Task
 from thoughtloom.testing import ScriptedLM
 
 
-class ToyTask:
+class ToyTask(Task):
+    """A search task of letters; a Task, as every task is, for the members a search reads (its
+    tree-search attributes, all at their defaults)."""
+
     name = "toy"
     instruction = "Build the best string."
 

@@ -70,7 +70,7 @@ async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path
     ex = task.load(path)
     assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
-    assert task.pooled_corpus() == (path, "hotpotqa", ())
+    assert task.pooled_corpus() == (path, "hotpotqa", (), "")
     retriever = pooled_retriever(task.pooled_corpus())
     assert len(retriever) == 2  # the same paragraphs pool once
     hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]

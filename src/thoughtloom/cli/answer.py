@@ -124,7 +124,7 @@ def run(
     """Answer one question with a strategy: its answer, whether that is right (where it can be checked), its cost."""
     task_obj = usercode.task(task)
     spec = opts.spec()
-    strat = opts.strategy(strategy, task_obj)
+    strat = spec.strategy(usercode.strategy(strategy), o.parse_sets(opts.sets), task_obj)
     question = _question(question)
     if gold is not None and not gold_applies(task_obj):
         raise ConfigError(f"--gold does not apply to --task {task_obj.name}: its answers are checked by its "

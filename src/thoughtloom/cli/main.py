@@ -8,7 +8,6 @@ listing commands live in :mod:`.info`.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
 import sys
 from pathlib import Path
@@ -19,14 +18,12 @@ from rich.markup import escape
 
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.text import printable, redact_credentials
-from ..eval.identity import ConfigMismatch, DataSource
+from ..eval.identity import ConfigMismatch
 from ..eval.estimate import folder_estimate
 from ..eval.lock import OutputLock
 from ..eval.results import disk_errors, dump_line
-from ..eval.assembly import default_out
-from ..eval.runner import evaluate
+from ..eval.assembly import EvalRequest, assemble
 from ..lm import CompletionStore
-from ..tasks.datasets import load_examples
 from . import answer, cache_merge, config, info, scaleout, server_health, usercode
 from . import estimate as est
 from . import options as o
@@ -101,37 +98,27 @@ def eval_(
     """Evaluate a strategy on a benchmark; writes OUT/results.jsonl, OUT/run.json and OUT/summary.json."""
     task_obj = usercode.task(task, input_field=input_field, gold_field=gold_field, metric_spec=metric)
     spec = opts.spec(concurrency=concurrency, seed=seed)
-    strat = opts.strategy(strategy, task_obj)
+    run = assemble(spec, EvalRequest(
+        usercode.strategy(strategy), task_obj, o.parse_sets(opts.sets), data=data, offset=offset, limit=limit,
+        out=out_dir, retry_errors=retry_errors, example_timeout_s=example_timeout,
+        breaker=server_health.settings(server_failures, server_silence, server_wait), force=force,
+        command=sys.argv))
     run_on = scaleout.executor(executor, spec, ray_address, workers)
-    if example_timeout is not None and not example_timeout < float("inf"):
-        raise ConfigError(f"bad --example-timeout {example_timeout}", hint="pass a number of seconds")
-    dataset = load_examples(task_obj, data, offset=offset, limit=limit)
-    if dataset.sample:
-        notes.print(f"[dim]no --data: the packaged sample of {task} ({dataset.path}); "
+    if run.dataset.sample:
+        notes.print(f"[dim]no --data: the packaged sample of {task} ({run.dataset.path}); "
                     "`thoughtloom data list` says where the full set is[/]", soft_wrap=True)
-    examples = dataset.examples
-    pooled = task_obj.pooled_corpus()
-    if opts.index is None and pooled is not None and type(strat).needs == "open_domain":
-        notes.print(f"[dim]no --index: {strategy} retrieves from the paragraphs of the data file pooled "
-                    f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own[/]", soft_wrap=True)
-    for line in spec.setup_notes(strat, task_obj, pooled=pooled is not None):
+    if run.pooled_note is not None:
+        notes.print(f"[dim]{escape(run.pooled_note)}[/]", soft_wrap=True)
+    for line in run.notes:
         notes.print(f"[dim]note: {escape(line)}[/]", soft_wrap=True)
-    out_dir = out_dir or default_out(task_obj.name, strat.name)
-    settings = spec.settings(retry_errors=retry_errors, example_timeout_s=example_timeout,
-                             breaker=server_health.settings(server_failures, server_silence, server_wait))
-    notes_meta = spec.notes(dataset, settings, offset=offset, limit=limit)
+    out_dir = run.out
+    examples = run.dataset.examples
     # Lock first: a folder in use is refused in one line, before the model loads.
     with disk_errors(out_dir), OutputLock(out_dir):
-
         async def go() -> dict[str, Any]:
-            # on Ray, no model opens here: each worker opens its own from the spec
-            async with spec.open() if run_on is None else contextlib.nullcontext() as resources:
-                meta = notes_meta if resources is None else {"model": resources.lm.model_id, **notes_meta}
-                with RichProgress(task_obj.primary_metric, console=notes) as progress:
-                    return await evaluate(strat, task_obj, examples[:pilot] if dry_run else examples, resources,
-                                          out_dir, settings=settings, progress=progress, meta=meta, lock=False,
-                                          force=force, source=DataSource(dataset.path, offset, limit),
-                                          command=sys.argv, executor=run_on)
+            with RichProgress(task_obj.primary_metric, console=notes) as progress:
+                return await run.run(executor=run_on, progress=progress, lock=False,
+                                     pilot=pilot if dry_run else None)
 
         try:
             summary = asyncio.run(go())

@@ -169,7 +169,8 @@ class RunOptions:
 
     def strategy(self, name: str, task: Any = None) -> strategies.Strategy:
         """The strategy with its ``--set`` options, checked before any model call; ``--max-calls`` is
-        also its own cap (:meth:`RunSpec.strategy`)."""
+        also its own cap (:meth:`RunSpec.strategy`). ``run`` and ``eval`` build it from their one spec
+        instead (``eval`` in :func:`thoughtloom.eval.assembly.assemble`); this is for scripts and tests."""
         return self.spec().strategy(usercode.strategy(name), parse_sets(self.sets), task)
 
 

@@ -35,7 +35,7 @@ from ..version import __version__
 from ..core.errors import ConfigError, ThoughtloomError
 from ..core.protocols import LM
 from ..core.text import redact_credentials
-from ..eval.assembly import RunSpec
+from ..eval.assembly import RunSpec, default_suite_out
 from ..eval.estimate import NOTHING, CostEstimate
 from ..eval.identity import ConfigMismatch
 from ..eval.settings import EvalResources
@@ -181,7 +181,7 @@ def reproduce(
         raise ConfigError("--dry-run and --replay cannot be used together",
                           hint="--replay spends nothing to estimate; drop --dry-run")
     loaded = suites.load(suite)
-    out_dir = out_dir or Path("runs") / "reproduce" / loaded.name
+    out_dir = out_dir or default_suite_out(loaded.name)
     budget = Budget(max_calls=max_calls or loaded.budget.max_calls,
                     max_tokens=max_tokens or loaded.budget.max_tokens)
     card_plan = runs.make_plan(loaded, out_dir, n=n, seeds=seeds, budget=budget)  # the card covers every cell
@@ -193,6 +193,12 @@ def reproduce(
             raise ConfigError(missing[d.id])
     for name, reason in missing.items():
         notes.print(f"[yellow]skipping dataset {name}[/]: {shown(reason)}", soft_wrap=True)
+    for d in plan.datasets:  # said before any call: a sample's n is not the suite's, and its folders are another data file's
+        sl = slices.get(d.id)
+        if sl is not None and sl.sample:
+            notes.print(f"[yellow]dataset {d.id} runs on the task's packaged sample[/] {sl.path.name} "
+                        f"({len(sl.examples)} examples), not {d.data}: pass --data-root DIR (or set "
+                        "THOUGHTLOOM_DATA) to the folder that holds the suite's data", soft_wrap=True)
     todo = runs.missing_cells(plan, slices) if replay else plan.cells()
     # every cell's budget is the plan's (run_cells); the spec carries it for the workers' and the record's sake
     spec = o.run_spec(model, cache, o.cache_mode(no_cache, replay, False), max_calls=plan.budget.max_calls,

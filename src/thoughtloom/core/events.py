@@ -36,7 +36,9 @@ a strategy built:
 - DecomP: ``run`` is a program run's place in the nesting, ``"1"`` the top
   program and ``"1.3.2"`` the nested run answering input 2 (a foreach item)
   of step 3 of run ``"1"``; ``decomp_step.kind`` is the handler's kind
-  (symbolic, prompt, retrieval or program).
+  (symbolic, prompt, retrieval, program, strategy or function). The events
+  of a strategy or function handler's step carry ``within`` (:data:`COMMON`)
+  naming that run id and handler.
 
 Traces written before a field was added lack it; the inspector shows what
 the older events allow. Traces written before an event was renamed read
@@ -59,8 +61,12 @@ class EventType:
     source: str = ""  # the module that emits it
 
 
-#: In every event: its type and time; ``example`` where the runner opened the trace.
-COMMON = ("type", "t", "example")
+#: In every event: its type and time; ``example`` where the runner opened the trace; ``within`` on
+#: the events of a step that one strategy runs inside another (:meth:`.trace.Trace.within`): the
+#: scopes it runs in, outermost first, e.g. ``[{"step": "decomp_handler", "run": "1.2.1",
+#: "handler": "solve", "strategy": "sculpt-mcts"}]`` or ``[{"step": "hgot_infer", "node": "1.2",
+#: "strategy": "cot-sc"}]`` -- the step's own events and its ``llm_call`` events alike.
+COMMON = ("type", "t", "example", "within")
 
 _TREE = "strategies.treesearch"
 EVENTS: dict[str, EventType] = {
@@ -182,6 +188,10 @@ EVENTS: dict[str, EventType] = {
     "tree_empty": EventType("an expansion of `node` gave no readable child; it spent one step, and the "
                             "method tries the node again if `retry` (retry_empty)", ("node", "depth", "retry"),
                             source=_TREE),
+    "tree_complete": EventType("a node not expanded because its state is complete: the generator cannot add to "
+                               "it (a full crossword board, where a child may only fill a blank); no step is "
+                               "spent on it and a depth-first search goes back up", ("node", "depth"),
+                               source=_TREE),
     "tree_prune": EventType("DFS pruned a child: its score, or (`item`) one of its judged items, scored below "
                             "prune_below (Yao et al.: a state with a clue judged impossible)", ("node", "score"),
                             ("item",), source=_TREE),

@@ -43,6 +43,7 @@ import functools
 import math
 import types
 import typing
+from collections.abc import KeysView
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
@@ -76,8 +77,8 @@ def option(default: Any = _MISSING, *, default_factory: Any = _MISSING, min: flo
         meta["min"] = min
     if max is not None:
         meta["max"] = max
-    if choices is not None:
-        meta["choices"] = tuple(choices)
+    if choices is not None:  # a registry's live names stay live: a part registered later is a choice too
+        meta["choices"] = choices if isinstance(choices, KeysView) else tuple(choices)
     if help:
         meta["help"] = help
     if hint:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Protocol, Sequence, runtime_checkable
+from typing import Any, Mapping, Protocol, Sequence, runtime_checkable
 
 from .types import Completion, Demo, Problem, Request, ScoredPassage
 
@@ -66,6 +66,15 @@ class Entailment(Protocol):
 
 
 @runtime_checkable
+class Bindable(Protocol):
+    """Optional beside :class:`Entailment`: a judge that asks a model (``entail.LLMJudge``, and the cache
+    around one) and can be bound to one question's metered LM and trace, so its calls count against
+    that question's budget and show in its trace. The eval runner binds every judge that declares it."""
+
+    def bind(self, lm: LM, trace: Any) -> Entailment: ...
+
+
+@runtime_checkable
 class TaskView(Protocol):
     """What a strategy may know about the task: how to ask and how to read answers.
 
@@ -74,13 +83,17 @@ class TaskView(Protocol):
 
     name: str
     instruction: str
-    # Optional: ``cot_answer_format``, how a chain of thought must end for
-    # extract_answer to read it (strategies fall back to DEFAULT_COT_ANSWER_FORMAT);
-    # ``open_domain``, True where questions are answered from retrieved passages;
-    # ``search_settings``, the tree strategies' options the task sets
-    # (``{option: core.options.TaskSetting}``; see ``strategies.build``);
-    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one),
-    # which picks a DecomP program for a task with none of its own (``decomp.catalogue.SHAPES``).
+    # Declared, with defaults on ``tasks.Task`` (every task is one), so a strategy reads them as
+    # attributes, never by ``getattr`` (issue 42): ``cot_answer_format``, how a chain of thought must
+    # end for extract_answer to read it (default DEFAULT_COT_ANSWER_FORMAT); ``open_domain``, True
+    # where questions are answered from retrieved passages; ``search_settings``, the tree strategies'
+    # options the task sets (``{option: core.options.TaskSetting}``; see ``strategies.build``);
+    # ``question_shape``, what its questions are like ("qa": a short answer, "math": a numeric one,
+    # "": neither), which picks a DecomP program for a task with none of its own.
+    cot_answer_format: str
+    open_domain: bool
+    search_settings: Mapping[str, Any]
+    question_shape: str
 
     def demos(self) -> Sequence[Demo]: ...
 
@@ -103,20 +116,24 @@ class SearchTask(Protocol):
     blanks, a sentence, an outline with one item per line). Nothing here sees
     gold answers.
 
-    Three optional class attributes (``Task`` gives them as False):
-    ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate,
-    not a step extending its parent) and ``child_per_feedback_item`` (the
-    children of an itemized evaluation are tied one-to-one to its items of
-    feedback), and ``candidate_list`` (one generation reply lists the
-    candidates, a line each with an optional confidence, instead of one
-    reply per child). Two optional methods: ``score_limits(problem, candidate)``, the
-    most each of :meth:`evaluation_items` may score by the task's own rubric
-    (0-1, same order), to which a search holds the model's scores (its
-    ``score_limits`` option; crosswords: a clue with blanks, at most 0.5), and
-    ``judged_items(problem, candidate)``, which of those items may prune a node
-    in a depth-first search (crosswords: a clue with two letters in place;
-    without it, every item may).
+    Declared attributes, with defaults on ``tasks.Task`` (every task is one; the generic view of
+    any other task declares them too), so a search reads them as attributes, never by ``getattr``
+    (issue 42): ``whole_thoughts`` (a Tree-of-Thoughts thought is a whole new candidate, not a
+    step extending its parent), ``child_per_feedback_item`` (the children of an itemized
+    evaluation are tied one-to-one to its items of feedback), ``candidate_list`` (one generation
+    reply lists the candidates, a line each with an optional confidence, instead of one reply per
+    child), ``evaluation_style`` (the holistic evaluation prompt the task asks for by default:
+    ``strategies.treesearch.evaluator.STYLES``) and ``judged_metrics`` (the metrics a model judge
+    gives after the run, ``eval.judge``; a search then records each step's best answer). Optional
+    methods are protocols of their own, read with ``isinstance``: :class:`ScoreLimited`,
+    :class:`PruneMasked` and :class:`Completable`.
     """
+
+    whole_thoughts: bool
+    child_per_feedback_item: bool
+    candidate_list: bool
+    evaluation_style: str
+    judged_metrics: Sequence[str]
 
     def describe(self, problem: Problem) -> str:
         """Task description plus this problem's input (numbers, clues, concepts...)."""
@@ -162,3 +179,33 @@ class SearchTask(Protocol):
     def candidate_answer(self, problem: Problem, candidate: str) -> str:
         """The answer string scored by ``Task.score``."""
         ...
+
+
+@runtime_checkable
+class ScoreLimited(Protocol):
+    """Optional beside :class:`SearchTask`: the task's own rubric limits on the model's scores, to
+    which a search holds them (its ``score_limits`` option; crosswords: a clue with blanks scores at
+    most 0.5). A task without it has no limits."""
+
+    def score_limits(self, problem: Problem, candidate: str) -> Sequence[float]:
+        """The most each of ``evaluation_items(problem, candidate)`` may score (0-1, same order)."""
+        ...
+
+
+@runtime_checkable
+class PruneMasked(Protocol):
+    """Optional beside :class:`SearchTask`: which evaluation items may prune a node in a depth-first
+    search (crosswords: a clue with two letters in place). Without it, every item may."""
+
+    def judged_items(self, problem: Problem, candidate: str) -> Sequence[bool]:
+        """For each of ``evaluation_items(problem, candidate)`` (same order), whether it may prune."""
+        ...
+
+
+@runtime_checkable
+class Completable(Protocol):
+    """Optional beside :class:`SearchTask`: a candidate with nothing left to add (crosswords: a full
+    board), which a search whose children may only extend their parent (Tree of Thoughts) does not
+    expand. Without it, no candidate is complete."""
+
+    def complete(self, problem: Problem, candidate: str) -> bool: ...

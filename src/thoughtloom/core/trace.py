@@ -5,7 +5,9 @@ Trace format (JSON lines, one event per line)::
     {"type": "llm_call", "t": 0.153, "example": "gsm8k-7", ...}
 
 Common keys: ``type`` (event kind), ``t`` (seconds since the trace started),
-plus any fields the trace was opened with (the eval runner adds ``example``).
+plus any fields the trace was opened with (the eval runner adds ``example``),
+and ``within`` on the events of a step that one strategy runs inside another
+(:meth:`Trace.within`: a DecomP handler, HGOT's Infer), the scopes it runs in.
 Every event type the package emits, with its fields and meaning, is in
 :mod:`.events` (the schema a run inspector reads).
 """
@@ -13,6 +15,7 @@ Every event type the package emits, with its fields and meaning, is in
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import json
 import time
 from typing import Any, Callable, Iterable, Iterator
@@ -20,6 +23,13 @@ from typing import Any, Callable, Iterable, Iterator
 from .types import to_json
 
 Sink = Callable[[dict[str, Any]], None]
+
+#: The scopes the running code is inside (:meth:`Trace.within`) and the trace they belong to. A
+#: context variable, not a field of the trace, so that every event the step causes carries them --
+#: the meter's ``llm_call`` of the step's calls too, which the meter emits on the run's trace --
+#: while a step running beside it (another task: its own copy of the context) carries its own.
+_SCOPES: contextvars.ContextVar[tuple["Trace | None", tuple[dict[str, Any], ...]]] = contextvars.ContextVar(
+    "thoughtloom_trace_scopes", default=(None, ()))
 
 
 class Trace:
@@ -36,6 +46,9 @@ class Trace:
         event = {"type": type, "t": round(time.perf_counter() - self._t0, 6), **self._fields}
         if self._muted:
             return event
+        owner, scopes = _SCOPES.get()
+        if scopes and owner is self:
+            event["within"] = [dict(s) for s in scopes]
         event.update(to_json(data))
         self.events.append(event)
         if self._sink is not None:
@@ -52,6 +65,20 @@ class Trace:
             yield
         finally:
             self._muted -= 1
+
+    @contextlib.contextmanager
+    def within(self, **scope: Any) -> Iterator[None]:
+        """Every event of this trace emitted inside (by this coroutine and the tasks it starts) carries
+        ``within``: the scopes it runs in, outermost first, this one last. For a step that a strategy
+        runs inside another (a strategy as a DecomP handler, HGOT's Infer), so its events stay in the
+        one trace and say whose step they belong to; events outside it (a step running beside it)
+        are untouched."""
+        owner, scopes = _SCOPES.get()
+        token = _SCOPES.set((self, (scopes if owner is self else ()) + (to_json(scope),)))
+        try:
+            yield
+        finally:
+            _SCOPES.reset(token)
 
     def of_type(self, type: str) -> list[dict[str, Any]]:
         return [e for e in self.events if e["type"] == type]

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Sequence
 
-from ..core.protocols import Entailment
+from ..core.protocols import Bindable, Entailment
 
 Pair = tuple[str, str]
 
@@ -71,9 +71,8 @@ class CachedJudge:
 
     def bind(self, lm, trace):  # noqa: ANN001 - duck-typed like the inner judge's
         """Per-question view that shares this cache (see ``LLMJudge.bind``)."""
-        binder = getattr(self.inner, "bind", None)
-        if binder is None:
+        if not isinstance(self.inner, Bindable):  # a judge that asks no model: nothing to bind
             return self
-        view = CachedJudge(binder(lm, trace), max_entries=self.max_entries)
+        view = CachedJudge(self.inner.bind(lm, trace), max_entries=self.max_entries)
         view._store = self._store
         return view

@@ -1,36 +1,36 @@
-"""Annotated demonstrations built on the fly, for a strategy that asks for them (HGOT appendix D).
+"""Demonstrations a strategy annotates itself, run before its eval (HGOT appendix D).
 
-HGOT+KNN and HGOT+Sampling show demonstrations annotated by the method itself,
-after DSP: run it without demos on training questions, keep the runs whose
-prediction is correct, whose plan steps are all questions and whose mean step
-length passes the IQR rule (:func:`thoughtloom.strategies.hgot.demos.qualify`),
-and write them in the authors' CSV columns. An eval of a strategy whose
-config has ``demos`` other than ``none`` and no ``demo_file`` does this first
-(:func:`with_demos`), so the variants run from the package alone:
+A strategy that needs them declares the step
+(:meth:`~thoughtloom.strategies.Strategy.demo_annotation`: HGOT+KNN and
+HGOT+Sampling with no ``demo_file``), so the variants run from the package
+alone; the eval runner asks every strategy, and never looks inside a config
+to guess. The step, run here (:func:`with_demos`):
 
-- the questions: the comparison's training pool (``train_file``: the same 7
-  training examples every baseline is shown, :mod:`thoughtloom.strategies.demo_pool`),
-  else the task's own demos, minus every question the eval asks (by text), the
-  first ``annotate_n`` of them -- never the test files the eval draws from;
-- the run: the same strategy, model, retriever and judge, ``demos=none``, as
-  an eval of its own in ``OUT/annotate/runs`` (resumable, its calls cached);
-- the result: ``OUT/annotate/demos.csv`` and ``OUT/annotate/summary.json``
-  (questions run, kept), reused when the eval resumes.
+- the questions: the comparison's training pool (the step's ``train_file``:
+  the same 7 training examples every baseline is shown,
+  :mod:`thoughtloom.strategies.demo_pool`), else the task's own demos, minus
+  every question the eval asks (by text), the first ``n`` of them -- never
+  the test files the eval draws from;
+- the run: the step's ``plain`` strategy (HGOT with ``demos=none``) on the
+  same model, retriever and judge, as an eval of its own in
+  ``OUT/annotate/runs`` (resumable, its calls cached);
+- the result: the rows the step keeps (:meth:`DemoAnnotation.qualified`, with
+  the task's scorer as the judge of an answer) in ``OUT/annotate/demos.csv``
+  and ``OUT/annotate/summary.json`` (questions run, kept), reused when the
+  eval resumes; the eval runs the step's ``annotated`` strategy.
 
 Gold answers are read here, in the eval layer, never by the strategy.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 from pathlib import Path
 from typing import Any, Awaitable, Callable, Sequence
 
 from ..core.errors import ConfigError
-from ..strategies.interface import Strategy
-from ..strategies.hgot import demos as demolib
+from ..strategies.interface import AnnotationRun, DemoAnnotation, Strategy
 from ..tasks.base import Example, Task
 from ..core.types import Problem
 from ..strategies.demo_pool import read_pool
@@ -43,9 +43,8 @@ FOLDER = "annotate"
 
 
 def wants_demos(strategy: Strategy) -> bool:
-    """The strategy asks for annotated demos and was given no file of them."""
-    cfg = strategy.config
-    return getattr(cfg, "demos", "none") != "none" and not getattr(cfg, "demo_file", None)
+    """The strategy declares demonstrations to annotate before its eval."""
+    return strategy.demo_annotation() is not None
 
 
 def annotation_questions(task: Task, asked: Sequence[Example], n: int,
@@ -58,55 +57,48 @@ def annotation_questions(task: Task, asked: Sequence[Example], n: int,
     for i, d in enumerate(demos):
         if d.question.strip() in seen:
             continue
-        gold = task.parse_gold(d.answer, f"{train_file or task.name + ' demos'}: demo {i + 1}") \
-            if hasattr(task, "parse_gold") else d.answer
+        gold = task.parse_gold(d.answer, f"{train_file or task.name + ' demos'}: demo {i + 1}")
         out.append(Example(Problem(f"{task.name}-train-{i}", d.question), gold))
     return out[:n]
 
 
-def qualified_rows(task: Task, records: Sequence[EvalRecord | dict[str, Any]]) -> list[dict[str, str]]:
-    """The annotation CSV rows of the runs that pass the DSP-style filter (correct, question-shaped
-    steps, IQR on step length), from eval records of the strategy without demos."""
-    done = [r for r in map(EvalRecord.of, records) if r.details.get("tree")]
-    rows = [demolib.annotation_row(r.input, r.details["tree"], r.details.get("context") or ()) for r in done]
-    golds = [r.gold for r in done]
-    annotated = [demolib.Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"],
-                                   x["Rewrite"], x["Rationale Context"], x["Rationale"], x["Answer"]) for x in rows]
-    kept = demolib.qualify(annotated, golds,
-                           lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
-    keep = {a.question for a in kept}
-    return [x for x in rows if x["Question"] in keep]
+def qualified_rows(step: DemoAnnotation, task: Task,
+                   records: Sequence[EvalRecord | dict[str, Any]]) -> list[dict[str, str]]:
+    """The demonstration rows ``step`` keeps of the eval records of its ``plain`` runs, the task's scorer
+    judging each answer (right: the primary metric at 1)."""
+    runs = [AnnotationRun(r.input, r.details, r.gold) for r in map(EvalRecord.of, records)]
+    return step.qualified(runs, lambda pred, gold: task.score(pred, gold)[task.primary_metric] == 1.0)
 
 
 async def with_demos(strategy: Strategy, task: Task, examples: Sequence[Example], res: Any,
                      out_dir: str | Path, settings: Any, evaluate: Callable[..., Awaitable[Any]]) -> Strategy:
-    """``strategy`` with ``demo_file`` set to demos annotated for this eval (see the module
-    docstring), or ``strategy`` itself when it needs none. ``evaluate`` is the eval runner's
-    (the annotation is an eval of its own)."""
-    if not wants_demos(strategy):
+    """The strategy to evaluate: ``strategy`` itself, or, where it declares demonstrations to annotate
+    (:meth:`~thoughtloom.strategies.Strategy.demo_annotation`), the one that shows those annotated for
+    this eval (see the module docstring). ``evaluate`` is the eval runner's (the annotation is an eval of
+    its own)."""
+    step = strategy.demo_annotation()
+    if step is None:
         return strategy
     if res is None:
-        raise ConfigError(f"{strategy.name}: demos={strategy.config.demos} without demo_file is annotated "
+        raise ConfigError(f"{strategy.name}: {step.label} without demo_file is annotated "
                           "on the fly, which runs here, not on Ray workers",
                           hint="annotate once with a local eval (its OUT/annotate/demos.csv) and set demo_file=")
     folder = Path(out_dir) / FOLDER
     csv_path, summary_path = folder / "demos.csv", folder / "summary.json"
     if not csv_path.is_file():
-        train_file = getattr(strategy.config, "train_file", None)
-        questions = annotation_questions(task, examples, strategy.config.annotate_n, train_file)
-        plain = type(strategy)(dataclasses.replace(strategy.config, demos="none"))
-        await evaluate(plain, task, questions, res, folder / "runs", settings=settings)
+        questions = annotation_questions(task, examples, step.n, step.train_file)
+        await evaluate(step.plain, task, questions, res, folder / "runs", settings=settings)
         records = list(read_records(folder / "runs").values())
-        rows = qualified_rows(task, records)
+        rows = qualified_rows(step, task, records)
         folder.mkdir(parents=True, exist_ok=True)
-        demolib.write_annotated(rows, csv_path)
+        step.write(rows, str(csv_path))
         atomic_write(summary_path, json.dumps({"questions": len(questions), "kept": len(rows),
-                                               "source": train_file or f"{task.name} task demos"},
+                                               "source": step.train_file or f"{task.name} task demos"},
                                               indent=2) + "\n")
         if not rows:
-            log.warning("%s: none of %d annotation runs qualified; demos=%s runs without demonstrations",
-                        strategy.name, len(records), strategy.config.demos)
-    return type(strategy)(dataclasses.replace(strategy.config, demo_file=str(csv_path)))
+            log.warning("%s: none of %d annotation runs qualified; %s runs without demonstrations",
+                        strategy.name, len(records), step.label)
+    return step.annotated(str(csv_path))
 
 
 def annotation_summary(out_dir: str | Path) -> dict[str, Any] | None:

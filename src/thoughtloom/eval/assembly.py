@@ -17,15 +17,25 @@ puts the key in the spec; the spec carries it to the Ray workers.
 ``max_calls`` means one thing: the runner's budget per question and, for a
 strategy with that option (unless its options set it), its own cap
 (:meth:`RunSpec.strategy`, :func:`thoughtloom.strategies.build`).
+
+An eval is a spec and an :class:`EvalRequest` (the strategy and its
+options, the task and its examples, the folder, how failures are treated),
+put together once by :func:`assemble` -- the strategy built and its options
+checked, the settings, the notes for the user and for summary.json -- and
+run by :meth:`AssembledEval.run` on the spec's services (or on an
+executor's workers, which open their own from the spec). ``thoughtloom
+eval``, :func:`thoughtloom.evaluate` and each cell of ``reproduce`` go
+through these two and nothing else.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterable, Mapping
+from typing import Any, AsyncIterator, Iterable, Mapping, Sequence
 
 from .. import strategies
 from ..core.errors import ConfigError
@@ -33,8 +43,13 @@ from ..core.protocols import LM
 from ..lm import MODES, Budget, CacheMode, ModelSpec, open_lm, requests_at_once
 from ..strategies.context import check_role
 from ..strategies.interface import DEFAULT_MAX_CALLS
-from ..tasks.datasets import Dataset
-from .runner import run_notes
+from ..tasks.base import Task
+from ..tasks.datasets import Dataset, load_examples
+from .breaker import BreakerSettings
+from .executors import Executor
+from .identity import DataSource
+from .progress import Progress
+from .runner import evaluate, run_notes
 from .services import open_entail, open_retriever
 from .settings import EvalResources, EvalSettings
 
@@ -47,6 +62,11 @@ DEFAULT_TIMEOUT_S = 300.0
 def default_out(task: str, strategy: str) -> Path:
     """An eval's results folder when none is given: ``runs/<task>_<strategy>``."""
     return Path("runs") / f"{task}_{strategy}"
+
+
+def default_suite_out(suite: str) -> Path:
+    """A reproduction suite's folder when none is given: ``runs/reproduce/<suite>`` (its cells below it)."""
+    return Path("runs") / "reproduce" / suite
 
 
 def _path(value: str | Path | None) -> Path | None:
@@ -113,9 +133,11 @@ class RunSpec:
         ``example_timeout_s``, ``breaker``, ...)."""
         return EvalSettings(concurrency=self.concurrency, budget=self.budget(), seed=self.seed, **more)
 
-    def strategy(self, name: str, options: Mapping[str, Any] | None = None, task: Any = None) -> strategies.Strategy:
-        """The strategy with ``options`` (checked before any model call); ``max_calls`` is also its own cap."""
-        return strategies.build(name, options, task, max_calls=self.max_calls)
+    def strategy(self, name: str, options: Mapping[str, Any] | None = None, task: Any = None, *,
+                 cap: bool = True) -> strategies.Strategy:
+        """The strategy with ``options`` (checked before any model call); ``max_calls`` is also its own cap
+        unless ``cap`` is False (:attr:`EvalRequest.cap_strategy`)."""
+        return strategies.build(name, options, task, max_calls=self.max_calls if cap else None)
 
     def setup_notes(self, strategy: strategies.Strategy, task: Any, *, pooled: bool = False) -> list[str]:
         """What a user should know of how ``strategy`` will answer ``task`` before it starts, one line each:
@@ -176,6 +198,113 @@ class RunSpec:
                 await model.aclose()
 
 
+@dataclass(frozen=True)
+class EvalRequest:
+    """One eval beyond the services its spec opens: the strategy (a registered name and its options, built
+    and checked once, by :func:`assemble`), the task and its examples, the results folder and how the
+    runner treats failures. ``thoughtloom eval``, :func:`thoughtloom.evaluate` and each ``reproduce`` cell
+    make one; where they differ, it is a field here."""
+
+    strategy: str
+    task: Task
+    options: Mapping[str, Any] = field(default_factory=dict)
+    #: a data file or folder (None: the task's packaged sample), read from ``offset`` for ``limit``
+    #: examples; or a :class:`Dataset` already read (examples given in memory, a suite's slice)
+    data: str | Path | Dataset | None = None
+    offset: int = 0
+    limit: int | None = None
+    source: DataSource | None = None  # the data's identity in run.json; default: the file and its slice
+    out: Path | None = None  # default: :func:`default_out`
+    retry_errors: bool = False
+    example_timeout_s: float | None = None
+    breaker: BreakerSettings = BreakerSettings()
+    #: whether the spec's ``max_calls`` is also the strategy's own cap where its options leave that unset
+    #: (one number bounds a question, from the CLI and the API); a suite states each method's settings
+    #: (its paper's), so a ``reproduce`` cell's budget is the runner's alone and its cells' recorded
+    #: configs stay those the suite names
+    cap_strategy: bool = True
+    #: the roles that ask a model of their own, of those the spec gives (None: all; a suite method's
+    #: ``own_models``)
+    roles: tuple[str, ...] | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)  # more for summary.json (a suite's cell)
+    force: bool = False
+    command: Sequence[str] | str | None = None
+
+
+@dataclass(frozen=True)
+class AssembledEval:
+    """An eval put together (:func:`assemble`), before any model is opened: run it with :meth:`run`."""
+
+    spec: RunSpec
+    request: EvalRequest
+    strategy: strategies.Strategy
+    dataset: Dataset
+    source: DataSource
+    settings: EvalSettings
+    out: Path
+    #: what a user should know before it starts, one line each (:meth:`RunSpec.setup_notes`)
+    notes: tuple[str, ...]
+    #: with no ``index``, the task's pooled paragraphs that a retrieving strategy searches (BM25), else None
+    pooled_note: str | None
+    summary_notes: Mapping[str, Any]  # what summary.json says of how the eval was asked for
+
+    async def run(self, *, lm: LM | None = None, role_lms: Mapping[str, LM] | None = None,
+                  res: EvalResources | None = None, executor: Executor | None = None,
+                  progress: Progress | None = None, lock: bool = True, pilot: int | None = None) -> dict[str, Any]:
+        """Run the eval; returns its summary. Its services: ``res`` when the caller opened them (a suite
+        opens them once for all its cells), else the spec's, opened here (:meth:`RunSpec.open`, with the
+        caller's ``lm`` and ``role_lms`` in place of the models they stand for) and closed after; with an
+        ``executor`` (Ray) none opens here: its workers open their own from the spec. ``pilot``: only the
+        first that many examples (a dry run's). ``lock=False``: the caller holds the folder's lock."""
+        examples = list(self.dataset.examples)[:pilot] if pilot is not None else self.dataset.examples
+        if executor is not None:
+            return await self._evaluate(examples, None, executor, progress, lock)
+        if res is not None:
+            return await self._evaluate(examples, self._roles(res), None, progress, lock)
+        async with self.spec.open(lm, role_lms) as opened:
+            return await self._evaluate(examples, self._roles(opened), None, progress, lock)
+
+    def _roles(self, res: EvalResources) -> EvalResources:
+        """``res`` with only the request's roles on models of their own."""
+        if self.request.roles is None:
+            return res
+        return dataclasses.replace(res, role_lms={r: m for r, m in res.role_lms.items() if r in self.request.roles})
+
+    async def _evaluate(self, examples: Sequence[Any], res: EvalResources | None, executor: Executor | None,
+                        progress: Progress | None, lock: bool) -> dict[str, Any]:
+        # on an executor's workers the model is known only there: the executor adds it
+        meta = dict(self.summary_notes) if res is None else {"model": res.lm.model_id, **self.summary_notes}
+        return await evaluate(self.strategy, self.request.task, examples, res, self.out, settings=self.settings,
+                              progress=progress, meta=meta, lock=lock, source=self.source,
+                              command=self.request.command, force=self.request.force, executor=executor)
+
+
+def assemble(spec: RunSpec, request: EvalRequest) -> AssembledEval:
+    """``request`` on ``spec``, put together once, before any model call: the strategy built (its options
+    checked, a bad one refused in one line before the data is read), the settings, the examples read, the
+    results folder, and what the user and summary.json are told."""
+    strategy = spec.strategy(request.strategy, request.options, request.task, cap=request.cap_strategy)
+    timeout = request.example_timeout_s
+    if timeout is not None and not (isinstance(timeout, (int, float)) and 0 < timeout < math.inf):
+        raise ConfigError(f"bad --example-timeout {timeout}", hint="pass a number of seconds")
+    task = request.task
+    if isinstance(request.data, Dataset):
+        dataset = request.data
+    else:
+        dataset = load_examples(task, request.data, offset=request.offset, limit=request.limit)
+    source = request.source or DataSource(dataset.path, request.offset, request.limit)
+    settings = spec.settings(retry_errors=request.retry_errors, example_timeout_s=timeout, breaker=request.breaker)
+    pooled = task.pooled_corpus()
+    pooled_note = None
+    if spec.index is None and pooled is not None and type(strategy).needs == "open_domain":
+        pooled_note = (f"no --index: {strategy.name} retrieves from the paragraphs of the data file pooled "
+                       f"({pooled.path}, BM25); pass --index DIR to search a corpus of your own")
+    notes = spec.notes(dataset, settings, offset=request.offset, limit=request.limit) | dict(request.meta)
+    return AssembledEval(spec, request, strategy, dataset, source, settings,
+                         request.out or default_out(task.name, strategy.name),
+                         tuple(spec.setup_notes(strategy, task, pooled=pooled is not None)), pooled_note, notes)
+
+
 def role_pairs(role_models: Mapping[str, str] | Iterable[tuple[str, str]] | None) -> tuple[tuple[str, str], ...]:
     """``role_models`` as sorted ``(role, spec)`` pairs, each role checked (one line naming the roles)."""
     items = role_models.items() if isinstance(role_models, Mapping) else (role_models or ())
@@ -196,4 +325,5 @@ def open_model(spec: RunSpec, model: str | None = None) -> LM:
                    n_ctx=spec.n_ctx, timeout_s=spec.timeout_s, threads=spec.threads, max_parallel=spec.parallel)
 
 
-__all__ = ["DEFAULT_N_CTX", "DEFAULT_TIMEOUT_S", "RunSpec", "default_out", "open_model", "role_pairs"]
+__all__ = ["DEFAULT_N_CTX", "DEFAULT_TIMEOUT_S", "AssembledEval", "EvalRequest", "RunSpec", "assemble",
+           "default_out", "default_suite_out", "open_model", "role_pairs"]

@@ -82,11 +82,17 @@ class Executor(Protocol):
 
 
 def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalResources, dict[str, Any]]:
-    """``res`` with BM25 over ``pooled`` as its retriever when it has none, and the fact to record."""
+    """``res`` with BM25 over ``pooled`` as its retriever when it has none (one index per corpus on ``res``:
+    :attr:`EvalResources.pooled_indexes`), and the fact to record."""
     if res.retriever is not None or pooled is None:
         return res, {}
     log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.describe())
-    return dataclasses.replace(res, retriever=pooled_retriever(pooled)), {"pooled_corpus": pooled.describe()}
+    retriever = res.pooled_indexes.get(pooled)
+    if retriever is None:  # built once per corpus (and settings) on these services, then shared by every eval on them
+        retriever = res.pooled_indexes[pooled] = pooled_retriever(pooled, pooled.index_settings or None)
+    settings = pooled.index_settings  # a suite dataset's index settings (title links), every method alike
+    return dataclasses.replace(res, retriever=retriever), {"pooled_corpus": pooled.describe(),
+                                                           **({"index_settings": settings} if settings else {})}
 
 
 def server_probe(lm: Any) -> Probed | None:

@@ -23,6 +23,15 @@ made with another config is refused with one line naming the differences
 resumes anyway and the overridden differences are kept in ``forced``. A
 folder without ``run.json`` (made before it existed) resumes with a warning.
 
+A data file that changed (``data.sha256`` the only difference) is not refused
+for that alone when the run says which examples it runs: the folder's
+finished examples are compared with those of the same id instead
+(:mod:`.data_change` says what is compared and how). All the same: the run
+resumes without ``force``, logs one warning line, and ``data_changes`` keeps
+each such change (the old and new hash, how many finished examples were
+compared and how). Any finished example changed or not among the run's: the
+resume is refused as before, the line naming the first such example.
+
 What counts: every ``config`` field except :data:`NOT_COMPARED` -- the
 data file's path and the prompt folder's path (the hashes say whether the
 content moved on), and ``limit`` (a growing limit is how a run is
@@ -48,10 +57,11 @@ from ..version import __version__
 from ..core.errors import ConfigError
 from ..core.text import redact_credentials
 from ..core.types import to_json
+from .data_change import FinishedCheck, check_finished
 from .results import RESULTS, atomic_write
 
 from ..strategies.interface import Strategy
-from ..tasks.base import Task
+from ..tasks.base import Example, Task
 from .settings import EvalResources, EvalSettings
 
 log = logging.getLogger(__name__)
@@ -84,6 +94,7 @@ class Difference:
     key: str  # dotted config field, e.g. "strategy", "options.n", "data.sha256"
     old: Any
     new: Any
+    note: str | None = None  # what was found beyond the values (data.sha256: the first changed example)
 
 
 class ConfigMismatch(ConfigError):
@@ -166,7 +177,7 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
         "strategy": strategy.name,
         "options": to_json(strategy.config),
         "task": task.name,
-        **({"task_options": to_json(task.settings())} if callable(getattr(task, "settings", None)) else {}),
+        **({"task_options": to_json(task_options)} if (task_options := task.settings()) is not None else {}),
         "data": {"path": None if source.path is None else str(source.path), "sha256": source.sha256 or tree_sha256(source.path),
                  "offset": source.offset, "limit": source.limit},
         "seed": settings.seed,
@@ -192,6 +203,7 @@ def run_identity(strategy: "Strategy", task: "Task", res: "EvalResources", setti
         "started": started,
         "updated": started,
         "forced": [],
+        "data_changes": [],
     }
 
 
@@ -231,7 +243,8 @@ def mismatch_line(folder: Path, differences: Sequence[Difference]) -> str:
     """``folder was made with strategy cot-sc, this run asks for cot`` (every difference, in one line)."""
     old = ", ".join(_said(d, d.old) for d in differences)
     new = ", ".join(_said(d, d.new, name=len(differences) > 1) for d in differences)
-    return f"{folder} was made with {old}, this run asks for {new}"
+    notes = "".join(f"; {d.note}" for d in differences if d.note)
+    return f"{folder} was made with {old}, this run asks for {new}{notes}"
 
 
 def read_identity(folder: Path) -> dict[str, Any] | None:
@@ -247,12 +260,15 @@ def read_identity(folder: Path) -> dict[str, Any] | None:
     return found if isinstance(found, dict) else None
 
 
-def open_identity(folder: str | Path, identity: dict[str, Any], *, force: bool = False) -> dict[str, Any]:
+def open_identity(folder: str | Path, identity: dict[str, Any], *, force: bool = False,
+                  examples: Sequence[Example] | None = None) -> dict[str, Any]:
     """Check ``identity`` against the folder's, then write ``run.json``; returns what was written.
 
     Raises :class:`ConfigMismatch` when the folder holds results made with
     another config, unless ``force`` (then the differences join ``forced``).
-    A resumed run keeps the folder's ``started`` time.
+    ``examples``: the ones this run is given; with them, a changed data file
+    whose finished examples are all unchanged resumes (see the module's
+    docstring). A resumed run keeps the folder's ``started`` time.
     """
     folder = Path(folder)
     has_results = (folder / RESULTS).exists() and (folder / RESULTS).stat().st_size > 0
@@ -263,10 +279,13 @@ def open_identity(folder: str | Path, identity: dict[str, Any], *, force: bool =
     identity = dict(identity)
     if old is not None:
         differences = identity_differences(old, identity)
+        for key in ("forced", "data_changes"):  # kept across resumes
+            previous = old.get(key)
+            identity[key] = list(previous) if isinstance(previous, list) else []
+        if [d.key for d in differences] == ["data.sha256"] and examples is not None:
+            differences = _data_changed(folder, differences[0], examples, identity)
         if differences and not force:
             raise ConfigMismatch(folder, differences)
-        previous = old.get("forced")
-        identity["forced"] = list(previous) if isinstance(previous, list) else []
         if differences:
             log.warning("%s (resuming anyway: forced)", mismatch_line(folder, differences))
             identity["forced"].append({"at": identity["updated"], "differences": [
@@ -275,6 +294,21 @@ def open_identity(folder: str | Path, identity: dict[str, Any], *, force: bool =
             identity["started"] = old["started"]
     write_identity(folder, identity)
     return identity
+
+
+def _data_changed(folder: Path, change: Difference, examples: Sequence[Example],
+                  identity: dict[str, Any]) -> list[Difference]:
+    """The data file's change checked example by example: [] when every finished example is the
+    same (recorded in ``data_changes`` and warned), else the change with the first changed one named."""
+    found: FinishedCheck = check_finished(folder, examples)
+    if found.changed is not None:
+        return [Difference(change.key, change.old, change.new,
+                           note=f"finished example {found.changed!r} {found.why}")]
+    log.warning("%s: the data file changed (sha256 %s, now %s) but the %d finished examples are unchanged: "
+                "resuming", folder, _shown(change.key, change.old), _shown(change.key, change.new), found.finished)
+    identity["data_changes"].append({"at": identity["updated"], "old": change.old, "new": change.new,
+                                     "finished_unchanged": found.finished, "compared_by": found.compared_by})
+    return []
 
 
 def write_identity(folder: Path, identity: dict[str, Any], *, touch: bool = False) -> None:

@@ -31,7 +31,7 @@ async def judge_answer(task: Task, lm: LM, gold: Any, prediction: str | None,
     outlines = list(dict.fromkeys([initial, *steps] + ([prediction] if prediction else [])))
     prompts = {o: task.judge_prompts(gold, o) for o in outlines}
     flat = [(o, p) for o in outlines for p in prompts[o]]
-    schema = getattr(task, "judge_schema", None)
+    schema = task.judge_schema
     replies = await lm.generate([Request.of(p, max_tokens=JUDGE_MAX_TOKENS, temperature=0.0, json_schema=schema)
                                  for _, p in flat]) if flat else []
     texts: dict[str, list[str]] = {o: [] for o in outlines}
@@ -41,7 +41,7 @@ async def judge_answer(task: Task, lm: LM, gold: Any, prediction: str | None,
     unreadable = sum(1 for o in outlines for t in texts[o] if task.read_judge([t]) is None)
     final = score.get(prediction) if prediction else None
     entry = {
-        "judge": f"model judge ({getattr(lm, 'model_id', 'unknown model')}): the task's judge prompts, not the "
+        "judge": f"model judge ({lm.model_id}): the task's judge prompts, not the "
                  "paper's fine-tuned evaluator",
         "initial": score.get(initial), "steps": [score.get(s) for s in steps], "final": final,
         "calls": len(flat), "unreadable": unreadable,

@@ -14,8 +14,9 @@ The runner (:func:`~thoughtloom.eval.runner.evaluate`) keeps one
 - ``refresh(stats)`` about once a second while the server fails
   (``stats.server.status()`` says how: retries in flight, paused for how long).
 
-``live`` and ``refresh`` are optional: an object with only ``start`` and
-``update`` hears of finished questions alone.
+``live`` and ``refresh`` are optional, each a declared protocol
+(:class:`LiveProgress`, :class:`ServerProgress`): an object with only
+``start`` and ``update`` hears of finished questions alone.
 
 :meth:`RunStats.usage_so_far` adds the running questions' calls and tokens
 to the finished ones'; :meth:`RunStats.eta_s` estimates the time left from
@@ -26,7 +27,7 @@ this invocation's pace. A rich bar that shows both is
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from ..core.progress import ProgressUpdate
 from ..lm.meter import UsageTotals
@@ -79,6 +80,18 @@ class RunStats:
 class Progress(Protocol):
     def start(self, stats: RunStats) -> None: ...
 
+    def update(self, record: dict[str, Any], stats: RunStats) -> None: ...
+
+
+@runtime_checkable
+class LiveProgress(Protocol):
+    """Optional beside :class:`Progress`: a display that hears of every model call and phase change."""
+
     def live(self, update: ProgressUpdate, stats: RunStats) -> None: ...
 
-    def update(self, record: dict[str, Any], stats: RunStats) -> None: ...
+
+@runtime_checkable
+class ServerProgress(Protocol):
+    """Optional beside :class:`Progress`: a display that shows the server's state while it fails."""
+
+    def refresh(self, stats: RunStats) -> None: ...

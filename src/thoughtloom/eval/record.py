@@ -9,9 +9,11 @@ card, the anytime curves, estimates -- reads it through
 A line's fields, in the order they are written::
 
     id, input, prediction, gold, metrics, confidence, truncated, stopped,
-    anytime, usage, latency_s, error, step_problems, meta, details
+    anytime, usage, latency_s, error, step_problems, meta, details, example_sha256
 
-followed by any key this version does not know (:attr:`EvalRecord.extra`,
+(``example_sha256``: a digest of the example's question, context and gold,
+:func:`~.data_change.example_sha256`, by which a resume over a changed data
+file checks that the example is the same), followed by any key this version does not know (:attr:`EvalRecord.extra`,
 kept as read and written back after the others).
 
 What a reader tolerates (a record is text on disk: older versions wrote it,
@@ -27,7 +29,7 @@ a person may have edited it):
 - a value of the wrong JSON type reads as that default too (``metrics``,
   ``usage``, ``step_problems``, ``meta``, ``details`` not an object;
   ``confidence`` or ``latency_s`` not a number; ``truncated`` not ``true``;
-  ``stopped`` not a string; ``error`` not a string is its ``str`` when it is
+  ``stopped`` or ``example_sha256`` not a string; ``error`` not a string is its ``str`` when it is
   truthy, else none);
 - values are never converted otherwise (an int stays an int), so a record
   read and written again is the same line; ``input``, ``prediction``,
@@ -102,6 +104,7 @@ _READ: dict[str, Any] = {
     "step_problems": _object,
     "meta": _object,
     "details": _object,
+    "example_sha256": lambda v: v if isinstance(v, str) else None,
 }
 
 
@@ -129,6 +132,7 @@ class EvalRecord:
     step_problems: dict[str, Any] = field(default_factory=dict)  # core.events.count_step_problems
     meta: dict[str, Any] = field(default_factory=dict)  # the example's own fields (e.g. its stratum)
     details: dict[str, Any] = field(default_factory=dict)  # the strategy's Result.details as JSON
+    example_sha256: str | None = None  # question, context and gold (eval.data_change); None: an older record
     extra: dict[str, Any] = field(default_factory=dict)  # keys this version does not know, as read
 
     #: The keys of a line, in the order they are written (every field but ``extra``).

@@ -59,13 +59,13 @@ from typing import Any, Sequence
 from ..core.errors import (CacheMiss, CallTimeout, ConfigError, ExampleTimeout, LMError, MalformedReply,
                            ModelCrashed)
 from ..core.events import count_step_problems
-from ..core.options import check_options
+from ..core.options import Options, check_options
 from ..core.progress import ProgressHook, ProgressUpdate, QuestionProgress
-from ..core.protocols import LM, Entailment, Retriever
+from ..core.protocols import LM, Bindable, Entailment, Retriever
 from ..core.trace import Trace
 from ..core.types import Problem, to_json
 from ..lm.meter import Metered, UsageTotals
-from ..strategies.anytime import Anytime, Point
+from ..strategies.anytime import EXACT, Anytime, Point
 from ..strategies.context import Context
 from ..strategies.interface import DEFAULT_MAX_CALLS, Strategy
 from ..strategies.result import Result
@@ -73,11 +73,12 @@ from ..tasks.base import Example, Task
 from ..tasks.datasets import Dataset
 from .annotate import with_demos
 from .breaker import CircuitBreaker, ServerFailed, is_server_failure
+from .data_change import example_sha256
 from .executors import Executor, LocalExecutor
 from .identity import DataSource, open_identity, run_identity, write_identity
 from .judge import judge_answer
 from .lock import OutputLock
-from .progress import Progress, RunStats
+from .progress import LiveProgress, Progress, RunStats, ServerProgress
 from .record import EvalRecord, finite_number
 from .results import RecordAndTrace, ResultsFile, describe_error, disk_errors, writable
 from .settings import EvalResources, EvalSettings
@@ -109,9 +110,8 @@ def question_services(retriever: Retriever | None, entail: Entailment | None, lm
     """Per-question views of the shared services: a judge that can (``bind``)
     asks through the question's metered LM and trace. The retriever is shared
     as it is: ``Context.search`` traces every search."""
-    bind = getattr(entail, "bind", None)
-    if callable(bind):
-        entail = bind(lm, trace)
+    if isinstance(entail, Bindable):  # a judge that asks a model: on this question's budget and trace
+        entail = entail.bind(lm, trace)
     return retriever, entail
 
 
@@ -153,7 +153,9 @@ def trajectory(run: "ProblemRun", strategy: Strategy, task: Task, example: Examp
                         example.problem.id, p.calls, exc)
             return fallback_metrics(task, example.gold)
 
-    return {"points": run.anytime.trajectory(score), "exact": strategy.anytime_exact}
+    # the weaker of what the strategy declares and what the recorder saw it do (Anytime.exact)
+    exact = run.anytime.exact if strategy.anytime_exact == EXACT[0] else strategy.anytime_exact
+    return {"points": run.anytime.trajectory(score), "exact": exact}
 
 
 def fallback_metrics(task: Task, gold: Any) -> dict[str, float]:
@@ -279,7 +281,8 @@ async def run_example(
         usage=run.usage.as_dict() | ({"by_role": run.by_role} if run.by_role else {}),  # by_role: --role-model
         latency_s=round(time.perf_counter() - t0, 6), error=error,
         step_problems=count_step_problems(run.trace.events),  # what went wrong inside, summed in the summary
-        meta=to_json(dict(example.problem.meta)), details=details)
+        meta=to_json(dict(example.problem.meta)), details=details,
+        example_sha256=example_sha256(example.problem, example.gold))  # a resume over changed data checks it
     outcome = writable(record, run.trace.events)
     if run.server_failure is not None:
         raise ServerFailed(outcome, run.server_failure)
@@ -301,7 +304,8 @@ class ExampleJob:
         """The error record of an example that never finished running (say its worker died)."""
         record = EvalRecord(id=example.problem.id, input=example.problem.question, gold=example.gold,
                             metrics=fallback_metrics(self.task, example.gold), usage=UsageTotals().as_dict(),
-                            latency_s=0.0, error=error, meta=to_json(dict(example.problem.meta)))
+                            latency_s=0.0, error=error, meta=to_json(dict(example.problem.meta)),
+                            example_sha256=example_sha256(example.problem, example.gold))
         return writable(record, [{"type": "error", "t": 0.0, "example": example.problem.id, "error": error}])
 
 
@@ -334,9 +338,12 @@ async def evaluate(
     ``source`` (the data file and slice) and ``command`` go into the run's
     identity (``run.json``); a folder whose results were made with another
     config raises :class:`~thoughtloom.eval.identity.ConfigMismatch` before
-    anything is read or run, unless ``force``.
+    anything is read or run, unless ``force`` -- or unless the data file alone
+    changed and every finished example is the same in ``examples``
+    (:mod:`.data_change`).
     """
-    check_options(strategy.config, owner=strategy.name)  # before any model call
+    if not isinstance(strategy.config, Options):  # an Options config was checked when it was made
+        check_options(strategy.config, owner=strategy.name)  # before any model call
     ids = [e.problem.id for e in examples]
     if len(set(ids)) != len(ids):
         raise ConfigError("example ids are not unique; resume would be ambiguous")
@@ -348,7 +355,8 @@ async def evaluate(
             meta = {**(meta or {}), **await executor.start(ExampleJob(strategy, task, settings), task.pooled_corpus())}
             identify = functools.partial(run_identity, strategy, task, settings=settings, source=source,
                                          command=command, notes=meta)
-            identity = open_identity(out_dir, await executor.describe(identify), force=force)
+            # the examples: a changed data file resumes when the finished ones are unchanged (eval.data_change)
+            identity = open_identity(out_dir, await executor.describe(identify), force=force, examples=examples)
             store = ResultsFile(out_dir, retry_errors=settings.retry_errors)
             try:
                 return await _run(strategy, task, examples, executor, store, settings, progress,
@@ -383,8 +391,8 @@ async def _run(strategy: Strategy, task: Task, examples: Sequence[Example], exec
         progress.start(stats)
     primary = task.primary_metric
 
-    shown = getattr(progress, "live", None)  # optional: without it a display hears only of records
-    refresh = getattr(progress, "refresh", None)  # optional: the server's state while it fails
+    shown = progress.live if isinstance(progress, LiveProgress) else None  # without it: records alone
+    refresh = progress.refresh if isinstance(progress, ServerProgress) else None  # the server's state as it fails
     breaker.on_tick = (lambda: refresh(stats)) if refresh is not None else None
 
     def live(update: ProgressUpdate) -> None:  # a running question's model call or phase change

@@ -16,6 +16,7 @@ retriever.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from ..core.errors import ConfigError
 from ..core.protocols import LM, Entailment, Retriever
@@ -32,12 +33,13 @@ def open_retriever(index_dir: Path | None) -> Retriever | None:
     return CachedRetriever(index, fingerprint=index.fingerprint)
 
 
-def pooled_retriever(source: CorpusFile) -> Retriever:
+def pooled_retriever(source: CorpusFile, settings: dict[str, Any] | None = None) -> Retriever:
     """BM25 over the paragraphs of a task's loaded data file (:meth:`Task.pooled_corpus`) and
-    of any files pooled with it (``source.extra``, their formats detected), built on first search."""
+    of any files pooled with it (``source.extra``, their formats detected), built on first search;
+    ``settings``: the index's build settings (a suite dataset's ``index``, e.g. title links)."""
     from ..retrieval import TemporaryIndex
 
-    return TemporaryIndex(list(source.paths), source.format if not source.extra else "auto")
+    return TemporaryIndex(list(source.paths), source.format if not source.extra else "auto", settings=settings)
 
 
 def open_entail(spec: str, lm: LM, prompt_dir: Path | None = None) -> Entailment | None:

@@ -13,6 +13,7 @@ from typing import Mapping
 
 from ..core.protocols import LM, Entailment, Retriever
 from ..lm.meter import Budget
+from ..tasks.base import CorpusFile
 from ..strategies.interface import DEFAULT_MAX_CALLS
 from .breaker import BreakerSettings
 
@@ -42,3 +43,6 @@ class EvalResources:
     #: the models of the roles that have their own (``--role-model``), each behind the same
     #: cache wrapping as ``lm``; a role not here asks ``lm`` (:meth:`Context.lm_for`)
     role_lms: Mapping[str, LM] = field(default_factory=dict)
+    #: the BM25 indexes over pooled paragraphs made on these services (:func:`.executors.with_pooled`), by
+    #: corpus: one index however many evals run on them (a suite's cells, each method on one dataset)
+    pooled_indexes: dict[CorpusFile, Retriever] = field(default_factory=dict, repr=False, compare=False)

@@ -83,3 +83,45 @@ def _percentiles(boot: np.ndarray, confidence: float) -> tuple[float, float]:
     tail = (1 - confidence) / 2 * 100
     low, high = np.percentile(boot, [tail, 100 - tail])
     return float(low), float(high)
+
+
+def weighted_strata_ci(strata: Sequence[tuple[Sequence[float] | Sequence[Sequence[float]], float]], *,
+                       confidence: float = 0.95, replicates: int = DEFAULT_REPLICATES, seed: int = 0) -> Estimate:
+    """The strata's means averaged with weights, and a stratified bootstrap interval.
+
+    ``strata``: per stratum, its per-example scores (or one row per seed, as :func:`mean_ci`
+    takes them) and its weight, e.g. HGOT's Table 2 Overall, the Long / Medium / Short means
+    weighted by each stratum's size in the benchmark slice rather than by how many of its
+    questions ran. Each replicate resamples examples within every stratum on its own (a
+    stratum's size is fixed by the design) and, with several seeds, the same seed draw for
+    every stratum (a seed is one run over all of them). Strata with no examples are left out.
+    A stratum of one example has no spread to resample (its every replicate is that example), so
+    with one the interval is NaN: not computed, rather than narrower than the data allow.
+    """
+    parts = [(_finite(v), float(w)) for v, w in strata]
+    parts = [(m if m.ndim == 2 else m[None, :], w) for m, w in parts]
+    parts = [(m, w) for m, w in parts if m.shape[1] > 0]
+    n = sum(m.shape[1] for m, _ in parts)
+    total = sum(w for _, w in parts)
+    if not parts or total <= 0:
+        return Estimate(float("nan"), float("nan"), float("nan"), n, confidence)
+    seeds = {m.shape[0] for m, _ in parts}
+    if len(seeds) != 1:
+        raise ValueError("every stratum needs the same number of seeds")
+    (runs,) = seeds
+    rng = np.random.default_rng(seed)
+    seed_draws = rng.integers(0, runs, size=(replicates, runs)) if runs > 1 else None
+    boot = np.zeros(replicates)
+    for m, w in parts:
+        draws = rng.integers(0, m.shape[1], size=(replicates, m.shape[1]))
+        if seed_draws is None:
+            means = m[0][draws].mean(axis=1)
+        else:
+            means = np.array([m[np.ix_(s, e)].mean() for s, e in zip(seed_draws, draws)])
+        boot += w * means
+    boot /= total
+    low, high = _percentiles(boot, confidence)
+    point = sum(w * float(m.mean()) for m, w in parts) / total
+    if any(m.shape[1] < 2 for m, _ in parts):
+        low = high = float("nan")
+    return Estimate(point, low, high, n, confidence)

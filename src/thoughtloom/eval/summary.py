@@ -128,7 +128,7 @@ def task_summary(task: Any, records: Iterable[EvalRecord]) -> dict[str, Any]:
 
     The task (a layer below eval) reads each record as its JSON object (``EvalRecord.to_dict``);
     a task without a report of its own reads none (``records`` may be read from the file)."""
-    if getattr(type(task), "report", None) is Task.report:
+    if type(task).report is Task.report:
         return {}
     try:
         report = task.report([EvalRecord.of(r).to_dict() for r in records])

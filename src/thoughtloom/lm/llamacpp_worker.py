@@ -2,15 +2,22 @@
 
 A native crash in llama.cpp (a segfault, an abort on a failed assertion)
 kills the process it runs in. Run in-process, it would take the user's eval
-and everything not yet written with it; run here, it costs the batch that was
-in flight: the parent sees the worker's end of the socket close, raises
+and everything not yet written with it; run here, it costs the requests in
+flight: the parent sees the worker's end of the socket close, raises
 :class:`~thoughtloom.core.errors.ModelCrashed` for those requests, and the
 next call starts a fresh worker.
 
 The child is started as ``python -m thoughtloom.lm.llamacpp_worker FD``, not
 with ``multiprocessing``, so a user's script is never re-imported (no
-``if __name__ == "__main__"`` guard needed). Messages are pickled dicts over a
-socket pair (``multiprocessing.connection.Connection``). The child's stdout
+``if __name__ == "__main__"`` guard needed). Messages are pickled tuples over
+a socket pair (``multiprocessing.connection.Connection``): the parent sends
+``("submit", [(key, request), ...])`` whenever requests arrive (and
+``cancel``, ``count``, ``stats``, ``close``); the worker reads whatever has
+arrived between two engine steps, so a request joins the running batch at the
+next step (continuous batching, :mod:`.llamacpp_engine`), and sends
+``("done", [(key, result), ...])`` as requests end. The parent waits on the
+socket and on a wake-up pipe at once (:meth:`ModelWorker.wake`), so newly
+queued requests are handed over while others decode. The child's stdout
 and stderr (llama.cpp's own log lines, an assertion message) go to a pipe the
 parent reads; the last lines go into the crash message and every line to
 ``logging`` at DEBUG level.
@@ -33,10 +40,11 @@ import socket
 import subprocess
 import sys
 import threading
-from multiprocessing.connection import Connection
+from multiprocessing.connection import Connection, wait
 from typing import Any
 
 from ..core.errors import ConfigError, LMError, ModelCrashed
+from .llamacpp_serve import serve, step_safely, stepping
 
 log = logging.getLogger(__name__)
 
@@ -63,7 +71,8 @@ def _signal_name(returncode: int | None) -> str:
 
 
 class ModelWorker:
-    """Parent-side handle of one worker process (blocking; one call at a time)."""
+    """Parent-side handle of one worker process. Its methods run on one thread
+    (the backend's executor), but :meth:`wake`, which any thread may call."""
 
     def __init__(self, label: str, options: dict[str, Any], *, engine: str = ENGINE) -> None:
         self.label = label
@@ -74,6 +83,11 @@ class ModelWorker:
         self.info: dict[str, Any] = {}
         self.crashes_in_a_row = 0
         self.tail: collections.deque[str] = collections.deque(maxlen=20)
+        self.outstanding: set[int] = set()  # keys handed over, no result yet
+        self.stash: list[tuple[int, dict[str, Any]]] = []  # results read while answering a question
+        self.lost: LMError | None = None  # a crash the requests in flight have not heard of
+        self._wake: tuple[int, int] | None = None  # a pipe: a byte in it ends exchange's wait
+        self._wake_fds()  # made here, before two threads can reach it
 
     @property
     def pid(self) -> int | None:
@@ -128,6 +142,7 @@ class ModelWorker:
                 self.proc.kill()
                 rc = self.proc.wait()
         self._forget()
+        self.outstanding.clear()
         self.crashes_in_a_row += 1
         cause = _signal_name(rc)
         last = " | ".join(list(self.tail)[-3:])
@@ -142,21 +157,99 @@ class ModelWorker:
             return LMError(f"{message} ({self.crashes_in_a_row} crashes in a row; giving up)", hint=hint)
         return ModelCrashed(message, hint=hint)
 
-    def call(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Results for ``requests`` (see ``Engine.generate``); raises ModelCrashed."""
-        return self._run("generate", requests)
+    # -- requests in flight -------------------------------------------------
+    def exchange(self, submit: list[tuple[int, dict[str, Any]]],
+                 cancel: list[int] | tuple[int, ...] = ()) -> list[tuple[int, dict[str, Any]]]:
+        """Hand ``(key, request)`` pairs and cancellations to the engine, which admits
+        them into its running batch, then wait until results come back or
+        :meth:`wake` is called. Returns the ``(key, result)`` pairs that came back
+        (maybe none; see ``Engine.generate`` for a result). Raises ModelCrashed,
+        meaning every request in flight is lost."""
+        self._ensure_running()
+        assert self.conn is not None
+        try:
+            if cancel:
+                self.conn.send(("cancel", list(cancel)))
+                self.outstanding.difference_update(cancel)
+            if submit:
+                self.conn.send(("submit", submit))
+                self.outstanding.update(key for key, _ in submit)
+            if not self.stash and self.outstanding:
+                ready = wait([self.conn, self._wake_fds()[0]])
+                self._drain_wake()
+                if self.conn in ready:
+                    self._receive()
+        except (EOFError, OSError) as exc:
+            raise self._crashed() from exc
+        out, self.stash = self.stash, []
+        return out
+
+    def wake(self) -> None:
+        """Make a waiting :meth:`exchange` return now (from any thread): new
+        requests are queued to be handed over."""
+        try:
+            os.write(self._wake_fds()[1], b"\0")
+        except OSError:  # the pipe is full: a wake-up is pending anyway
+            pass
 
     def count(self, requests: list[dict[str, Any]]) -> list[int | None]:
         """Prompt tokens of ``requests`` (see ``Engine.count_tokens``); raises ModelCrashed."""
-        return self._run("count", requests)
+        return self._ask("count", requests)
 
-    def _run(self, op: str, requests: list[dict[str, Any]]) -> Any:
-        if self.proc is None or self.proc.poll() is not None:
+    def stats(self) -> dict[str, int]:
+        """The engine's counters (see ``Engine.stats``); raises ModelCrashed."""
+        return self._ask("stats", None)
+
+    def _ask(self, op: str, payload: Any) -> Any:
+        """A question answered between two engine steps; results that arrive first
+        are kept for the next :meth:`exchange`."""
+        self._ensure_running()
+        assert self.conn is not None
+        in_flight = bool(self.outstanding)
+        try:
+            self.conn.send((op, payload))
+            while True:
+                got, value = self._receive()
+                if got == op:
+                    return value
+        except (EOFError, OSError) as exc:
+            error = self._crashed()
+            if in_flight:  # the requests in flight hear it at their next exchange
+                self.lost = error
+            raise error from exc
+
+    def _receive(self) -> tuple[str, Any]:
+        assert self.conn is not None
+        op, payload = self.conn.recv()
+        self.crashes_in_a_row = 0
+        if op == "done":
+            self.stash.extend(payload)
+            self.outstanding.difference_update(key for key, _ in payload)
+        return op, payload
+
+    def _ensure_running(self) -> None:
+        if self.lost is not None:
+            error, self.lost = self.lost, None
+            raise error
+        # a worker that died with nothing in flight (killed while idle) is replaced quietly
+        if self.proc is None or (self.proc.poll() is not None and not self.outstanding):
             self._forget()
             self._start()
-        out = self._exchange((op, requests))
-        self.crashes_in_a_row = 0
-        return out
+
+    def _wake_fds(self) -> tuple[int, int]:
+        if self._wake is None:
+            r, w = os.pipe()
+            os.set_blocking(r, False)
+            os.set_blocking(w, False)
+            self._wake = (r, w)
+        return self._wake
+
+    def _drain_wake(self) -> None:
+        try:
+            while os.read(self._wake_fds()[0], 4096):
+                pass
+        except BlockingIOError:
+            pass
 
     def _forget(self) -> None:
         if self.conn is not None:
@@ -177,6 +270,11 @@ class ModelWorker:
                 self.proc.kill()
                 self.proc.wait()
         self._forget()
+        self.outstanding.clear()
+        if self._wake is not None:
+            for fd in self._wake:
+                os.close(fd)
+            self._wake = None
 
 
 class InProcessWorker:
@@ -187,17 +285,35 @@ class InProcessWorker:
         self.engine: Any = None
         self.info: dict[str, Any] = {}
         self.pid = os.getpid()
+        self._woken = threading.Event()
 
-    def call(self, requests: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        return self._loaded().generate(requests)
+    def exchange(self, submit: list[tuple[int, dict[str, Any]]],
+                 cancel: list[int] | tuple[int, ...] = ()) -> list[tuple[int, dict[str, Any]]]:
+        engine = self._loaded()
+        engine.cancel(list(cancel))
+        engine.submit(submit)
+        while engine.busy:
+            done = step_safely(engine)
+            if done:
+                return done
+            if self._woken.is_set():
+                self._woken.clear()
+                return []
+        return []
+
+    def wake(self) -> None:
+        self._woken.set()
 
     def count(self, requests: list[dict[str, Any]]) -> list[int | None]:
         return self._loaded().count_tokens(requests)
 
+    def stats(self) -> dict[str, int]:
+        return self._loaded().stats()
+
     def _loaded(self) -> Any:
         if self.engine is None:
             try:
-                self.engine = load_engine(self.engine_spec, self.options)
+                self.engine = stepping(load_engine(self.engine_spec, self.options))
             except Exception as exc:  # llama.cpp reports a bad file as a plain exception
                 raise ConfigError(f"cannot load model {self.label}: {exc}",
                                   hint="is it a valid GGUF file?") from exc
@@ -227,27 +343,12 @@ def main(argv: list[str]) -> int:
     conn = Connection(int(argv[1]))
     init = conn.recv()
     try:
-        engine = load_engine(init["engine"], init["options"])
+        engine = stepping(load_engine(init["engine"], init["options"]))
     except Exception as exc:  # reported to the parent, which raises ConfigError
         conn.send({"error": f"{type(exc).__name__}: {exc}"})
         return 1
     conn.send({"ok": engine.describe()})
-    while True:
-        try:
-            op, payload = conn.recv()
-        except EOFError:  # the parent went away
-            break
-        if op == "close":
-            break
-        try:
-            out: Any = engine.count_tokens(payload) if op == "count" else engine.generate(payload)
-        except Exception as exc:  # the batch fails (a count is unknown), the worker stays up
-            failed = None if op == "count" else {"error": "error", "message": f"{type(exc).__name__}: {exc}"}
-            out = [failed] * len(payload)
-        try:
-            conn.send(out)
-        except OSError:  # the parent went away mid-batch
-            break
+    serve(conn, engine)
     engine.close()
     return 0
 

@@ -107,9 +107,12 @@ class TemporaryIndex:
     it once. The folder is removed with this object.
     """
 
-    def __init__(self, paths: Sequence[str | Path], fmt: str = "auto", kind: str = "bm25") -> None:
+    def __init__(self, paths: Sequence[str | Path], fmt: str = "auto", kind: str = "bm25",
+                 settings: dict[str, Any] | None = None) -> None:
         self.paths = [Path(p) for p in paths]
         self.fmt, self.kind = fmt, kind
+        self.settings = dict(settings or {})  # build_index's settings (e.g. {"links": {"seeds": 3}})
+        _settings(kind, self.settings)  # a bad setting is refused here, before any search
         self._index: Index | None = None
         self._folder: tempfile.TemporaryDirectory[str] | None = None
         self._lock: asyncio.Lock | None = None
@@ -120,9 +123,18 @@ class TemporaryIndex:
             corpus = read_corpus(self.paths, self.fmt)
             folder = tempfile.TemporaryDirectory(prefix=f"thoughtloom-{self.paths[0].stem}-",
                                                  ignore_cleanup_errors=True)
-            build_index(corpus, self.kind, folder.name)
+            build_index(corpus, self.kind, folder.name, self.settings or None)
             self._folder, self._index = folder, open_index(folder.name)
         return self._index
+
+    @property
+    def fingerprint(self) -> str | None:
+        """With settings, what they are (a run's identity then tells a linked index from a plain one;
+        the paths are left out, as a data root moves between machines); None without any, as before."""
+        if not self.settings:
+            return None
+        text = json.dumps({"kind": self.kind, "settings": self.settings}, sort_keys=True)
+        return "temporary-settings-" + hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
     def __len__(self) -> int:
         return len(self.open())

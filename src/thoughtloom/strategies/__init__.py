@@ -15,7 +15,7 @@ from typing import Any, Mapping
 
 from ..core.errors import ConfigError
 from ..core.protocols import TaskView
-from .config import make_config, option_sources
+from .config import make_config, option_sources, resolve_options
 from .context import ROLES, Context, check_role
 from .interface import Strategy, declares_max_calls
 from .registry import available, get, register
@@ -38,12 +38,13 @@ def build(name: str, options: Mapping[str, Any] | None = None, task: TaskView | 
     options = dict(options or {})
     if max_calls is not None and "max_calls" not in options and declares_max_calls(cls.Config):
         options["max_calls"] = max_calls
+    resolved = resolve_options(cls, options)  # once: the preset expanded, for the config and its sources
     try:
-        config = make_config(cls, options, task)
+        config = make_config(cls, options, task, resolved)
     except (TypeError, ValueError) as exc:  # a user's config with a __post_init__ check of its own
         raise ConfigError(f"bad option for {name}: {exc}") from None
     strategy = cls(config)
-    strategy.sources = option_sources(cls, options, task)
+    strategy.sources = option_sources(cls, options, task, resolved)
     return strategy
 
 

@@ -32,18 +32,18 @@ def task_settings(cls: "type[Strategy]", task: TaskView | None) -> dict[str, Any
     strategy (``needs == "search"``) takes each one its config has an option for."""
     if task is None or cls.needs != "search" or not dataclasses.is_dataclass(cls.Config):
         return {}
-    declared = getattr(task, "search_settings", None) or {}
+    declared = task.search_settings
     names = {f.name for f in dataclasses.fields(cls.Config)}
     return {k: v for k, v in declared.items() if k in names}
 
 
 def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
-                   task: TaskView | None = None) -> dict[str, str]:
+                   task: TaskView | None = None, resolved: Mapping[str, Any] | None = None) -> dict[str, str]:
     """Each option of ``cls`` and where its value comes from: ``user``, ``preset NAME`` (a value
     of the preset the user named that no option given beside it overrides), ``task NAME: <source>``
     or ``strategy default``."""
     taken = task_settings(cls, task)
-    resolved = resolve_options(cls, overrides)
+    resolved = resolve_options(cls, overrides) if resolved is None else resolved
     preset = f"{FROM_PRESET} {str(overrides['preset']).strip()}" if "preset" in overrides else ""
     out = {}
     for f in dataclasses.fields(cls.Config):
@@ -52,7 +52,7 @@ def option_sources(cls: "type[Strategy]", overrides: Mapping[str, Any],
         elif f.name in resolved:
             out[f.name] = preset
         elif f.name in taken:
-            out[f.name] = f"{FROM_TASK} {getattr(task, 'name', '?')}: {taken[f.name].source}"
+            out[f.name] = f"{FROM_TASK} {task.name}: {taken[f.name].source}"
         else:
             out[f.name] = FROM_STRATEGY
     return out
@@ -71,12 +71,15 @@ def resolve_options(cls: "type[Strategy]", overrides: Mapping[str, Any]) -> dict
     return {**cls.presets[name], **rest}
 
 
-def make_config(cls: "type[Strategy]", overrides: Mapping[str, Any], task: TaskView | None = None) -> Any:
+def make_config(cls: "type[Strategy]", overrides: Mapping[str, Any], task: TaskView | None = None,
+                resolved: Mapping[str, Any] | None = None) -> Any:
     """Build ``cls.Config`` from ``key=value`` strings (the CLI's ``--set``), TOML values (a
     suite's settings) or Python values (the API's keyword arguments), each coerced to its
     declared type and checked against its declared bounds and choices by the one coercer
     (:func:`thoughtloom.core.options.make`); ``preset=NAME`` first fills in a preset's values
     (:func:`resolve_options`); options the user leaves unset take the task's search settings
-    where it has them (:func:`task_settings`), else the strategy's defaults."""
+    where it has them (:func:`task_settings`), else the strategy's defaults. ``resolved``: the
+    options :func:`resolve_options` already made of ``overrides`` (``strategies.build`` resolves once)."""
     base = {k: s.value for k, s in task_settings(cls, task).items()}
-    return make(cls.Config, resolve_options(cls, overrides), owner=cls.name, kind="strategy", base=base)
+    values = resolve_options(cls, overrides) if resolved is None else resolved
+    return make(cls.Config, values, owner=cls.name, kind="strategy", base=base)

@@ -82,16 +82,20 @@ class Context:
         if self.so_far is not None:
             self.so_far.make = make
 
-    def within_batch(self, completions: typing.Sequence[Completion], results: typing.Sequence[Result]) -> None:
-        """For a strategy that sizes a batch from the budget left: ``results[i]`` is what it
-        answers had only the first ``i + 1`` of ``completions`` come back, as a run capped
-        there would (see :mod:`.anytime`). Must describe the batch just returned."""
+    def within_batch(self, completions: typing.Sequence[Completion],
+                     answer_with: Callable[[typing.Sequence[Completion]], Result]) -> None:
+        """For a strategy that sizes a batch from the budget left: ``answer_with(first)`` is what it
+        answers had only ``first`` (the first ``i`` of ``completions``) come back, as a run capped there
+        would (see :mod:`.anytime`). Must describe the batch just returned. The anytime recorder calls it
+        (with the trace muted) only when the runner records a trajectory; a strategy does no more."""
         if self.anytime is not None:
-            self.anytime.within_batch([c.usage.total_tokens for c in completions], results)
+            self.anytime.within_batch(completions, answer_with)
 
     def remaining_calls(self) -> int | None:
         """Calls left in this question's budget (the runner's and the strategy's own,
         whichever is tighter), or None where no call cap applies."""
+        if self.anytime is not None:  # what the strategy does next may depend on it (anytime's exactness)
+            self.anytime.budget_read()
         return remaining_calls(self.lm)
 
     async def search(self, queries: typing.Sequence[str], k: int, *,

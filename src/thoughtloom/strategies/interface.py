@@ -44,7 +44,7 @@ from __future__ import annotations
 import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass
-from typing import Any, ClassVar, Mapping, final
+from typing import Any, Callable, ClassVar, Mapping, NamedTuple, Sequence, final
 
 from ..core.errors import BudgetExceeded
 from ..core.protocols import SearchTask, TaskView
@@ -98,7 +98,7 @@ class Strategy(ABC):
     def supports(cls, task: TaskView) -> bool:
         """Whether the strategy is built for ``task`` (``thoughtloom strategies`` lists these)."""
         if cls.needs == "open_domain":
-            return bool(getattr(task, "open_domain", False))
+            return bool(task.open_domain)
         if cls.needs == "search":
             return isinstance(task, SearchTask)
         return True
@@ -112,6 +112,12 @@ class Strategy(ABC):
         """Choices this strategy made for ``task`` that a user did not ask for, one line each (shown before a
         run starts; none by default)."""
         return []
+
+    def demo_annotation(self) -> DemoAnnotation | None:
+        """The demonstrations this strategy annotates itself before an eval runs it (HGOT+KNN and
+        +Sampling: a :class:`DemoAnnotation`), which the eval runs first; None (the
+        default): it needs none."""
+        return None
 
     def __init__(self, config: Any = None) -> None:
         self.config = config if config is not None else self.Config()
@@ -163,3 +169,47 @@ class Strategy(ABC):
         program, the question hierarchy, the search tree...), printed by
         ``thoughtloom run``. Empty by default."""
         return ""
+
+
+# A step a strategy may declare before an eval runs it (:meth:`Strategy.demo_annotation`): HGOT+KNN and
+# HGOT+Sampling (appendix D, after DSP) show demonstrations made by the method itself. The eval layer
+# (:mod:`thoughtloom.eval.annotate`) runs the step -- it alone reads gold answers -- and never looks
+# inside a strategy's config to guess whether one is needed.
+
+
+class AnnotationRun(NamedTuple):
+    """One run of the strategy without demos on a training question, as the eval recorded it."""
+
+    question: str
+    details: Mapping[str, Any]  # the run's ``Result.details``
+    gold: Any
+
+
+@dataclass(frozen=True)
+class DemoAnnotation(ABC):
+    """Demonstrations a strategy annotates itself before an eval of it.
+
+    The eval runs :attr:`plain` on the first :attr:`n` training questions
+    (:attr:`train_file`'s pool, else the task's demos, less every question the
+    eval asks), hands the runs to :meth:`qualified` with the task's judgement
+    of an answer, writes the rows kept with :meth:`write`, and evaluates
+    :meth:`annotated` of that file. :attr:`label` names the step in messages.
+    """
+
+    plain: Strategy
+    n: int
+    train_file: str | None
+    label: str
+
+    @abstractmethod
+    def qualified(self, runs: Sequence[AnnotationRun], correct: Callable[[str, Any], bool]) -> list[dict[str, str]]:
+        """The demonstration rows of the runs that qualify; ``correct(prediction, gold)`` is the task's
+        judgement of an answer."""
+
+    @abstractmethod
+    def write(self, rows: Sequence[dict[str, str]], path: str) -> None:
+        """Write ``rows`` as a demonstration file at ``path``."""
+
+    @abstractmethod
+    def annotated(self, path: str) -> Strategy:
+        """The strategy that shows the demonstrations written at ``path``."""

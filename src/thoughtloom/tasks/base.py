@@ -33,15 +33,22 @@ class Example:
 class CorpusFile(NamedTuple):
     """A data file whose records carry paragraphs, and its format for ``retrieval.read_corpus``;
     ``extra``: more corpus files pooled with it (their formats detected), e.g. a suite's
-    dataset ``corpus``."""
+    dataset ``corpus``; ``settings``: the pooled index's build settings as sorted JSON (a suite
+    dataset's ``index``, e.g. title links), "" for plain BM25 -- a string, so the corpus stays
+    hashable (one index per corpus and settings) and travels to Ray workers as it is."""
 
     path: Path
     format: str
     extra: tuple[Path, ...] = ()
+    settings: str = ""
 
     @property
     def paths(self) -> tuple[Path, ...]:
         return (self.path, *self.extra)
+
+    @property
+    def index_settings(self) -> dict[str, Any]:
+        return json.loads(self.settings) if self.settings else {}
 
     def describe(self) -> str:
         return " + ".join(str(p) for p in self.paths)
@@ -87,6 +94,11 @@ class Task:
     # metrics a model judge gives after the run (eval.judge: judge_prompts / read_judge), not score();
     # score() returns the others of ``metrics``
     judged_metrics: ClassVar[tuple[str, ...]] = ()
+    # the JSON schema the model judge's replies are held to (eval.judge), or None: free text
+    judge_schema: ClassVar[Mapping[str, Any] | None] = None
+    # whether load() draws each length stratum to the paper's share of the file (HGOT §4; a suite's
+    # ``strata = true`` sets it); read by the tasks whose files have strata
+    draw_strata: bool = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -137,6 +149,29 @@ class Task:
         example stands alone."""
         value = meta.get("group")
         return None if value is None else str(value)
+
+    def parse_gold(self, raw: str, where: str) -> Any:
+        """A gold answer written as text (a demonstration's, a training file's; ``where`` names it in an
+        error) as this task's scorer reads gold answers: the text itself by default."""
+        return raw
+
+    def settings(self) -> Mapping[str, Any] | None:
+        """What a run's identity records of how this task was set up (``qa``: its fields and metric), or
+        None: nothing (the identity then has no ``task_options``)."""
+        return None
+
+    def check_answer(self, problem: Problem, answer: str | None) -> tuple[bool | None, str] | None:
+        """This task's own verdict on ``answer`` with no gold answer, ``(right, why)`` (right None: not
+        decidable), for ``thoughtloom run``; None where it has no rule (:func:`.checks.check_answer`
+        knows the packaged tasks' rules)."""
+        return None
+
+    def pool_with(self, extra: tuple[Path, ...], index: Mapping[str, Any] | None = None) -> None:
+        """Pool more corpus files with the loaded data file's paragraphs (a suite's dataset ``corpus``),
+        the pooled index built with ``index``'s settings (a dataset's ``index``); a task without a pooled
+        corpus (:meth:`pooled_corpus`) takes none."""
+        raise ConfigError(f"task {self.name!r} pools no corpus, so it takes no 'corpus'",
+                          hint="only a task whose data files carry paragraphs (hotpotqa, 2wiki, musique, ...) pools them")
 
     def load(self, path: str | Path) -> list[Example]:
         raise ConfigError(f"task {self.name!r} has no dataset loader", hint="pick a benchmark task with --task")

@@ -34,9 +34,8 @@ class Check:
 
 def check_answer(task: Task, problem: Problem, answer: str | None) -> Check | None:
     """The task's own verdict on ``answer`` with no gold answer; None where the task has no rule."""
-    own = getattr(task, "check_answer", None)
-    if callable(own):
-        verdict = own(problem, answer)
+    if type(task).check_answer is not Task.check_answer:  # a task with a rule of its own (Task.check_answer)
+        verdict = task.check_answer(problem, answer)
         if verdict is None:
             return None
         ok, message = verdict

@@ -202,6 +202,10 @@ class MiniCrosswords(Task):
         as Yao et al.'s crosswords DFS values only a clue with fewer than 4 blanks."""
         return [word_at(candidate, s).count(BLANK) < 4 for s in SLOTS]
 
+    def complete(self, problem: Problem, candidate: str) -> bool:
+        """A full board: a child that only fills blanks (a ToT thought) cannot extend it."""
+        return BLANK not in candidate
+
     def change_kind(self, parent: str, child: str) -> str:
         return "revised" if overwrites(parent, child) else "extended"
 

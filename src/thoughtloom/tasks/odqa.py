@@ -27,8 +27,9 @@ noanswer side differs, :func:`~.metrics.hotpot_f1`), MuSiQue's
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
-from typing import Any
+from typing import Any, Mapping
 
 from ..core.errors import DataError
 from ..core.types import Problem
@@ -50,10 +51,12 @@ class PooledCorpus:
     def pooled_corpus(self) -> CorpusFile | None:
         return self._pooled
 
-    def pool_with(self, extra: tuple[Path, ...]) -> None:
-        """Pool more corpus files with the loaded file's paragraphs (a suite's dataset ``corpus``)."""
+    def pool_with(self, extra: tuple[Path, ...], index: Mapping[str, Any] | None = None) -> None:
+        """Pool more corpus files with the loaded file's paragraphs (a suite's dataset ``corpus``), indexed
+        with ``index``'s build settings (a suite dataset's ``index``, e.g. title links)."""
         if self._pooled is not None:
-            self._pooled = self._pooled._replace(extra=tuple(extra))
+            settings = json.dumps(dict(index), sort_keys=True) if index else ""
+            self._pooled = self._pooled._replace(extra=tuple(extra), settings=settings)
 
 
 class OpenDomainQA(PooledCorpus, Task):

@@ -36,19 +36,22 @@ def example_page(record: EvalRecord, events: list[dict[str, Any]], primary: str,
                  ruled: bool = False) -> Raw:
     """``ruled``: the task checks answers by its rules (Game of 24), so the record's gold is not shown."""
     sections: list[Any] = [_header(record, primary, ruled)]
-    tree = search_tree(events)
+    # the run's own structure; a step another strategy ran inside it (``within``: an MCTS DecomP handler,
+    # a cot-sc Infer) shows in the timeline, not as the run's tree or vote
+    own = [e for e in events if not e.get("within")]
+    tree = search_tree(own)
     if tree is not None:
         sections.append(tree_section(tree))
-    hier = hierarchy(events)
+    hier = hierarchy(own)
     if hier is not None:
         sections.append(hgot_section(hier))
-    runs = programs(events)
+    runs = programs(own)
     if runs:
         sections.append(programs_section(runs))
-    samples = _samples(events)
+    samples = _samples(own)
     if samples:
         sections.append(samples)
-    steps = _steps(events)
+    steps = _steps(own)
     if steps:
         sections.append(steps)
     if tree is None and hier is None and not runs and not samples and not steps:

@@ -1,10 +1,11 @@
 import asyncio
+import dataclasses
 import math
 
 import pytest
 
 from support import search_toy as toy
-from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, select, ucb1
+from thoughtloom.strategies.sculpt.mcts import MCTSConfig, SculptMCTS, growable, select, ucb1
 from thoughtloom.strategies.treesearch.scaffold import report
 from thoughtloom.strategies.treesearch.tree import Tree
 
@@ -208,11 +209,42 @@ def test_virtual_loss_steers_the_next_selection():
     from thoughtloom.strategies.sculpt.mcts import select_leaves
 
     tree = _tree_with([(2, 1.8, 0.9), (2, 1.0, 0.5)])
-    leaves = select_leaves(tree, MCTSConfig(c=0.1, virtual_loss=3), 2)
+    pending: dict[int, int] = {}
+    leaves = select_leaves(tree, MCTSConfig(c=0.1, virtual_loss=3), 2, pending)
     assert [n.candidate for n in leaves] == ["c0", "c1"]  # without the loss c0 would win again
-    assert tree.nodes[1].visits == 5 and tree.root.visits == 4 + 6
+    assert pending == {0: 3 + 3, 1: 3, 2: 3}  # each chosen leaf's path, root included
+    assert [n.visits for n in tree.nodes] == [4, 2, 2]  # the tree's own statistics stay real
 
 
 def test_parallel_config_is_checked():
     with pytest.raises(Exception, match="parallel"):
         MCTSConfig(parallel=0)
+
+
+def test_a_parents_virtual_visits_count_in_its_childrens_exploration_term():
+    """Eq. 4's n(x_parent) under leaf-parallel rollouts is the parent's visits plus the virtual ones in
+    flight. c0 (mean 0.6, 1 visit) beats c1 (mean 0.9, 10 visits) once ln n(x_parent) > 0.19: with the
+    root's 1 real visit (ln 1 = 0) c1 wins, with 2 virtual ones beside it (ln 3) c0 does."""
+    tree = _tree_with([(1, 0.6, 0.6), (10, 9.0, 0.9)])
+    tree.root.visits = 1
+    assert select(tree, 1.0).candidate == "c1"
+    assert select(tree, 1.0, pending={0: 2}).candidate == "c0"
+    assert tree.root.visits == 1  # pending visits are never written to the tree
+
+
+def test_an_empty_expansion_stays_selectable_unless_retry_empty_is_off():
+    """retry_empty (the default): a leaf whose expansion gave no readable child may be selected again."""
+    tree = Tree()
+    tree.add("r").expanded = True
+    assert growable(tree, math.inf) == {0} and select(tree, 1.0) is tree.root
+    assert growable(tree, math.inf, retry_empty=False) == set() and select(tree, 1.0, retry_empty=False) is None
+    fresh = Tree()
+    fresh.add("r")  # not expanded yet: growable either way
+    assert growable(fresh, math.inf, retry_empty=False) == {0}
+
+
+def test_the_mcts_search_algorithm_is_frozen():
+    """A part keeps no run state (issue 42): MCTS's settings cannot change under a run."""
+    algorithm = SculptMCTS(MCTSConfig()).parts.search_algorithm
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        algorithm.config = MCTSConfig(rollouts=1)

@@ -219,10 +219,12 @@ async def test_a_tree_that_cannot_grow_stops_its_rollouts_and_says_so():
     """With max_depth=1 and k=1 the first rollout expands the root into one child at the cap; no leaf
     can grow after it, so the search stops after 1 of its 4 rollouts, with rollouts_done 1 and the reason
     (max_depth=0, a root at the cap, is refused when the config is made: max_depth >= 1)."""
-    ctx = toy.make_ctx(toy.make_lm({}, default=5))
-    result = await SculptMCTS(MCTSConfig(rollouts=4, k=1, max_depth=1)).run(toy.PROBLEM, ctx)
-    assert result.details["rollouts_done"] == 1
-    assert result.details["stopped_early"] == "no leaf below max_depth=1 left to grow"
+    for retry_empty in (True, False):  # no expansion came back empty: the reason is the cap alone
+        ctx = toy.make_ctx(toy.make_lm({}, default=5))
+        result = await SculptMCTS(MCTSConfig(rollouts=4, k=1, max_depth=1, retry_empty=retry_empty)).run(
+            toy.PROBLEM, ctx)
+        assert result.details["rollouts_done"] == 1
+        assert result.details["stopped_early"] == "no leaf below max_depth=1 left to grow"
     assert [(e["rollouts"], e["planned"]) for e in ctx.trace.of_type("tree_exhausted")] == [(1, 4)]
     with pytest.raises(Exception, match=r"option max_depth: 0 \(must be >= 1\)"):
         MCTSConfig(max_depth=0)

@@ -21,6 +21,7 @@ from support import search_toy as toy
 from support.search_toy import current
 from thoughtloom import strategies
 from thoughtloom.core.types import Problem
+from thoughtloom.strategies.treesearch.generator import ToTGenerator
 from thoughtloom.tasks import get
 from thoughtloom.tasks.crosswords import SLOTS, word_at
 from thoughtloom.testing import ScriptedLM
@@ -133,10 +134,95 @@ async def test_a_board_with_a_clue_judged_impossible_is_not_expanded():
 
 async def test_a_clue_with_four_blanks_does_not_judge_its_board():
     """Yao et al. value only clues with fewer than 4 blanks: after h2 = HELLO each down clue has one
-    letter (4 blanks); a 0 given to v1 (H____) does not prune the board, and it is expanded."""
-    lm = crossword_lm(["h2. HELLO"], zero=lambda word: word.startswith("H") and word.count("_") == 4)
+    letter (4 blanks: v1 is _H___); a 0 given to each of them does not prune the board, and it is
+    expanded (were every clue judged, v1's 0 would prune it)."""
+    lm = crossword_lm(["h2. HELLO"], zero=lambda word: word.count("_") == 4)
     ctx = toy.make_ctx(lm, task=get("crosswords"))
     result = await strategies.build("tot-dfs", {"max_steps": 2, "max_depth": 3, "k": 1}).run(CLUES, ctx)
     assert ctx.trace.of_type("tree_prune") == []
     hello = next(n for n in result.details["tree"] if n["depth"] == 1)
     assert hello["expanded"]
+
+
+# -- A complete state is not an empty expansion (issue 35's leftover) --------------------------------
+
+def across_filling_lm(lm_seen):
+    """ToT proposals that fill the first blank across row with AAAAA or BBBBB (h1..h5 fill every cell);
+    at a full board only overwrites are left to propose, which ToT's generator rejects. Every clue
+    scores 6/10, so nothing is pruned and no board reaches the goal."""
+    def brain(req):
+        text = req.messages[0].content
+        board = _board(text)
+        if "JSON object" in text:
+            return json.dumps({"items": [{"item": s, "feedback": "f", "score": 6} for s in SLOTS]})
+        if "different possible next steps" in text:
+            lm_seen.append(board)
+            row = next((i for i in range(5) if "_" in board[i * 5:i * 5 + 5]), None)
+            if row is None:
+                return "h1. ZZZZZ (high)\nh2. YYYYY (low)"
+            return f"h{row + 1}. AAAAA (certain)\nh{row + 1}. BBBBB (high)"
+        return "h1. ABCDE"
+
+    return ScriptedLM(brain)
+
+
+async def test_a_full_board_sends_the_dfs_back_up_without_spending_a_step():
+    """Yao et al.'s crosswords DFS recurses into a state only while it is unfinished: ``if len(infos) <
+    time_limit and env.steps < 10 and not any(_ == 2 for _ in env.status): ... dfs(env, ...)``, then
+    ``env.reset(...)`` to the parent's board and the next candidate (``search_crosswords-dfs.ipynb``); their
+    thoughts only fill blanks, and ThoughtSculpt §2 sets its own apart from exactly that: "Our approach
+    differs by permitting review and modification of intermediate nodes, even allowing them to be revised
+    or expanded if initially complete."
+
+    Here five across words fill the board. With k = 2 and 8 steps, steps 1-5 descend to the first two full
+    boards; each is complete, so the search backs up without a step: step 6 expands the depth-4 sibling
+    (two more full boards), step 7 the depth-3 sibling, step 8 its first child (two more, the first of
+    which is visited and found complete before the spent steps end the search). Before, step 6
+    asked the model to extend the first full board, got only overwrites, and steps 6-8 were spent
+    retrying it (3 empty expansions, the siblings never tried)."""
+    proposed = []
+    ctx = toy.make_ctx(across_filling_lm(proposed), task=get("crosswords"))
+    result = await strategies.build("tot-dfs", {"max_steps": 8, "max_depth": 6, "k": 2,
+                                                "stop_at_goal": False}).run(CLUES, ctx)
+    tree = result.details["tree"]
+    full = [n for n in tree if "_" not in n["candidate"]]
+    assert result.details["steps_done"] == 8 and "empty_expansions" not in result.details
+    assert all("_" in board for board in proposed) and len(proposed) == 8  # no call on a full board
+    assert len(full) == 6 and not any(n["expanded"] for n in full)
+    assert [e["node"] for e in ctx.trace.of_type("tree_complete")] == [n["id"] for n in full][:5]
+    rows = lambda n: "".join(n["candidate"][r * 5] for r in range(4))  # noqa: E731 (h1..h4, a letter each)
+    assert [rows(n) for n in tree if n["depth"] == 4 and n["expanded"]] == ["AAAA", "AAAB", "AABA"]
+
+
+class FinishedAtTwo(toy.ToyTask):
+    """The toy task, with "ab" given as the start and any candidate of two letters complete."""
+
+    def __init__(self):
+        super().__init__(root="ab")
+
+    def complete(self, problem, candidate):
+        return len(candidate) >= 2
+
+
+@pytest.mark.parametrize("name", METHODS)
+async def test_no_method_spends_a_call_on_a_complete_start_that_its_generator_cannot_extend(name):
+    """Every control loop asks the generator first (ToT's, passed in as a part): the root is judged (one
+    batch: ToT-BFS values it three times) and nothing is generated from it."""
+    lm = toy.make_lm({}, default=5)
+    ctx = toy.make_ctx(lm, task=FinishedAtTwo())
+    cls = strategies.get(name)
+    strategy = cls(strategies.make_config(cls, METHODS[name]), generator=ToTGenerator())
+    result = await strategy.run(toy.PROBLEM, ctx)
+    assert len(lm.batches) == 1 and all("JSON object" in r.messages[0].content for r in lm.batches[0])
+    assert result.details["nodes"] == 1 and result.answer == "ab"
+    assert [e["node"] for e in ctx.trace.of_type("tree_complete")] == [0]
+    assert "empty_expansions" not in result.details
+
+
+@pytest.mark.parametrize("name", ["sculpt-dfs", "sculpt-mcts", "self-refine"])
+async def test_a_revising_generator_still_expands_a_complete_start(name):
+    """ThoughtSculpt §2: "even allowing them to be revised or expanded if initially complete"."""
+    lm = toy.make_lm({}, default=5)
+    ctx = toy.make_ctx(lm, task=FinishedAtTwo())
+    result = await strategies.build(name, METHODS[name]).run(toy.PROBLEM, ctx)
+    assert result.details["nodes"] > 1 and not ctx.trace.of_type("tree_complete")

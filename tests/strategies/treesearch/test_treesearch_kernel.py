@@ -1,6 +1,6 @@
 """The kernel itself: a strategy that adds only a control loop gets the run
 scaffold (root, budget stop, result), batched generator and evaluator
-objects, and the symbolic evaluator as a swap."""
+objects from their registries, and the symbolic evaluator as a swap."""
 
 import asyncio
 import json
@@ -10,9 +10,14 @@ import pytest
 from support import search_toy as toy
 from thoughtloom.strategies import available
 from thoughtloom.strategies.treesearch.evaluator import ModelEvaluator, SymbolicEvaluator
-from thoughtloom.strategies.treesearch.generator import ThoughtGenerator, ToTGenerator
+from thoughtloom.strategies.treesearch.parts import EVALUATORS, GENERATORS
 from thoughtloom.strategies.treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
 from thoughtloom.strategies.treesearch.tree import Node
+
+
+def search_run(ctx, cfg=SearchConfig(), generator="revise"):
+    """One run's state with the parts a strategy would build from ``cfg``: looked up by name."""
+    return SearchRun(toy.PROBLEM, ctx, cfg, GENERATORS.make(generator, cfg), EVALUATORS.make(cfg.evaluator, cfg))
 
 
 class GrowForever(TreeSearch):
@@ -23,8 +28,8 @@ class GrowForever(TreeSearch):
     async def loop(self, s: SearchRun, root: Node) -> None:
         node = root
         while True:
-            children = await s.generator.expand(node, 2)
-            await s.evaluator.evaluate(children)
+            children = await s.expand(node, 2)
+            await s.evaluate(children)
             node = children[0]
 
 
@@ -56,10 +61,10 @@ async def test_the_strategy_object_keeps_no_run_state():
 
 async def test_the_generator_sends_every_nodes_children_in_one_batch():
     lm = toy.make_lm({})
-    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ThoughtGenerator)
-    root = await s.generator.root()
+    s = search_run(toy.make_ctx(lm))
+    root = await s.root()
     a, b = s.tree.add("x", root, "revised"), s.tree.add("y", root, "revised")
-    groups = await s.generator.expand_many([a, b], 3)
+    groups = await s.expand_many([a, b], 3)
     assert [len(batch) for batch in lm.batches] == [1, 6]
     assert len({r.sample_index for r in lm.batches[1]}) == 6  # six distinct, replayable samples
     assert [[c.candidate for c in g] for g in groups] == [["xc", "xa", "xb"], ["yc", "ya", "yb"]]
@@ -67,11 +72,11 @@ async def test_the_generator_sends_every_nodes_children_in_one_batch():
 
 async def test_the_tot_generator_starts_empty_and_drops_revisions():
     lm = toy.make_lm({}, propose=lambda cand, n: f"CAND: {cand}b\nsome prose\nCAND: zz")
-    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ToTGenerator)
-    root = await s.generator.root()
+    s = search_run(toy.make_ctx(lm), generator="tot")
+    root = await s.root()
     assert root.candidate == "" and root.evaluator == "empty" and not lm.batches
     s.tree.add("a", root, "extended")
-    children = await s.generator.expand(s.tree.nodes[1], 2)
+    children = await s.expand(s.tree.nodes[1], 2)
     assert [len(b) for b in lm.batches] == [1]  # one proposal request lists both thoughts
     assert [c.candidate for c in children] == ["ab"]
     assert s.ctx.trace.of_type("tree_rejected")[0]["reason"] == "revises its parent"
@@ -81,13 +86,12 @@ async def test_the_tot_generator_starts_empty_and_drops_revisions():
 async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
     task = toy.ToyTask(symbolic={"ab": 1.0})
     lm = toy.make_lm({"ab": 2, "ac": 7})
-    model = SearchRun(toy.PROBLEM, toy.make_ctx(lm, task=task), SearchConfig(), ThoughtGenerator)
-    symbolic = SearchRun(toy.PROBLEM, toy.make_ctx(lm, task=task), SearchConfig(evaluator="symbolic"),
-                      ThoughtGenerator)
+    model = search_run(toy.make_ctx(lm, task=task))
+    symbolic = search_run(toy.make_ctx(lm, task=task), SearchConfig(evaluator="symbolic"))
     assert type(model.evaluator) is ModelEvaluator and type(symbolic.evaluator) is SymbolicEvaluator
     for s in (model, symbolic):
         nodes = [s.tree.add("ab"), s.tree.add("ac")]
-        await s.evaluator.evaluate(nodes)
+        await s.evaluate(nodes)
         assert len(lm.batches[-1]) == 2  # both nodes judged in one batch
     assert [(n.score, n.evaluator) for n in model.tree.nodes] == [(0.2, "model"), (0.7, "model")]
     assert [(n.score, n.evaluator) for n in symbolic.tree.nodes] == [(1.0, "symbolic"), (0.7, "model")]
@@ -117,9 +121,9 @@ async def test_an_unreadable_first_reply_is_dropped_and_the_search_starts_empty(
         return "I am not sure where to begin."
 
     lm = ScriptedLM(reply)
-    s = SearchRun(toy.PROBLEM, toy.make_ctx(lm), SearchConfig(), ThoughtGenerator)
-    root = await s.generator.root()
+    s = search_run(toy.make_ctx(lm))
+    root = await s.root()
     assert root.candidate == "" and root.evaluator == "empty" and root.score == 0.0
     assert s.ctx.trace.of_type("malformed")[0]["what"] == "tree_root"
-    children = await s.generator.expand(root, 2)
+    children = await s.expand(root, 2)
     assert {c.candidate for c in children} <= {"x", "y", "z"} and children  # revisions of the empty start

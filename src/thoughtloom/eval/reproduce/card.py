@@ -31,7 +31,7 @@ from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
-from ..stats import Estimate, mean_ci
+from ..stats import Estimate, mean_ci, weighted_strata_ci
 from ..tally import usage_by_role
 from .budgetwise import along_budget
 from .run import Cell, SuitePlan, Slice
@@ -48,7 +48,7 @@ class CellResult:
     seeds: int  # seeds with any record
     n: int  # examples every one of those seeds has scored
     metrics: Mapping[str, Estimate] = field(default_factory=dict)
-    strata: Mapping[str, Estimate] = field(default_factory=dict)  # primary metric; "overall" too
+    strata: Mapping[str, Estimate] = field(default_factory=dict)  # primary metric; "overall": weighted (Table 2)
     calls: float = 0.0  # per example
     tokens: float = 0.0  # per example
     tokens_per_solved: float | None = None
@@ -64,6 +64,9 @@ class CellResult:
     curves: tuple[RunCurves, ...] = ()  # per seed, over the n examples every seed scored
     #: per role on a model of its own (``own_models``, ``--role-model``): (calls, tokens) per example
     by_role: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    #: the model judge's score by revision step (ThoughtSculpt Fig. 4): step 0 the given outline, step s
+    #: the best outline within s revisions (``details.judge``); empty where no record has per-step scores
+    steps: tuple[Estimate, ...] = ()
 
     @property
     def complete(self) -> bool:
@@ -104,13 +107,7 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
     metrics = {m: mean_ci([[run[i].score(m) for i in common] for run in runs]) for m in dataset.metrics}
     stratum_of = {i: sl.task.stratum(runs[0][i].meta) or "medium" for i in common}  # the task's own rule
     group_of = {i: g for i in common if (g := sl.task.group(runs[0][i].meta)) is not None}
-    strata: dict[str, Estimate] = {}
-    if dataset.strata:
-        for name in ("long", "medium", "short"):
-            ids = [i for i in common if stratum_of[i] == name]
-            if ids:
-                strata[name] = mean_ci([[run[i].score(dataset.primary) for i in ids] for run in runs])
-        strata["overall"] = metrics[dataset.primary]
+    strata = _by_stratum(runs, common, stratum_of, dataset.primary) if dataset.strata else {}
     caps = {"max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
     curves = tuple(run_curves({i: run[i] for i in common}, caps) for run in runs)
     tokens = sum(r.used("total_tokens") for r in records)
@@ -128,7 +125,71 @@ def cell_result(plan: SuitePlan, dataset: DatasetSpec, method: MethodSpec, sl: S
         no_answer=sum(1 for r in records if not answered(sl, r)),
         by_example=by_example, stratum_of=stratum_of, group_of=group_of, curves=curves,
         by_role={role: (u["calls"] / len(records), u["total_tokens"] / len(records))
-                 for role, u in usage_by_role(records).items()} if records else {})
+                 for role, u in usage_by_role(records).items()} if records else {},
+        steps=step_scores(records))
+
+
+def _score(value: Any) -> float | None:
+    """A judged score as a finite number in [0, 1], else None (a record is hostile input)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+        return None
+    return float(value)
+
+
+def step_scores(records: list[EvalRecord]) -> tuple[Estimate, ...]:
+    """Fig. 4's curve: per revision step s, the mean judged score of the best outline within s
+    revisions (``details.judge.steps``; step 0 is the search's root, the given outline), over
+    the records that carry per-step scores. A search that stopped at a shallower depth keeps its
+    last step's outline at every later step (the best within s revisions is then the best within
+    its depth), so every step averages the same records; unreadable judgements are left out of
+    their step. Empty when no record has per-step scores (a method that is no tree search)."""
+    rows = []
+    for r in records:
+        judge = r.details.get("judge")
+        steps = judge.get("steps") if isinstance(judge, dict) else None
+        if not isinstance(steps, list) or not steps:
+            continue
+        rows.append([_score(v) for v in steps[:MAX_STEPS]])
+    if not rows:
+        return ()
+    depth = max(len(row) for row in rows)
+    filled = [row + [row[-1]] * (depth - len(row)) for row in rows]
+    return tuple(mean_ci([row[s] for row in filled if row[s] is not None]) for s in range(depth))
+
+
+#: steps read from one record (a tree deeper than this is not a paper setting; the bound keeps a
+#: hostile record from making the card's table as wide as it likes)
+MAX_STEPS = 32
+
+
+STRATA = ("long", "medium", "short")
+
+
+def strata_sizes(records: list[EvalRecord]) -> Mapping[str, Any] | None:
+    """Each stratum's size in the loaded slice (``meta['strata_sizes']``, what the task's loader
+    wrote), read from the first record that holds it, as ``Task.report`` reads it; None: unknown."""
+    return next((r.meta["strata_sizes"] for r in records if isinstance(r.meta.get("strata_sizes"), dict)), None)
+
+
+def _by_stratum(runs: list[dict[str, EvalRecord]], common: list[str], stratum_of: Mapping[str, str],
+                metric: str) -> dict[str, Estimate]:
+    """The metric per length stratum, and ``overall``: HGOT's Table 2 Overall, the strata's means
+    weighted by their sizes in the slice (the task's report's weighting, ``stratified_means``:
+    the counts that ran where no sizes are recorded), with a stratified bootstrap interval. Not
+    the plain mean over examples: with fewer of one stratum run than its share, that mean leans
+    to the others."""
+    sizes = strata_sizes([runs[0][i] for i in common])
+    out: dict[str, Estimate] = {}
+    weighted = []
+    for name in STRATA:
+        ids = [i for i in common if stratum_of[i] == name]
+        if ids:
+            scores = [[run[i].score(metric) for i in ids] for run in runs]
+            out[name] = mean_ci(scores)
+            size = sizes.get(name) if sizes else None
+            weighted.append((scores, float(size) if isinstance(size, (int, float)) else float(len(ids))))
+    out["overall"] = weighted_strata_ci(weighted)
+    return out
 
 
 def answered(sl: Slice, record: EvalRecord | Mapping[str, Any]) -> bool:
@@ -176,6 +237,32 @@ def judged(claims: list[ClaimResult]) -> list[ClaimResult]:
 
 
 @dataclass(frozen=True)
+class GridChoice:
+    """One grid search on one dataset (the suite's methods sharing a ``grid`` id): every point's
+    cell and the point with the highest mean primary metric on these questions (the first listed
+    on a tie; None while no point has results). A choice made on held-out questions, for use on
+    the test questions, not a result on them."""
+
+    dataset: DatasetSpec
+    family: str
+    points: tuple[CellResult, ...]
+    chosen: CellResult | None
+
+
+def grid_choices(plan: SuitePlan, cells: Mapping[tuple[str, str], CellResult]) -> tuple[GridChoice, ...]:
+    out = []
+    for d in plan.datasets:
+        for family, methods in plan.suite.grids().items():
+            points = tuple(cells[d.id, m.id] for m in methods if (d.id, m.id) in cells)
+            if not points:
+                continue
+            ran = [c for c in points if c.n]
+            chosen = max(ran, key=lambda c: c.metrics[d.primary].mean) if ran else None
+            out.append(GridChoice(d, family, points, chosen))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
 class CardData:
     plan: SuitePlan
     slices: Mapping[str, Slice]
@@ -184,6 +271,7 @@ class CardData:
     provenance: Mapping[str, Any]  # version, commit, command, generated, sittings, judge, index
     models: tuple[str, ...] = ()  # the model ids the cells' summaries name
     missing: Mapping[str, str] = field(default_factory=dict)  # dataset id -> why it has no data here
+    grids: tuple[GridChoice, ...] = ()  # the suite's grid searches, per dataset
 
 
 def _models(plan: SuitePlan) -> tuple[str, ...]:
@@ -211,4 +299,4 @@ def collect(plan: SuitePlan, slices: Mapping[str, Slice], provenance: Mapping[st
         figures = [f for f in suite.figures if f.dataset in (None, d.id)]
         claims += [claim_result(claim, d, cells, figures, plan.budget.max_calls) for claim in suite.claims_for(d.id)]
     return CardData(plan, slices, tuple(cells.values()), tuple(judged(claims)), dict(provenance), _models(plan),
-                    dict(missing or {}))
+                    dict(missing or {}), grid_choices(plan, cells))

@@ -24,6 +24,7 @@ from ..results import atomic_write
 from ..inference import PairedTest
 from ..stats import Estimate
 from .card import CardData, CellResult, ClaimResult
+from .sections import OVERALL, grid_search, per_step
 from .run import SuitePlan
 
 Block = Union[tuple[str, str], tuple[str, list[str]], tuple[str, list[str], list[list[str]]]]
@@ -37,6 +38,8 @@ def pct(e: Estimate | PairedTest | None, *, signed: bool = False) -> str:
     if e is None or e.n == 0 or math.isnan(e.mean):
         return "–"
     sign = "+" if signed else ""
+    if math.isnan(e.ci_low) or math.isnan(e.ci_high):  # no interval (a stratum of one example)
+        return f"{100 * e.mean:{sign}.1f} [no interval]"
     return f"{100 * e.mean:{sign}.1f} [{100 * e.ci_low:{sign}.1f}, {100 * e.ci_high:{sign}.1f}]"
 
 
@@ -252,12 +255,18 @@ def outline(card: CardData) -> list[Block]:
                               f"examples {d.offset + 1}–{d.offset + len(sl.examples)}")]
         if d.note:
             blocks.append(("p", d.note))
+        if d.index and not prov.get("index"):  # the pooled index's own settings, every method alike
+            blocks.append(("p", "Retrieval for every method: BM25 over the pooled paragraphs, built with "
+                                + ", ".join(f"{part}.{k}={v}" for part, kv in d.index.items()
+                                            for k, v in (kv.items() if isinstance(kv, dict) else [])) + "."))
         blocks += [_results_table(card, cells), ("figure", d.id)]
         settings = _task_settings(cells)
         if settings is not None:
             blocks.append(settings)
         if d.strata:
-            blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells)]
+            blocks += [("h3", f"{d.primary} by question length"), _strata_table(cells), ("p", OVERALL)]
+        blocks += per_step(cells, d.primary)
+        blocks += grid_search([g for g in card.grids if g.dataset.id == d.id])
         claims = [r for r in card.claims if r.dataset.id == d.id]
         if claims:
             blocks += [("h3", "The paper's claims"), _claims_table(claims)]

@@ -1,14 +1,16 @@
 """Running a suite: every (dataset, method, seed) cell through the eval runner.
 
-Each cell is one :func:`~thoughtloom.eval.runner.evaluate` into its own
-folder, ``OUT/<dataset>/<method>`` (``-seed<K>`` added for seeds after the
+Each cell is one eval, assembled as every eval is
+(:func:`~thoughtloom.eval.assembly.assemble` of the cell's
+:func:`cell_request`: its method's strategy and settings, its slice, its
+notes), into its own folder, ``OUT/<dataset>/<method>`` (``-seed<K>`` added for seeds after the
 first), so a suite resumes cell by cell and example by example after any
 stop, and a later sitting with a larger ``n`` or more seeds only runs what is
 new. All cells run on the services of one :class:`~thoughtloom.eval.assembly.RunSpec`
 opened once (:meth:`~thoughtloom.eval.assembly.RunSpec.open`: one completion cache, one
 backend, one judge), the suite's per-example budget, and per dataset one
 retriever (``--index``, else BM25 over the data file's pooled paragraphs,
-built once for all methods). With an executor factory (``--executor ray``)
+built once on those services for all methods: :attr:`EvalResources.pooled_indexes`). With an executor factory (``--executor ray``)
 no model opens here: each cell's examples run on a fresh executor's
 workers, which open their own services from the same spec
 (:mod:`thoughtloom.eval.ray_executor`), and the driver writes the records.
@@ -30,17 +32,15 @@ from typing import Any, Callable, ContextManager, Protocol, Sequence
 
 from ... import tasks
 from ...core.errors import ConfigError
-from ...core.protocols import LM
-from ..assembly import RunSpec
+from ..assembly import EvalRequest, RunSpec, assemble
 from ...lm.meter import Budget
-from ...tasks.datasets import load_examples, sample_path
+from ...tasks.datasets import Dataset, load_examples, sample_path
 from ..estimate import CostEstimate, cached_time, extrapolate
 from ..executors import Executor
 from ..identity import DataSource
 from ..progress import Progress
 from ..results import atomic_write, read_records
-from ..runner import EvalResources, evaluate
-from ..services import pooled_retriever
+from ..runner import EvalResources
 from .suites import DatasetSpec, MethodSpec, Suite
 
 #: Written beside the cells: the suite, and one entry per sitting (command, model, commit).
@@ -120,7 +120,7 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
     examples to try a suite on, not the suite's slice.
     """
     task = tasks.get(dataset.task)
-    if dataset.strata and hasattr(task, "draw_strata"):
+    if dataset.strata:
         task.draw_strata = True  # HGOT §4: each length stratum drawn to the paper's share of the file
     packaged = dataset.data == PACKAGED  # the suite's own data ship in the package (story outlines)
     if data_root is not None and not packaged:
@@ -128,17 +128,18 @@ def load_slice(dataset: DatasetSpec, data_root: Path | None, n: int) -> Slice:
         if not path.exists():
             raise ConfigError(f"data file not found: {path} (dataset {dataset.id!r})",
                               hint="check --data-root / THOUGHTLOOM_DATA")
-        loaded = load_examples(task, path, offset=dataset.offset, limit=n)
-        if dataset.corpus:  # more corpus files pooled with the file's own paragraphs
-            extra = tuple(data_root.expanduser() / f for f in dataset.corpus)
-            for p in extra:
-                if not p.is_file():
-                    raise ConfigError(f"corpus file not found: {p} (dataset {dataset.id!r})",
-                                      hint="check --data-root / THOUGHTLOOM_DATA")
-            pool_with = getattr(task, "pool_with", None)
-            if pool_with is None:
-                raise ConfigError(f"dataset {dataset.id!r}: task {dataset.task!r} pools no corpus, so it takes no 'corpus'")
-            pool_with(extra)
+        if dataset.stratum is None:
+            loaded = load_examples(task, path, offset=dataset.offset, limit=n)
+        else:  # the stratum's questions, offset and n counted among them (suites.DatasetSpec.select)
+            loaded = load_examples(task, path)
+            loaded = dataclasses.replace(loaded, examples=dataset.select(task, list(loaded.examples), n))
+        extra = tuple(data_root.expanduser() / f for f in dataset.corpus)  # more corpus files pooled with its own
+        for p in extra:
+            if not p.is_file():
+                raise ConfigError(f"corpus file not found: {p} (dataset {dataset.id!r})",
+                                  hint="check --data-root / THOUGHTLOOM_DATA")
+        if extra or dataset.index:  # a task with no pooled corpus refuses, naming itself
+            task.pool_with(extra, dataset.index)  # the index settings (title links) travel with the corpus
         return Slice(task, loaded.path, list(loaded.examples), loaded.sample, data_root.expanduser())
     else:
         try:
@@ -184,31 +185,30 @@ class SuiteProgress(Protocol):
         ...
 
 
-def _resources(datasets: set[str], slices: dict[str, Slice], spec: RunSpec,
-               res: EvalResources) -> dict[str, tuple[EvalResources, dict[str, Any]]]:
-    """Per dataset, the services of its questions and what its cells' summaries say about retrieval.
-
-    Without ``--index``, a data file with paragraphs is indexed once here for
-    every method (the runner's own fallback would index it once per cell).
-    """
-    out = {}
-    for name in sorted(datasets):
-        pooled = slices[name].task.pooled_corpus() if res.retriever is None else None
-        meta = {"index": str(spec.index)} if res.retriever is not None else \
-            {"pooled_corpus": pooled.describe()} if pooled is not None else {}
-        out[name] = (dataclasses.replace(res, retriever=pooled_retriever(pooled)) if pooled is not None else res,
-                     meta)
-    return out
-
-
-def cell_meta(plan: SuitePlan, cell: Cell, sl: Slice, lm: LM | None) -> dict[str, Any]:
-    """What a cell's summary.json says about where it comes from (the same in every sitting);
-    without ``lm`` (examples on Ray workers) the executor adds the model."""
+def cell_meta(plan: SuitePlan, cell: Cell) -> dict[str, Any]:
+    """What a cell's summary.json says about where it comes from (the same in every sitting), beside
+    what every eval's says (:meth:`.assembly.RunSpec.notes`: data, slice, seed, budget, index, ...)."""
     return {"suite": plan.suite.name, "dataset": cell.dataset.id, "method": cell.method.id,
-            **({"model": lm.model_id} if lm is not None else {}), "data": str(sl.path),
-            **({"own_models": list(cell.method.own_models)} if cell.method.own_models else {}),
-            "offset": cell.dataset.offset, "seed": cell.seed,
-            "max_calls": plan.budget.max_calls, "max_tokens": plan.budget.max_tokens}
+            **({"own_models": list(cell.method.own_models)} if cell.method.own_models else {})}
+
+
+def cell_request(plan: SuitePlan, cell: Cell, sl: Slice, limit: int | None = None,
+                 command: Sequence[str] | str | None = None, force: bool = False) -> EvalRequest:
+    """The eval of ``cell`` (its first ``limit`` examples when given), as every eval is asked for
+    (:class:`~thoughtloom.eval.assembly.EvalRequest`): its method's strategy and settings at the suite's
+    values (the suite's budget is the runner's, not the methods' own cap), its slice, its folder, and
+    only the roles its method puts on models of their own."""
+    return EvalRequest(cell.method.strategy, sl.task, cell.method.options(sl.data_root),
+                       data=Dataset(sl.examples[:limit], sl.path, sl.sample), offset=cell.dataset.offset,
+                       limit=plan.n, source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),
+                       out=cell.folder(plan.out), cap_strategy=False, roles=tuple(cell.method.own_models),
+                       meta=cell_meta(plan, cell), force=force, command=command)
+
+
+def cell_spec(spec: RunSpec, plan: SuitePlan, cell: Cell) -> RunSpec:
+    """``spec`` with the plan's budget and the cell's seed."""
+    return dataclasses.replace(spec, seed=cell.seed, max_calls=plan.budget.max_calls,
+                               max_tokens=plan.budget.max_tokens)
 
 
 def check_own_models(cells: Sequence[Cell], spec: RunSpec, *, on_workers: bool = False) -> None:
@@ -247,23 +247,12 @@ async def run_cells(plan: SuitePlan, slices: dict[str, Slice], spec: RunSpec, *,
     check_own_models(todo, spec, on_workers=executors is not None)
     status = SuiteStatus(total=sum(len(slices[c.dataset.id].ids[:limit]) for c in todo),
                          done=sum(len(_done_ids(c, plan, slices, limit)) for c in todo))
-    resources = _resources({c.dataset.id for c in todo}, slices, spec, res) if res is not None else {}
-    lm = res.lm if res is not None else None
     summaries = {}
     for i, cell in enumerate(todo):
         sl = slices[cell.dataset.id]
-        cell_res, retrieval = resources.get(cell.dataset.id, (None, {}))
-        if cell_res is not None:  # only the roles this method marks ask their own model
-            cell_res = dataclasses.replace(cell_res, role_lms={r: m for r, m in cell_res.role_lms.items()
-                                                               if r in cell.method.own_models})
-        cell_settings = dataclasses.replace(spec.settings(), seed=cell.seed, budget=plan.budget)
+        run = assemble(cell_spec(spec, plan, cell), cell_request(plan, cell, sl, limit, command, force))
         with progress.cell(cell, i, len(todo), status) if progress else contextlib.nullcontext() as bar:
-            summary = await evaluate(cell.method.build(sl.task, sl.data_root), sl.task, sl.examples[:limit], cell_res,
-                                     cell.folder(plan.out), settings=cell_settings, progress=bar,
-                                     meta={**cell_meta(plan, cell, sl, lm), **retrieval},
-                                     source=DataSource(sl.path, 0 if sl.sample else cell.dataset.offset, plan.n),
-                                     command=command, force=force,
-                                     executor=executors() if executors is not None else None)
+            summary = await run.run(res=res, executor=executors() if executors is not None else None, progress=bar)
         summaries[cell.name] = summary
         if sitting is not None and summary["this_run"]["examples"]:
             log_added(plan.out, sitting, cell.name, summary["this_run"]["examples"])

@@ -29,6 +29,7 @@ import jsonschema
 from ... import strategies, tasks
 from ...core.errors import ConfigError, ThoughtloomError
 from ...lm.meter import Budget
+from ...retrieval import TemporaryIndex
 
 _ID = {"type": "string", "pattern": "^[a-z0-9][a-z0-9_.-]*$"}
 _TEXT = {"type": "string", "minLength": 1}
@@ -56,11 +57,13 @@ SCHEMA: dict[str, Any] = {
             "type": "object", "additionalProperties": False, "required": ["id", "task", "data"],
             "properties": {"id": _ID, "task": _TEXT, "data": _TEXT, "offset": {"type": "integer", "minimum": 0},
                            "metrics": {"type": "array", "minItems": 1, "items": _TEXT}, "primary": _TEXT,
-                           "strata": {"type": "boolean"}, "note": _TEXT,
+                           "strata": {"type": "boolean"}, "note": _TEXT, "stratum": _STRATUM,
+                           "index": {"type": "object", "minProperties": 1, "additionalProperties": False,
+                                     "properties": {"bm25": {"type": "object"}, "links": {"type": "object"}}},
                            "corpus": {"type": "array", "minItems": 1, "items": _TEXT}}}},
         "methods": {"type": "array", "minItems": 1, "items": {
             "type": "object", "additionalProperties": False, "required": ["id", "strategy"],
-            "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT,
+            "properties": {"id": _ID, "strategy": _TEXT, "label": _TEXT, "note": _TEXT, "grid": _ID,
                            "settings": {"type": "object", "additionalProperties": {
                                "type": ["string", "integer", "number", "boolean"]}},
                            "data_settings": {"type": "object", "additionalProperties": {"anyOf": [
@@ -94,6 +97,22 @@ class DatasetSpec:
     strata: bool = False  # report the primary metric by question-length stratum (HGOT's Table 2)
     note: str = ""
     corpus: tuple[str, ...] = ()  # more corpus files (under the data root) pooled with the data file's paragraphs
+    #: only this length stratum's questions (the task's rule, ``Task.stratum``), ``offset`` and ``n``
+    #: counted among them: HGOT's weight grid runs on medium questions (Table 9)
+    stratum: str | None = None
+    #: the pooled BM25 index's build settings, every method alike (``index build --set`` keys as a
+    #: table: ``{ links = { seeds = 3 } }``); an ``--index`` replaces the pooled index and them
+    index: Mapping[str, Any] = field(default_factory=dict)
+
+    def select(self, task: tasks.Task, examples: list[tasks.Example], n: int) -> list[tasks.Example]:
+        """This dataset's ``n`` examples from ``offset`` among the loaded ones of its stratum (all
+        of them when it names none)."""
+        kept = examples if self.stratum is None else [e for e in examples
+                                                      if task.stratum(e.problem.meta) == self.stratum]
+        if self.offset >= len(kept):
+            raise ConfigError(f"offset {self.offset}: dataset {self.id!r} has only {len(kept)} examples"
+                              + (f" in stratum {self.stratum!r}" if self.stratum else ""))
+        return kept[self.offset:self.offset + n]
 
 
 @dataclass(frozen=True)
@@ -112,13 +131,21 @@ class MethodSpec:
     #: with ``--role-model ROLE=MODEL`` (say a weaker evaluator); every other role, and every role of
     #: an unmarked method, asks ``--model``
     own_models: tuple[str, ...] = ()
+    #: the grid search this method is one point of (a family id shared by its points, e.g. DecomP's K
+    #: grid, Appendix A.2, or HGOT's weight grid, Table 9); the card names each family's best point
+    grid: str = ""
 
     def build(self, task: tasks.Task | None = None, data_root: Path | None = None) -> strategies.Strategy:
         """The strategy with this method's settings (typed TOML values, checked as ``--set`` values are);
         a tree strategy takes ``task``'s search settings for the options the suite leaves unset. With a
         ``data_root``, each data setting is its files under it (a missing one is an error naming it);
         without one (a packaged sample stands in for the data) the data settings stay unset."""
-        return strategies.build(self.strategy, {**self.settings, **self.data_paths(data_root)}, task)
+        return strategies.build(self.strategy, self.options(data_root), task)
+
+    def options(self, data_root: Path | None = None) -> dict[str, Any]:
+        """The strategy options this method sets: its settings, and each data setting's files under
+        ``data_root`` (:meth:`data_paths`)."""
+        return {**self.settings, **self.data_paths(data_root)}
 
     def data_paths(self, data_root: Path | None) -> dict[str, str]:
         """Each data setting's value under ``data_root`` (none without a root)."""
@@ -192,6 +219,14 @@ class Suite:
     def claims_for(self, dataset: str) -> list[Claim]:
         return [c for c in self.claims if c.dataset in (None, dataset)]
 
+    def grids(self) -> dict[str, list[MethodSpec]]:
+        """Each grid search's points (methods sharing a ``grid`` id), in the suite's order."""
+        out: dict[str, list[MethodSpec]] = {}
+        for m in self.methods:
+            if m.grid:
+                out.setdefault(m.grid, []).append(m)
+        return out
+
 
 def _packaged() -> Any:
     return resources.files(__package__).joinpath("suites")
@@ -250,11 +285,11 @@ def _build(doc: dict[str, Any], source: str, digest: str) -> Suite:
                                   f"(its metrics: {', '.join(task.metrics)})")
         datasets.append(DatasetSpec(d["id"], d["task"], d["data"], d.get("offset", 0), metrics,
                                     d.get("primary", metrics[0]), d.get("strata", False), d.get("note", ""),
-                                    tuple(d.get("corpus", ()))))
+                                    tuple(d.get("corpus", ())), d.get("stratum"), dict(d.get("index", {}))))
     methods = tuple(MethodSpec(m["id"], m["strategy"], m.get("label", m["id"]), dict(m.get("settings", {})),
                                m.get("note", ""), {k: (v,) if isinstance(v, str) else tuple(v)
                                                    for k, v in m.get("data_settings", {}).items()},
-                               tuple(m.get("own_models", ())))
+                               tuple(m.get("own_models", ())), m.get("grid", ""))
                     for m in doc["methods"])
     budget = doc.get("budget", {})
     return Suite(
@@ -287,6 +322,11 @@ def _check_meaning(suite: Suite, source: str) -> None:
     for i, d in enumerate(suite.datasets):
         if d.primary not in d.metrics:
             fail(f"datasets[{i}].primary", f"{d.primary!r} is not one of its metrics {list(d.metrics)}")
+        if d.index:
+            try:
+                TemporaryIndex([], settings=dict(d.index))
+            except ThoughtloomError as exc:
+                fail(f"datasets[{i}].index", str(exc))
     for i, m in enumerate(suite.methods):
         try:
             for d in suite.datasets:
@@ -301,6 +341,10 @@ def _check_meaning(suite: Suite, source: str) -> None:
                 strategies.build(m.strategy, {**m.settings, **{k: ",".join(v) for k, v in m.data_settings.items()}})
             except ThoughtloomError as exc:
                 fail(f"methods[{i}].data_settings", str(exc))
+    for family, points in suite.grids().items():
+        if len(points) < 2:
+            fail(f"methods[{suite.methods.index(points[0])}].grid", f"grid {family!r} has one point; a grid "
+                 "search needs two or more methods with the same grid id")
     datasets = {d.id: d for d in suite.datasets}
     methods = {m.id for m in suite.methods}
     for kind, items in (("paper_figures", suite.figures), ("claims", suite.claims)):

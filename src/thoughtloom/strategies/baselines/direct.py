@@ -27,7 +27,6 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import Options, option
-from ...core.protocols import DEFAULT_COT_ANSWER_FORMAT
 from ...core.types import Problem, Request
 from ..context import Context
 from ..interface import DEFAULT_MAX_CALLS, Strategy
@@ -82,7 +81,7 @@ def cot_request(problem: Problem, ctx: Context, *, shots: int, max_tokens: int, 
                 temperature: float = 0.0, sample_index: int = 0) -> Request:
     messages = few_shot(ctx, "cot", list(ctx.task.demos())[:shots], with_rationale=True, layout=layout,
                         instruction=ctx.task.instruction, question=_question(problem),
-                        answer_format=getattr(ctx.task, "cot_answer_format", DEFAULT_COT_ANSWER_FORMAT))
+                        answer_format=ctx.task.cot_answer_format)
     return Request.of(messages, max_tokens=max_tokens, temperature=temperature,
                       stop=("\nQuestion:",), seed=ctx.seed, sample_index=sample_index)
 
@@ -132,9 +131,8 @@ class SelfConsistency(Strategy):
         ]
         phase(ctx.trace, "sampling", of=n)
         completions = await ctx.lm.generate(requests)
-        if ctx.anytime is not None:  # a run capped at i calls sends the first i samples and votes them
-            with ctx.trace.muted():
-                ctx.within_batch(completions, [vote_samples(ctx, completions[:i])[0] for i in range(1, n + 1)])
+        # a run capped at i calls sends the first i samples and votes them
+        ctx.within_batch(completions, lambda first: vote_samples(ctx, first)[0])
         result, vote = vote_samples(ctx, completions)
         result.details.update(tally=vote.tally, truncated_samples=sum(c.truncated for c in completions))
         return result

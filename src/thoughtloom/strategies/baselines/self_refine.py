@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -25,21 +25,26 @@ class SelfRefineConfig(SearchConfig):
     stop_at_goal: bool = True  # stop once a version reaches goal_score
 
 
-@register("self-refine")
-class SelfRefine(TreeSearch):
-    """Self-Refine: answer, self-critique, rewrite; one chain, last version wins."""
+@SEARCH_ALGORITHMS.register("refine")
+@dataclass(frozen=True)
+class RefineChain:
+    """Self-Refine's chain (the ``refine`` search algorithm): rewrite the current version from its
+    feedback, ``iterations`` times; the answer is the last version."""
 
-    Config = SelfRefineConfig
-    algorithm = "self-refine"
+    config: SelfRefineConfig
+
+    @classmethod
+    def from_config(cls, cfg: SelfRefineConfig) -> "RefineChain":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: SelfRefineConfig = self.config
+        cfg = self.config
         for i in range(cfg.iterations):
-            if cfg.stop_at_goal and s.solved(s.current):
+            if (cfg.stop_at_goal and s.solved(s.current)) or s.complete(s.current):
                 break
             phase(s.ctx.trace, "round", i + 1, cfg.iterations)
-            rewrite = await s.generator.expand(s.current, 1)
-            await s.evaluator.evaluate(rewrite)
+            rewrite = await s.expand(s.current, 1)
+            await s.evaluate(rewrite)
             if rewrite:
                 s.current = rewrite[0]
             elif not s.empty(s.current):  # an unreadable rewrite spent the round (retry_empty: try again)
@@ -48,3 +53,12 @@ class SelfRefine(TreeSearch):
 
     def choose(self, s: SearchRun) -> Node:
         return s.current  # the last version, even if an earlier one scored higher
+
+
+@register("self-refine")
+class SelfRefine(TreeSearch):
+    """Self-Refine: answer, self-critique, rewrite; one chain, last version wins."""
+
+    Config = SelfRefineConfig
+    algorithm = "self-refine"
+    search_algorithm = "refine"

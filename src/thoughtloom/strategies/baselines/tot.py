@@ -18,13 +18,17 @@ batch) and the ``beam`` best by mean value are kept. After ``max_depth``
 levels the answer is the best thought of the last level kept, as Yao et
 al. answer with the first of their final beam. A level that brings no
 readable thought spends that level and the next one expands the same beam
-again (``retry_empty``, the rule of every tree method).
+again (``retry_empty``, the rule of every tree method). A complete thought
+in the beam (a full board: nothing can extend it) is not expanded; it
+competes for the next beam with the new thoughts, and a beam of complete
+thoughts ends the search (Yao et al. do not say; our choice).
 
 ``tot-dfs``: the kernel's depth-first search with pruning and backtracking
 (:mod:`thoughtloom.strategies.treesearch.dfs`), each expansion one proposal
 request of ``k`` thoughts, each valued once; a state with a clue judged
-impossible is pruned, as Yao et al. prune, and an empty expansion is tried
-again within ``max_steps``.
+impossible is pruned, as Yao et al. prune, an empty expansion is tried
+again within ``max_steps``, and a full board sends the search back up
+without spending a step.
 """
 
 from __future__ import annotations
@@ -34,10 +38,10 @@ from dataclasses import dataclass
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..treesearch.dfs import DepthFirst, DFSConfig
+from ..treesearch.dfs import DFSConfig
 from ..treesearch.evaluator import EVAL_STYLES
-from ..treesearch.generator import GENERATE_MODES, ToTGenerator
-from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.generator import GENERATE_MODES
+from ..treesearch.scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -57,30 +61,38 @@ class ToTDFSConfig(DFSConfig):
     eval_style: str = option("score", choices=EVAL_STYLES)  # Yao et al. value a partial state on a graded scale
 
 
-@register("tot-bfs")
-class ToTBFS(TreeSearch):
-    """Tree of Thoughts, BFS with beam b: propose, value (sampled), keep the b best; no feedback."""
+@SEARCH_ALGORITHMS.register("bfs")
+@dataclass(frozen=True)
+class BeamSearch:
+    """Yao et al.'s BFS with beam b (the ``bfs`` search algorithm): expand the beam, keep the b best
+    children; the answer is the best thought of the last level kept."""
 
-    Config = BFSConfig
-    algorithm = "tot-bfs"
-    generator = ToTGenerator
+    config: BFSConfig
+
+    @classmethod
+    def from_config(cls, cfg: BFSConfig) -> "BeamSearch":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: BFSConfig = self.config
+        cfg = self.config
         frontier = [root]
         for level in range(cfg.max_depth):
             if not frontier or (cfg.stop_at_goal and any(s.solved(n) for n in frontier)):
                 break
-            phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
-            groups = await s.generator.expand_many(frontier, max(cfg.k, cfg.beam))
-            children = [c for g in groups for c in g]
-            await s.evaluator.evaluate(children)
-            if not children:  # the level is spent; the next one expands the same beam again (retry_empty)
-                if s.empty(frontier[0]):
-                    continue
-                s.notes["stopped_early"] = f"no readable child of the beam at depth {frontier[0].depth + 1}"
+            growing = [n for n in frontier if not s.complete(n)]
+            if not growing:  # a beam of complete states: no level can add to it
                 break
-            frontier = sorted(children, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
+            phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
+            groups = await s.expand_many(growing, max(cfg.k, cfg.beam))
+            children = [c for g in groups for c in g]
+            await s.evaluate(children)
+            if not children:  # the level is spent; the next one expands the same beam again (retry_empty)
+                if s.empty(growing[0]):
+                    continue
+                s.notes["stopped_early"] = f"no readable child of the beam at depth {growing[0].depth + 1}"
+                break
+            kept = [n for n in frontier if n not in growing]  # a complete state stays a candidate for the beam
+            frontier = sorted(children + kept, key=lambda n: (-(n.score or 0.0), n.id))[: cfg.beam]
             if frontier:
                 s.current = frontier[0]
 
@@ -89,10 +101,21 @@ class ToTBFS(TreeSearch):
         return s.current
 
 
+@register("tot-bfs")
+class ToTBFS(TreeSearch):
+    """Tree of Thoughts, BFS with beam b: propose, value (sampled), keep the b best; no feedback."""
+
+    Config = BFSConfig
+    algorithm = "tot-bfs"
+    generator = "tot"
+    search_algorithm = "bfs"
+
+
 @register("tot-dfs")
-class ToTDFS(DepthFirst):
+class ToTDFS(TreeSearch):
     """Tree of Thoughts, DFS: sculpt-dfs-backtrack's loop over proposed thoughts, without feedback."""
 
     Config = ToTDFSConfig
     algorithm = "tot-dfs"
-    generator = ToTGenerator
+    generator = "tot"
+    search_algorithm = "dfs-backtrack"

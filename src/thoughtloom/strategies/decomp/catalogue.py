@@ -75,6 +75,16 @@ def _letter_cat_reference(question: str) -> list[str]:
     ]
 
 
+def _letter_each_reference(question: str) -> list[str]:
+    """Appendix G.1.5's alternative schema: one letter question per word, written out, then merge."""
+    words = last_quoted(question).split()
+    pos = re.search(r"position (\d+)", question)
+    letter = f"the letter at position {pos.group(1)}" if pos else "the last letter"
+    answers = ", ".join(f'"#{i + 1}"' for i in range(len(words)))
+    return ([f'(str_position) "What is {letter} of "{w}"?"' for w in words]
+            + [f'(merge) "Concatenate [{answers}] using {separator_phrase(question)}."'])
+
+
 def _str_position_reference(question: str) -> list[str]:
     word = last_quoted(question)
     pos = re.search(r"position (\d+)", question)
@@ -87,6 +97,9 @@ def _str_position_reference(question: str) -> list[str]:
 register_program(Program(
     "letter_cat", "letter_cat", _letter_cat_reference, ("split", "str_position", "merge"),
     description="split the name, foreach str_position, merge"))
+register_program(Program(
+    "letter_cat_each", "letter_cat_each", _letter_each_reference, ("str_position", "merge"),
+    description="G.1.5's alternative schema: one str_position question per word, written out, then merge"))
 register_program(Program(
     "str_position", "str_position", _str_position_reference, ("split", "arr_position"),
     description="hierarchical: the general split lists the letters with their positions, then arr_position"))
@@ -157,6 +170,15 @@ register_program(Program("odqa_nodecomp", None,
                          description="NoDecomp-Ctxt: one retrieval, then answer"))
 register_program(Program("odqa_closedbook", None, _fixed("(closedbook_qa) $question"),
                          description="No-Ctxt: closed book"))
+# Appendix G.6's CoT reader in place of the direct one: the same programs, the final multi-hop reader
+# (multihop_titleqa_cot: the direct reader's demonstrations, each answer reasoned on one line ending
+# in "So the answer is:") for the one that answers directly; --set program= picks them. The
+# decomposer prompts differ from the direct ones only in that handler's name.
+register_program(Program("odqa_decomp_cot", "odqa_decomp_cot", None, ("retrieve_odqa", "multihop_titleqa_cot"),
+                         k=4, description="Decomp-Ctxt with the CoT reader (G.6)"))
+register_program(Program("odqa_nodecomp_cot", None,
+                         _fixed("(retrieve) $question", "(multihop_titleqa_cot) $question"), k=6,
+                         description="NoDecomp-Ctxt with the CoT reader (G.6): one retrieval, then reason and answer"))
 
 
 # -- a user's own questions -------------------------------------------------------
@@ -195,7 +217,7 @@ SHAPES: dict[str, dict[str, str]] = {
 def default_name(strategy: str, task: TaskView) -> str | None:
     """The program ``strategy`` runs for ``task`` by default: the task's own, else its shape's; None: none."""
     name = DEFAULTS.get(strategy, {}).get(task.name)
-    shape = getattr(task, "question_shape", "")  # optional on TaskView (see core.protocols)
+    shape = task.question_shape  # declared on TaskView, "" on Task (see core.protocols)
     return name if name is not None else SHAPES.get(strategy, {}).get(shape) if shape else None
 
 

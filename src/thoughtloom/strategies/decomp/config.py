@@ -32,3 +32,4 @@ class DecompConfig(Options):
     k: int = option(0, min=0)  # passages per retrieval; 0: the program's default
     structured: bool = False  # decomposer steps as schema-constrained JSON
     max_calls: int = option(300, min=1)  # finite bound on model calls per question (a runaway program ends)
+    bind: str = ""  # handler names answered by a registered strategy or function: NAME=STRATEGY [KEY=V ...], several separated by ';'

@@ -16,9 +16,11 @@ A run ends at ``[EOQ]``; its last answer is its result. Nested programs
 deeper, so a foreach over a nested program is still one batch per round.
 
 Handlers see a :class:`~.handlers.HandlerEnv` built here (the model, seed,
-answer extraction, :meth:`Controller.search` with the run's ``k``, and
-handler lookup), not the controller; a :class:`ProgramHandler` holds
-:meth:`Controller.run` itself.
+answer extraction, :meth:`Controller.search` with the run's ``k``, handler
+lookup and the run's context), not the controller; a :class:`ProgramHandler`
+holds :meth:`Controller.run` itself. A handler name resolves to a ``bind`` of
+this run, a program, a registered function, a prompt, symbolic or built-in
+handler, or a registered strategy (:mod:`.step_handlers`).
 
 With ``structured`` the decomposer answers each turn with a JSON object
 (handler, operator, question) under a JSON schema, i.e. grammar-constrained
@@ -53,12 +55,14 @@ from ...core.events import malformed, phase
 from ...core.types import Passage, Request
 from ...lm.structured import parse_json
 from ..context import Context
+from ..registry import available
 from .catalogue import PROGRAMS, Program, get_program
 from .config import DecompConfig
-from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, read_prompt, resolve, split_header
+from .handlers import Call, Handler, HandlerEnv, Outcome, known_names, read_prompt, split_header
 from .language import (PROJECT, PROJECT_FLAT, QUESTION, SELECT, End, Step, StepError, combine, expand, parse_step,
                        render_value)
 from .record import Run, StepRecord
+from .step_handlers import parse_bindings, resolve_handler, step_names
 
 
 NEXT_STEP = ("Now continue the program below. Reply with only its next line, a QS: line in the "
@@ -137,22 +141,24 @@ class Controller:
     def __init__(self, ctx: Context, cfg: DecompConfig, k: int) -> None:
         self.ctx, self.cfg = ctx, cfg
         self.k = k
-        self._known = known_names(ctx.prompt_dir)
+        self.bindings = parse_bindings(cfg.bind)
+        self._known = known_names(ctx.prompt_dir) | step_names(self.bindings)
         self._cache: dict[str, Handler] = {}
         self.started: list[Run] = []  # the top-level runs, as far as they got (a budget stop reports them)
         self.env = HandlerEnv(lm=ctx.lm_for("handler"), seed=ctx.seed, extract_answer=ctx.task.extract_answer,
-                              search=lambda queries: self.search(queries, self.k), resolve=self.handler)
+                              search=lambda queries: self.search(queries, self.k), resolve=self.handler, ctx=ctx)
 
     # -- handlers -------------------------------------------------------------
 
     def handler(self, name: str, program: Program | None = None) -> Handler:
-        if program is not None and program.self_name and name == program.self_name:
+        bound = name in self.bindings  # this run's bind wins over every other meaning of the name
+        if not bound and program is not None and program.self_name and name == program.self_name:
             return ProgramHandler(name, program.name, self.run)
-        if name in PROGRAMS:
+        if not bound and name in PROGRAMS:
             return ProgramHandler(name, name, self.run)
         if name not in self._cache:
-            self._cache[name] = resolve(name, prefer_symbolic=self.cfg.handlers == "symbolic",
-                                        prompt_dir=self.ctx.prompt_dir, task=self.ctx.task.name)
+            self._cache[name] = resolve_handler(name, self.bindings, prefer_symbolic=self.cfg.handlers == "symbolic",
+                                                prompt_dir=self.ctx.prompt_dir, task=self.ctx.task.name)
         return self._cache[name]
 
     def allowed(self, program: Program) -> set[str]:
@@ -222,6 +228,7 @@ class Controller:
 
     async def _next_steps(self, program: Program, runs: list[Run]) -> list[Step | End | None]:
         allowed = self.allowed(program)
+        scripted = allowed | set(available())  # a script's step (code, not a reply) may name any strategy too
         out: list[Step | End | None] = [None] * len(runs)
         pending = []
         for i, r in enumerate(runs):
@@ -230,7 +237,7 @@ class Controller:
                 continue
             line = r.script[len(r.steps)] if len(r.steps) < len(r.script) else "[EOQ]"
             try:
-                out[i] = parse_step(line, allowed, len(r.answers), r.question)
+                out[i] = parse_step(line, scripted, len(r.answers), r.question)
             except StepError as exc:
                 self._malformed(r, exc.kind, str(exc), line, 0)
         if not pending:

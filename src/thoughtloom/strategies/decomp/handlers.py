@@ -15,7 +15,9 @@ by name), never the controller itself. Kinds:
 * ``program``: another decomposed program (hierarchical) or the running
   program itself (recursive); ``controller.py`` defines it, as it runs
   programs;
-* ``retrieval``: search over the core ``Retriever`` protocol.
+* ``retrieval``: search over the core ``Retriever`` protocol;
+* ``strategy`` and ``function``: a registered strategy, or a function registered with
+  :func:`~.step_handlers.register_handler`, run with the run's own context (:mod:`.step_handlers`).
 
 Add your own with the decorator::
 
@@ -40,6 +42,7 @@ from ...core.options import Options, make, option
 from ...core.protocols import LM
 from ...core.text import CHARS_PER_TOKEN
 from ...core.types import Passage, Request
+from ..context import Context
 from .functions import SymbolicFn, symbolic_function, symbolic_names
 from .language import Answer, read_reply, render_value
 from .record import Run
@@ -81,9 +84,11 @@ class Handler(ABC):
 class HandlerEnv:
     """What a handler may use while a program runs.
 
-    ``search`` returns the top passages for each query (the run's ``k``; the
-    controller retrieves and traces); ``resolve`` looks up another handler by
-    name, for handlers built from others (``retrieve_odqa``).
+    ``lm`` is the ``handler`` role's model; ``search`` returns the top passages for each query
+    (the run's ``k``; the controller retrieves and traces); ``resolve`` looks up another handler
+    by name, for handlers built from others (``retrieve_odqa``); ``ctx`` is the run's own context
+    (its trace, task, budget, prompt folder and role models), which a strategy or function handler
+    runs with (:mod:`.step_handlers`).
     """
 
     lm: LM
@@ -91,6 +96,7 @@ class HandlerEnv:
     extract_answer: Callable[[str], str | None]
     search: Callable[[list[str]], Awaitable[list[list[Passage]]]]
     resolve: Callable[[str], Handler]
+    ctx: Context | None = None
 
 
 # -- symbolic ------------------------------------------------------------------

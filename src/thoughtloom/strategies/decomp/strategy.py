@@ -37,11 +37,16 @@ from .controller import Controller
 from .handlers import Call
 from .language import render_value
 from .record import Run
+from .step_handlers import parse_bindings
 
 
 class _DecompBase(Strategy):
     Config = DecompConfig
     paper = "DecomP"
+
+    def __init__(self, config: DecompConfig | None = None) -> None:
+        super().__init__(config)
+        parse_bindings(self.config.bind)  # a bad binding is refused when the strategy is built, before any call
 
     @classmethod
     def supports(cls, task: TaskView) -> bool:

@@ -64,6 +64,7 @@ class HGOTConfig(Options):
     annotate_n: int = option(8, min=0)  # questions an eval annotates when demos != none and demo_file is unset
     train_file: str | None = None  # training set those questions come from: its pool of 7 (strategies.demo_pool), as every method's; None: the task's own demos
     max_calls: int = option(DEFAULT_MAX_CALLS, min=1)  # finite bound on model calls per question
+    infer: str = "cited"  # the Infer step (infer_steps.py): cited (the paper's) | a registered strategy and its options, e.g. "cot-sc n=5"
 
 
 #: ``--set preset=paper``: the paper's settings where it (or, where its text is silent, the

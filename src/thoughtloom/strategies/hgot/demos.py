@@ -8,7 +8,10 @@ same columns from one HGOT run, so our own annotations and theirs load alike.
 Annotation (appendix D, after DSP): run HGOT on training questions, keep a
 run when (1) its prediction matches the gold answer, (2) every plan step is a
 question, (3) its mean step length is not an outlier by the IQR rule
-(:func:`iqr_keep`); :mod:`thoughtloom.eval.annotate` runs it on the fly.
+(:func:`iqr_keep`). HGOT declares this step (:class:`Annotation`, from
+:meth:`HGOT.demo_annotation <thoughtloom.strategies.hgot.strategy.HGOT.demo_annotation>`)
+when its config asks for demos and names no file of them, and
+:mod:`thoughtloom.eval.annotate` runs it before the eval.
 Selection per test question (``demos``): ``knn`` (the k annotated questions
 most similar to it) or ``sampling`` (balanced over answer classes, random
 under the seed), by a :class:`DemoSelector`, which renders the chosen rows
@@ -24,6 +27,7 @@ import math
 import random
 import re
 from collections import Counter
+import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -31,6 +35,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from ...core.errors import ConfigError, DataError
+from ..interface import AnnotationRun, DemoAnnotation, Strategy
 from . import deps
 from .config import HGOTConfig
 from .quality import split_statements
@@ -285,6 +290,40 @@ def write_annotated(rows: Sequence[dict[str, str]], path: str | Path) -> None:
         writer = csv.DictWriter(fh, fieldnames=COLUMNS)
         writer.writeheader()
         writer.writerows(rows)
+
+
+@dataclass(frozen=True)
+class Annotation(DemoAnnotation):
+    """HGOT's own demonstrations (appendix D): runs of ``plain`` (``demos=none``) kept by :func:`qualify`,
+    written in the authors' columns; :meth:`annotated` is ``config`` with ``demo_file`` set to them."""
+
+    config: HGOTConfig | None = None
+
+    def qualified(self, runs: Sequence[AnnotationRun], correct: Callable[[str, Any], bool]) -> list[dict[str, str]]:
+        """The CSV rows of the runs that pass the DSP-style filter: correct, question-shaped steps,
+        IQR on step length."""
+        done = [r for r in runs if r.details.get("tree")]
+        rows = [annotation_row(r.question, r.details["tree"], r.details.get("context") or ()) for r in done]
+        annotated = [Annotated(x["Question"], x["Plan"], x["Dependencies"], x["Rewrite Context"], x["Rewrite"],
+                               x["Rationale Context"], x["Rationale"], x["Answer"]) for x in rows]
+        keep = {a.question for a in qualify(annotated, [r.gold for r in done], correct)}
+        return [x for x in rows if x["Question"] in keep]
+
+    def write(self, rows: Sequence[dict[str, str]], path: str) -> None:
+        write_annotated(rows, path)
+
+    def annotated(self, path: str) -> Strategy:
+        return type(self.plain)(dataclasses.replace(self.config, demo_file=path))
+
+
+def annotation(strategy: Strategy) -> Annotation | None:
+    """The annotation step an HGOT strategy declares: one when its config asks for demos (``knn`` or
+    ``sampling``) and names no ``demo_file``, else None."""
+    cfg = strategy.config
+    if cfg.demos == "none" or cfg.demo_file:
+        return None
+    return Annotation(plain=type(strategy)(dataclasses.replace(cfg, demos="none")), n=cfg.annotate_n,
+                      train_file=cfg.train_file, label=f"demos={cfg.demos}", config=cfg)
 
 
 class DemoSelector:

@@ -2,9 +2,13 @@
 question's pool in ONE batch, weighed by citation quality, voted, and the
 pool's passage scores updated.
 
-:func:`infer` is one Infer of a node; :func:`infer_requests` builds its
-sampled requests. What a thought is and how a reply is read as one:
-:mod:`.thought`.
+:func:`infer` is the paper's Infer of a node, in its parts: :func:`top_passages`
+(what it shows), :func:`sample_thoughts` (sampling), :func:`judge_thoughts`
+(judging: citation recall and precision, thought quality), :func:`.answers.select_answer`
+(voting) and :func:`update_pool` / :func:`trace_pool_update` (rescoring).
+:func:`infer_requests` builds its sampled requests. What a thought is and how
+a reply is read as one: :mod:`.thought`. Another Infer plugs in at
+:mod:`.infer_steps`, which reuses the parts it needs.
 """
 
 from __future__ import annotations
@@ -36,13 +40,17 @@ class InferOutcome:
     shown: tuple[str, ...] = ()  # the passages the prompt showed, [1] first (what the rationale cites)
 
 
-async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequence[ScoredPassage], demos: str,
-                hints: str = "") -> InferOutcome:
-    """Sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the node holds
-    their plain vote while they are judged (:meth:`QuestionNode.hold`)."""
-    question, depth = node.question, node.depth
+def top_passages(cfg: HGOTConfig, pool: Sequence[ScoredPassage]) -> tuple[list[ScoredPassage], list[str]]:
+    """The top-K passages of ``pool`` (``top_k``, best first) and their texts as the prompt shows them."""
     top = sorted(pool, key=lambda s: s.score, reverse=True)[: cfg.top_k]
-    texts = [passage_text(s.passage, cfg.passage_words) for s in top]
+    return top, [passage_text(s.passage, cfg.passage_words) for s in top]
+
+
+async def sample_thoughts(ctx: Context, cfg: HGOTConfig, node: QuestionNode, texts: Sequence[str], demos: str,
+                          hints: str = "") -> list[Thought]:
+    """Sampling: ``samples`` cited thoughts over ``texts`` in one batch, each read as a thought (one
+    cut off at max_tokens, or with no answer, is traced and does not vote)."""
+    question, depth = node.question, node.depth
     reqs = infer_requests(ctx, question, texts, demos, hints, n=cfg.samples,
                           temperature=cfg.temperature, max_tokens=cfg.max_tokens,
                           thought_format=cfg.thought_format, cap=cfg.thought_cap)
@@ -54,20 +62,59 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequenc
         if t.answer is None and not c.truncated:
             malformed(ctx.trace, "hgot_thought", "no_answer", t.text, depth=depth, question=question,
                       index=t.index, node=node.id)
-    plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
-    node.hold(plain, _rationale(ctx, thoughts, plain))
+    return thoughts
+
+
+async def judge_thoughts(ctx: Context, cfg: HGOTConfig, thoughts: Sequence[Thought],
+                         texts: Sequence[str]) -> tuple[list[CitationScores | None], list[float]]:
+    """Judging: each thought's citation scores (None without a judge) and its quality (1 without one)."""
     scores = await _score_thoughts(ctx, cfg, thoughts, texts)
     qualities = [thought_quality(s.recall, s.precision, cfg.alpha, cfg.beta, cfg.gamma)
                  if s is not None else 1.0 for s in scores]
+    return scores, qualities
+
+
+@dataclass(frozen=True)
+class PoolUpdate:
+    """Rescoring after an Infer: the pool re-ranked, and each passage's change (shown, and not shown)."""
+
+    pool: list[ScoredPassage]
+    shown: list[dict[str, Any]]
+    unshown: list[dict[str, Any]]
+
+
+def update_pool(cfg: HGOTConfig, top: Sequence[ScoredPassage], pool: Sequence[ScoredPassage],
+                freq: Sequence[float], confidence: float) -> PoolUpdate:
+    """Rescoring: every passage of ``pool`` after an Infer whose vote had ``confidence``, the shown
+    ones (``top``) with their citation frequencies ``freq``, the others with 0 (:func:`rescore`)."""
+    shown = {s.passage.id for s in top}
+    unshown = [s for s in pool if s.passage.id not in shown]
+    zeros = [0.0] * len(unshown)
+    new_top, new_unshown = rescore(top, freq, confidence, cfg), rescore(unshown, zeros, confidence, cfg)
+    return PoolUpdate(ranked([(s.passage, s.score) for s in new_top + new_unshown]),
+                      _changes(top, freq, new_top), _changes(unshown, zeros, new_unshown))
+
+
+def trace_pool_update(ctx: Context, node: QuestionNode, update: PoolUpdate) -> None:
+    ctx.trace.emit("passage_scores", node=node.id, depth=node.depth, question=node.question,
+                   passages=update.shown, unshown=update.unshown)
+
+
+async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequence[ScoredPassage], demos: str,
+                hints: str = "") -> InferOutcome:
+    """The paper's Infer: sampled thoughts over ``pool`` for ``node``'s question, weighed and voted; the
+    node holds their plain vote while they are judged (:meth:`QuestionNode.hold`)."""
+    question, depth = node.question, node.depth
+    top, texts = top_passages(cfg, pool)
+    thoughts = await sample_thoughts(ctx, cfg, node, texts, demos, hints)
+    plain = select_answer(ctx.task, thoughts, [1.0] * len(thoughts))
+    node.hold(plain, _rationale(ctx, thoughts, plain))
+    scores, qualities = await judge_thoughts(ctx, cfg, thoughts, texts)
     vote = select_answer(ctx.task, thoughts, qualities)
     voting = [i for i, t in enumerate(thoughts) if thought_answer(ctx.task, t)]
     freq = citation_frequency([_cited_by(thoughts[i], scores[i]) for i in voting],
                               [qualities[i] for i in voting], len(top))
-    shown = {s.passage.id for s in top}
-    unshown = [s for s in pool if s.passage.id not in shown]
-    new_top, new_unshown = rescore(top, freq, vote.confidence, cfg), rescore(unshown, [0.0] * len(unshown),
-                                                                            vote.confidence, cfg)
-    new_pool = ranked([(s.passage, s.score) for s in new_top + new_unshown])
+    update = update_pool(cfg, top, pool, freq, vote.confidence)
     records = [{"index": t.index, "answer": t.answer, "rationale": t.rationale,
                 "citations": [[st.text, [c + 1 for c in st.cites]] for st in t.statements],
                 "recall": None if s is None else round(s.recall, 4),
@@ -75,9 +122,8 @@ async def infer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: Sequenc
                 "quality": round(q, 4)} for t, s, q in zip(thoughts, scores, qualities)]
     ctx.trace.emit("hgot_infer", node=node.id, depth=depth, question=question, thoughts=records,
                    tally=vote.tally, answer=vote.winner, confidence=vote.confidence)
-    ctx.trace.emit("passage_scores", node=node.id, depth=depth, question=question,
-                   passages=_changes(top, freq, new_top), unshown=_changes(unshown, [0.0] * len(unshown), new_unshown))
-    return InferOutcome(vote.winner or "", vote.confidence, new_pool, records, _rationale(ctx, thoughts, vote),
+    trace_pool_update(ctx, node, update)
+    return InferOutcome(vote.winner or "", vote.confidence, update.pool, records, _rationale(ctx, thoughts, vote),
                         tuple(texts))
 
 

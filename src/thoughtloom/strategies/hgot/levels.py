@@ -3,7 +3,8 @@
 ``solve(ctx, cfg, node, pool, demos)`` (``first_answer`` is step 1,
 ``refine`` the rest):
 
-1. **Infer** (:mod:`.infer`) over the question's pool (its probed passages):
+1. **Infer** over the question's pool (its probed passages): the step the
+   ``infer`` option names (:mod:`.infer_steps`); the paper's (:mod:`.infer`):
    sampled cited thoughts, thought quality, weighted vote, passage-quality update.
 2. Stop when ``depth + 1 >= max_depth`` (the depth limit).
 3. **Plan** the question; stop when the plan is a single step that closely
@@ -45,7 +46,7 @@ from ..passages import passage_text
 from . import plan as planmod
 from .config import HGOTConfig
 from .demos import Demos
-from .infer import infer
+from .infer_steps import infer_step
 from .node import QuestionNode
 from .probe import merge_pools, probe
 from .similarity import resemblance
@@ -88,7 +89,7 @@ async def first_answer(ctx: Context, cfg: HGOTConfig, node: QuestionNode, pool: 
                        demos: Demos) -> None:
     """Step 1: Infer over the node's probed passages."""
     phase(ctx.trace, "first answer", depth=node.depth)
-    first = await infer(ctx, cfg, node, pool, demos.infer)
+    first = await infer_step(cfg)(ctx, node, pool, demos.infer)
     node.settle(first.answer, first.confidence, first.rationale)
     node.pool, node.shown = first.pool, first.shown
 
@@ -107,7 +108,7 @@ async def refine(ctx: Context, cfg: HGOTConfig, node: QuestionNode, demos: Demos
                          parent_weight=cfg.parent_weight, clip=cfg.clip)
     hints = sub_answer_hints(node.children) if cfg.hints else ""
     phase(ctx.trace, "final answer", depth=depth)
-    second = await infer(ctx, cfg, node, merged, demos.infer, hints)
+    second = await infer_step(cfg)(ctx, node, merged, demos.infer, hints)
     if second.answer:
         node.settle(second.answer, second.confidence, second.rationale)
         node.shown = second.shown

@@ -28,6 +28,7 @@ from ..result import Result
 from . import demos as demolib
 from . import levels
 from .config import PRESETS, HGOTConfig
+from .infer_steps import infer_step
 from .probe import probe
 from .similarity import encode, require_encoder
 from .node import QuestionNode
@@ -46,6 +47,7 @@ class HGOT(Strategy):
         super().__init__(config)
         if self.config.stop_rule == "cosine":
             require_encoder("stop_rule=cosine")
+        infer_step(self.config)  # an unknown Infer step or a bad option of it is refused now, before any call
         # one per strategy object: the questions it answers share the demo file and the
         # vectors of demo questions already encoded, and nothing outlives the strategy
         self.demo_selector = demolib.DemoSelector(self.config, encode=encode)
@@ -60,6 +62,10 @@ class HGOT(Strategy):
         ctx.best_so_far(lambda: _stopped(ctx, root))
         await levels.first_answer(ctx, cfg, root, pool, demos)
         return _result(await levels.refine(ctx, cfg, root, demos))
+
+    def demo_annotation(self) -> demolib.Annotation | None:
+        """HGOT+KNN / +Sampling with no ``demo_file``: demos annotated by HGOT itself before the eval."""
+        return demolib.annotation(self)
 
     def report(self, result: Result) -> str:
         tree = result.details.get("tree")

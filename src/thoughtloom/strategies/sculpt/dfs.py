@@ -29,8 +29,8 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ..registry import register
-from ..treesearch.dfs import DepthFirst
-from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.dfs import DFSConfig
+from ..treesearch.scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node
 
 
@@ -39,23 +39,27 @@ class GreedyDFSConfig(SearchConfig):
     stop_at_goal: bool = False  # end the descent once the current node reaches goal_score (not in Algorithm 2)
 
 
-@register("sculpt-dfs")
-class SculptDFS(TreeSearch):
-    """ThoughtSculpt, DFS as the paper's Algorithm 2: expand, take the best child, repeat max_depth times."""
+@SEARCH_ALGORITHMS.register("dfs")
+@dataclass(frozen=True)
+class GreedyDescent:
+    """Algorithm 2's descent (the ``dfs`` search algorithm): expand, take the best child, repeat
+    max_depth times; the answer is the node the descent reached."""
 
-    paper = "ThoughtSculpt"
-    Config = GreedyDFSConfig
-    algorithm = "dfs"
+    config: GreedyDFSConfig
+
+    @classmethod
+    def from_config(cls, cfg: GreedyDFSConfig) -> "GreedyDescent":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: GreedyDFSConfig = self.config
+        cfg = self.config
         node = root
         for level in range(cfg.max_depth):
-            if cfg.stop_at_goal and s.solved(node):
+            if (cfg.stop_at_goal and s.solved(node)) or s.complete(node):
                 break
             phase(s.ctx.trace, "depth", level + 1, cfg.max_depth)
-            children = await s.generator.expand(node, cfg.k)
-            await s.evaluator.evaluate(children)
+            children = await s.expand(node, cfg.k)
+            await s.evaluate(children)
             if not children:
                 if s.empty(node):
                     continue  # the step is spent; the next one expands the same node again
@@ -69,9 +73,21 @@ class SculptDFS(TreeSearch):
         return s.current  # Algorithm 2 returns the node its descent reached
 
 
+@register("sculpt-dfs")
+class SculptDFS(TreeSearch):
+    """ThoughtSculpt, DFS as the paper's Algorithm 2: expand, take the best child, repeat max_depth times."""
+
+    paper = "ThoughtSculpt"
+    Config = GreedyDFSConfig
+    algorithm = "dfs"
+    search_algorithm = "dfs"
+
+
 @register("sculpt-dfs-backtrack")
-class SculptDFSBacktrack(DepthFirst):
+class SculptDFSBacktrack(TreeSearch):
     """A variant, not the paper's: ThoughtSculpt's children in a pruned, backtracking DFS (tot-dfs's loop)."""
 
     paper = "ThoughtSculpt"
+    Config = DFSConfig
     algorithm = "dfs-backtrack"
+    search_algorithm = "dfs-backtrack"

@@ -36,7 +36,8 @@ path (``virtual_loss`` extra visits with reward 0 on every node from the root
 to the leaf), so UCB1 steers the next selection elsewhere. The selected
 leaves are then expanded in ONE generation batch, their children evaluated
 in ONE batch, simulated together, and the virtual losses removed before the
-real rewards are backpropagated. Each leaf counts as one of the
+real rewards are backpropagated (the virtual visits are counted beside the
+tree, never on its nodes: :func:`select_leaves`). Each leaf counts as one of the
 ``rollouts``. The trade-off: a batching server (vLLM, llama.cpp server with
 several slots) serves ``parallel`` x k generations in about the time of k,
 but each selection after the first sees statistics that lack the rewards
@@ -50,13 +51,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Callable, Mapping, Sequence
 
 from ...core.events import phase
 from ...core.options import option
 from ..registry import register
-from ..result import Result
-from ..treesearch.scaffold import SearchConfig, SearchRun, TreeSearch
+from ..treesearch.scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun, TreeSearch
 from ..treesearch.tree import Node, Tree
 
 
@@ -76,63 +76,70 @@ class MCTSConfig(SearchConfig):
                          "reward (§3.3); 'score', the highest evaluator score v(x), ties by the average")
 
 
-def ucb1(node: Node, parent_visits: int, c: float) -> float:
-    if node.visits == 0:  # not evaluated (a budget stop cut its evaluation): nothing known yet
+def ucb1(node: Node, parent_visits: int, c: float, pending: int = 0) -> float:
+    """Eq. 4 over ``node``'s visits plus ``pending`` virtual ones (reward 0: leaf-parallel rollouts in flight)."""
+    visits = node.visits + pending
+    if visits == 0:  # not evaluated (a budget stop cut its evaluation): nothing known yet
         return math.inf
-    return node.mean_value + c * math.sqrt(math.log(max(parent_visits, 1)) / node.visits)  # type: ignore[operator]
+    return node.value_sum / visits + c * math.sqrt(math.log(max(parent_visits, 1)) / visits)
 
 
-def growable(tree: Tree, max_depth: float, retry_empty: bool = True) -> set[int]:
-    """Ids of the nodes a rollout through them can still add to: below ``max_depth`` and either
-    unexpanded, expanded with no child (with ``retry_empty``: its expansion is tried again), or
-    with a growable child."""
+def growable(tree: Tree, max_depth: float, retry_empty: bool = True,
+             complete: Callable[[Node], bool] | None = None) -> set[int]:
+    """Ids of the nodes a rollout through them can still add to: below ``max_depth``, not ``complete``
+    (a state the generator cannot add to), and either unexpanded, expanded with no child (with
+    ``retry_empty``: its expansion is tried again), or with a growable child."""
     ids: set[int] = set()
     for node in reversed(tree.nodes):  # children come after their parents
-        if node.depth < max_depth and (not node.expanded or (retry_empty and not node.children)
-                                       or any(c in ids for c in node.children)):
+        if node.depth >= max_depth:
+            continue
+        expandable = not node.expanded or (retry_empty and not node.children)
+        if any(c in ids for c in node.children) or (expandable and not (complete and complete(node))):
             ids.add(node.id)
     return ids
 
 
-def select(tree: Tree, c: float, max_depth: float = math.inf, retry_empty: bool = True) -> Node | None:
-    """Descend from the root through expanded nodes by UCB1 to a leaf that can grow; None if none can."""
-    can_grow = growable(tree, max_depth, retry_empty)
+def select(tree: Tree, c: float, max_depth: float = math.inf, retry_empty: bool = True,
+           pending: Mapping[int, int] | None = None, complete: Callable[[Node], bool] | None = None) -> Node | None:
+    """Descend from the root through expanded nodes by UCB1 to a leaf that can grow; None if none can.
+    ``pending``: virtual visits by node id (:func:`select_leaves`), counted as visits with reward 0."""
+    can_grow = growable(tree, max_depth, retry_empty, complete)
+    virtual = pending or {}
     node = tree.root
     if node.id not in can_grow:
         return None
     while node.expanded and node.children:
         kids = [k for k in tree.children(node) if k.id in can_grow]
-        node = max(kids, key=lambda k: (ucb1(k, node.visits, c), k.score or 0.0, -k.id))
+        visits = node.visits + virtual.get(node.id, 0)
+        node = max(kids, key=lambda k: (ucb1(k, visits, c, virtual.get(k.id, 0)), k.score or 0.0, -k.id))
     return node
 
 
-def select_leaves(tree: Tree, cfg: MCTSConfig, width: int) -> list[Node]:
-    """Up to ``width`` distinct leaves, a virtual loss on each one's path as it is chosen.
+def select_leaves(tree: Tree, cfg: MCTSConfig, width: int, pending: dict[int, int],
+                  complete: Callable[[Node], bool] | None = None) -> list[Node]:
+    """Up to ``width`` distinct leaves, a virtual loss (``cfg.virtual_loss`` visits with reward 0,
+    counted in ``pending``) on each one's path as it is chosen.
 
     Stops early when UCB1 leads back to a leaf already chosen (the tree has
     no other leaf worth taking yet, e.g. only the root), or to none (no
-    leaf can grow). The caller removes the virtual losses with
-    :func:`virtual_visits` and ``-cfg.virtual_loss``.
+    leaf can grow). The virtual losses live in ``pending`` alone, never on
+    the tree's nodes, so they end with the rollout that made them, and a
+    budget stop or an anytime look at the tree meanwhile sees only real visits.
     """
     leaves: list[Node] = []
     for _ in range(width):
-        leaf = select(tree, cfg.c, cfg.max_depth, cfg.retry_empty)
+        leaf = select(tree, cfg.c, cfg.max_depth, cfg.retry_empty, pending, complete)
         if leaf is None or leaf in leaves:
             break
         leaves.append(leaf)
-        virtual_visits(tree, leaf, cfg.virtual_loss)
+        for node in tree.path(leaf):
+            pending[node.id] = pending.get(node.id, 0) + cfg.virtual_loss
     return leaves
-
-
-def virtual_visits(tree: Tree, leaf: Node, n: int) -> None:
-    """Add ``n`` visits with reward 0 to every node from the root to ``leaf`` (n < 0 removes them)."""
-    for node in tree.path(leaf):
-        node.visits += n
 
 
 async def evaluated(s: SearchRun, nodes: Sequence[Node]) -> None:
     """Evaluate ``nodes`` (one batch) and count each one's evaluation as its first visit."""
-    await s.evaluator.evaluate(nodes)
+    await s.evaluate(nodes)
     for node in nodes:
         s.tree.first_visit(node)
 
@@ -143,52 +150,49 @@ async def rollouts(s: SearchRun, cfg: MCTSConfig, width: int, done: int = 0) -> 
     With ``width`` 1 this is one plain select-expand-simulate-backpropagate
     rollout. Returns the rewarded node of each leaf; empty when no leaf can grow.
     """
-    leaves = select_leaves(s.tree, cfg, width)
+    leaves = select_leaves(s.tree, cfg, width, {}, s.complete)
     if not leaves:
         return []
     phase(s.ctx.trace, "rollout", done + 1, cfg.rollouts)
     for leaf in leaves:
         s.ctx.trace.emit("tree_select", node=leaf.id, depth=leaf.depth, parallel=len(leaves))
     last = {leaf.id: leaf for leaf in leaves}
-    s.held = (leaves, cfg.virtual_loss)
-    try:
-        grow = [leaf for leaf in leaves if not (cfg.stop_at_goal and s.solved(leaf))]
-        groups = await s.generator.expand_many(grow, cfg.k)
-        await evaluated(s, [c for g in groups for c in g])
-        for leaf, g in zip(grow, groups):
-            if not g:  # the rollout is spent; UCB1 may select the leaf again (retry_empty)
-                s.empty(leaf)
-        chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
-        active = dict(chains)  # a chain whose simulated step came back unreadable stops there
-        for _ in range(cfg.simulation_depth):
-            going = [(lid, node) for lid, node in active.items() if node.depth < cfg.max_depth]
-            if not going:
-                break
-            nxt = await s.generator.expand_many([node for _, node in going], 1, simulated=True)
-            await evaluated(s, [c for g in nxt for c in g])
-            active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
-            chains.update(active)
-        last.update(chains)
-    finally:  # take back the virtual loss select_leaves put on every leaf it chose
-        for leaf in leaves:
-            virtual_visits(s.tree, leaf, -cfg.virtual_loss)
-        s.held = ([], 0)
+    grow = [leaf for leaf in leaves if not (cfg.stop_at_goal and s.solved(leaf))]
+    groups = await s.expand_many(grow, cfg.k)
+    await evaluated(s, [c for g in groups for c in g])
+    for leaf, g in zip(grow, groups):
+        if not g:  # the rollout is spent; UCB1 may select the leaf again (retry_empty)
+            s.empty(leaf)
+    chains = {leaf.id: s.rng.choice(g) for leaf, g in zip(grow, groups) if g}
+    active = dict(chains)  # a chain whose simulated step came back unreadable stops there
+    for _ in range(cfg.simulation_depth):
+        going = [(lid, node) for lid, node in active.items() if node.depth < cfg.max_depth]
+        if not going:
+            break
+        nxt = await s.expand_many([node for _, node in going], 1, simulated=True)
+        await evaluated(s, [c for g in nxt for c in g])
+        active = {lid: g[0] for (lid, _), g in zip(going, nxt) if g}
+        chains.update(active)
+    last.update(chains)
     for leaf in leaves:
         node = last[leaf.id]  # a new node's own evaluation was already its visit
         s.tree.backpropagate(node, node.score or 0.0, include_node=node is leaf)
     return [last[leaf.id] for leaf in leaves]
 
 
-@register("sculpt-mcts")
-class SculptMCTS(TreeSearch):
-    """ThoughtSculpt: MCTS over revisable thoughts with evaluator feedback."""
+@SEARCH_ALGORITHMS.register("mcts")
+@dataclass(frozen=True)
+class MCTS:
+    """Algorithm 1's rollouts (the ``mcts`` search algorithm) and its answer rule."""
 
-    paper = "ThoughtSculpt"
-    Config = MCTSConfig
-    algorithm = "mcts"
+    config: MCTSConfig
+
+    @classmethod
+    def from_config(cls, cfg: MCTSConfig) -> "MCTS":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: MCTSConfig = self.config
+        cfg = self.config
         s.tree.first_visit(root)
         done = 0
         s.notes["rollouts_done"] = 0
@@ -208,15 +212,12 @@ class SculptMCTS(TreeSearch):
     def choose(self, s: SearchRun) -> Node:
         return s.tree.best_by_mean() if self.config.answer == "mean" else s.tree.best_by_value()
 
-    def _answer(self, s: SearchRun) -> Result:
-        """The answer as a budget stop leaves the tree: without the virtual losses of a rollout
-        under way (a stop takes them back before it answers; an anytime look between batches
-        must see the same statistics)."""
-        leaves, loss = s.held
-        for leaf in leaves:
-            virtual_visits(s.tree, leaf, -loss)
-        try:
-            return super()._answer(s)
-        finally:
-            for leaf in leaves:
-                virtual_visits(s.tree, leaf, loss)
+
+@register("sculpt-mcts")
+class SculptMCTS(TreeSearch):
+    """ThoughtSculpt: MCTS over revisable thoughts with evaluator feedback."""
+
+    paper = "ThoughtSculpt"
+    Config = MCTSConfig
+    algorithm = "mcts"
+    search_algorithm = "mcts"

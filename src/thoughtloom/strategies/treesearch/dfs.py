@@ -21,6 +21,13 @@ the clue).
 the next step expands the same node again (``retry_empty``, the rule of every
 tree method, :meth:`~.scaffold.SearchRun.empty`); with it off the search goes
 back up to the parent's next child, as Yao et al.'s does.
+
+**A complete node** (one the generator cannot add to: a full crossword board
+under ToT's generator, whose children may only fill blanks) is not expanded
+at all: the search goes back up to the next sibling without spending a step
+(:meth:`~.scaffold.SearchRun.complete`), as Yao et al.'s crosswords DFS
+recurses only while ``env.steps < 10``. The node itself stays in the tree, a
+candidate answer like any other.
 """
 
 from __future__ import annotations
@@ -29,9 +36,10 @@ from dataclasses import dataclass
 
 from ...core.events import phase
 from ...core.options import option
+from ...core.protocols import PruneMasked
 from .evaluator import item_labels
 from .reading import judged_below
-from .scaffold import SearchConfig, SearchRun, TreeSearch
+from .scaffold import SEARCH_ALGORITHMS, SearchConfig, SearchRun
 from .tree import Node
 
 
@@ -48,8 +56,8 @@ def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
     if scored:  # itemized: Yao et al.'s rule, any judged item impossible
         w = s.world
         labels = item_labels(w.view.evaluation_items(w.problem, node.candidate))
-        judged = getattr(w.view, "judged_items", None)
-        mask = list(judged(w.problem, node.candidate)) if callable(judged) else [True] * len(labels)
+        mask = (list(w.view.judged_items(w.problem, node.candidate)) if isinstance(w.view, PruneMasked)
+                else [True] * len(labels))
         item = judged_below(node.items, labels, mask, below)
         return None if item is None else {"score": node.score, "item": item}
     if (node.score or 0.0) < below:
@@ -57,13 +65,20 @@ def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
     return None
 
 
-class DepthFirst(TreeSearch):
-    """Best-first DFS with pruning and backtracking; subclasses pick the generator and register a name."""
+@SEARCH_ALGORITHMS.register("dfs-backtrack")
+@dataclass(frozen=True)
+class DepthFirst:
+    """Best-first DFS with pruning and backtracking (the ``dfs-backtrack`` search algorithm); the
+    answer is the best-scored node seen."""
 
-    Config = DFSConfig
+    config: DFSConfig
+
+    @classmethod
+    def from_config(cls, cfg: DFSConfig) -> "DepthFirst":
+        return cls(cfg)
 
     async def loop(self, s: SearchRun, root: Node) -> None:
-        cfg: DFSConfig = self.config
+        cfg = self.config
         steps = 0
 
         async def children_of(node: Node) -> list[Node]:
@@ -72,15 +87,15 @@ class DepthFirst(TreeSearch):
             while steps < cfg.max_steps:
                 steps += 1
                 phase(s.ctx.trace, "expansion", steps, cfg.max_steps, depth=node.depth)
-                children = await s.generator.expand(node, cfg.k)
-                await s.evaluator.evaluate(children)
+                children = await s.expand(node, cfg.k)
+                await s.evaluate(children)
                 if children or not s.empty(node):
                     return children
             return []
 
         async def visit(node: Node) -> bool:
             """Explore below ``node``; True once a node reaches the goal (the search ends)."""
-            if node.depth >= cfg.max_depth:
+            if node.depth >= cfg.max_depth or s.complete(node):  # nothing below it: back up, no step spent
                 return False
             for child in sorted(await children_of(node), key=lambda n: (-(n.score or 0.0), n.id)):
                 if cfg.stop_at_goal and s.solved(child):
@@ -98,3 +113,6 @@ class DepthFirst(TreeSearch):
         if not (cfg.stop_at_goal and s.solved(root)):
             await visit(root)
         s.notes["steps_done"] = steps
+
+    def choose(self, s: SearchRun) -> Node:
+        return s.tree.best_by_score()

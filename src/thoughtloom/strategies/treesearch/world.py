@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from ...core.errors import ConfigError
 from ...core.protocols import SearchTask, TaskView
 from ...core.types import Problem
 
@@ -24,6 +25,15 @@ def prefix_change_kind(parent: str, child: str) -> str:
 
 class GenericSearchView:
     """Searches any task over free-text answers that end with 'The answer is: ...'."""
+
+    # SearchTask's declared attributes, as ``tasks.Task`` gives them: the generic prompts know
+    # nothing of the task's own, so a thought extends its parent, every child gets the whole
+    # feedback, one reply is one child, the evaluation is a 0-10 score and no step is judged
+    whole_thoughts = False
+    child_per_feedback_item = False
+    candidate_list = False
+    evaluation_style = "score"
+    judged_metrics: tuple[str, ...] = ()
 
     def __init__(self, task: TaskView) -> None:
         self.task = task
@@ -62,9 +72,13 @@ class GenericSearchView:
 
 
 def search_view(task: TaskView) -> SearchTask:
-    if all(callable(getattr(task, m, None)) for m in _SEARCH_METHODS):
-        return task  # type: ignore[return-value]
-    return GenericSearchView(task)
+    """``task`` itself where it has SearchTask's methods, else the generic view of it."""
+    if not all(callable(getattr(task, m, None)) for m in _SEARCH_METHODS):
+        return GenericSearchView(task)
+    if not isinstance(task, SearchTask):  # the methods without the attributes a search reads
+        raise ConfigError(f"task {task.name!r} has SearchTask's methods but not its declared attributes",
+                          hint="derive the task from thoughtloom.tasks.Task, which declares them with defaults")
+    return task
 
 
 @dataclass(frozen=True)
