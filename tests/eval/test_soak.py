@@ -7,7 +7,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from soak import soak  # noqa: E402
 
+import pytest  # noqa: E402
 
+
+@pytest.mark.integration  # about 20 s: an 8-second outage is part of it (issue 42: over 10 s is marked)
 def test_short_soak_with_faults_and_an_outage_records_every_question_once(tmp_path):
     passes = soak(150, faults=0.15, concurrency=8, outage_at=0.3, outage_s=8.0, retry_after_s=0.0,
                   max_s=240.0, folder=tmp_path)
