@@ -14,7 +14,7 @@ Each mutant runs pytest with ``-x -q`` under ``--timeout`` seconds (a mutant
 that makes a search loop forever counts as killed, by timeout; its whole
 process group is killed, so nothing it started lingers). The default timeout
 is ten times the unmutated run's time, at least 20 seconds: pyproject's
-per-test ``timeout = 900`` is sized for the integration tests and would let
+per-test ``timeout = 600`` is sized for the integration tests and would let
 one hung mutant stall the run for a quarter of an hour. ``--sample N`` draws
 N mutants (seeded) instead of all of them; ``--line L`` (repeatable) keeps
 only the mutants on line L, to recheck a run's survivors after adding tests.
