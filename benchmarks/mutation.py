@@ -15,7 +15,7 @@ that makes a search loop forever counts as killed, by timeout; its whole
 process group is killed, so nothing it started lingers). The default timeout
 is ten times the unmutated run's time, at least 20 seconds: pyproject's
 per-test ``timeout = 600`` is sized for the integration tests and would let
-one hung mutant stall the run for a quarter of an hour. ``--sample N`` draws
+one hung mutant stall the run for ten minutes. ``--sample N`` draws
 N mutants (seeded) instead of all of them; ``--line L`` (repeatable) keeps
 only the mutants on line L, to recheck a run's survivors after adding tests.
 """
@@ -136,7 +136,7 @@ def main() -> None:
         shutil.copy(REPO / "pyproject.toml", work / "pyproject.toml")
         os.environ.setdefault("THOUGHTLOOM_DATA", str(REPO.parent / "shared" / "data"))
         t0 = time.monotonic()
-        if killed(work, module, original, args.tests, args.timeout or 900.0) != "survived":
+        if killed(work, module, original, args.tests, args.timeout or 600.0) != "survived":
             sys.exit(f"the tests fail on the unmutated {module}: fix them first")
         timeout = args.timeout or max(20.0, 10 * (time.monotonic() - t0))
         print(f"{len(found)} mutants, {timeout:.0f} s each at most", file=sys.stderr, flush=True)
