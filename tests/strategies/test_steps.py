@@ -92,3 +92,69 @@ def test_a_steps_best_so_far_and_anytime_are_its_own():
     ctx.so_far = outer
     asyncio.run(run_step(strategies.build("sculpt-mcts", {"rollouts": 1, "k": 1}), Problem("p", "q?"), ctx, step="t"))
     assert outer.make is None
+
+
+# --- the small parts a step is made of (each found untested by benchmarks/mutation.py) ---
+
+def test_a_spec_renders_as_it_was_written_and_is_frozen():
+    import dataclasses
+
+    spec = parse_spec("cot-sc n=3 temperature=0.5", "bind")
+    assert spec.render() == "cot-sc n=3 temperature=0.5"
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.name = "io"
+
+
+def test_a_bad_option_word_hints_with_the_steps_own_name():
+    with pytest.raises(ConfigError) as info:
+        parse_spec("sculpt-mcts rollouts", "bind")
+    assert info.value.hint == "e.g. sculpt-mcts n=3"
+
+
+def test_a_steps_model_reports_the_tighter_of_its_own_bound_and_the_runs():
+    """A step strategy that sizes its batch to the budget left (cot-sc) must see both bounds."""
+    from thoughtloom.strategies.steps import _StepLM, _Tally
+
+    trace = Trace()
+    ctx = Context(lm=ScriptedLM(["x"]), task=tasks.get("gsm8k"), trace=trace)
+
+    def step_lm(bound, sent, run_calls):
+        inner = ScriptedLM(["x"], model_id="the-run") if run_calls is None else \
+            Metered(ScriptedLM(["x"], model_id="the-run"), Budget(max_calls=run_calls), trace=trace)
+        return _StepLM(inner, _Tally(bound=bound, sent=sent), ctx)
+
+    assert step_lm(None, 0, None).model_id == "the-run"
+    assert step_lm(None, 0, None).remaining_calls() is None
+    assert step_lm(5, 2, None).remaining_calls() == 3
+    assert step_lm(2, 5, None).remaining_calls() == 0
+    assert step_lm(None, 0, 4).remaining_calls() == 4
+    assert step_lm(5, 2, 1).remaining_calls() == 1
+    assert step_lm(5, 4, 9).remaining_calls() == 1
+
+
+def test_a_step_run_is_frozen():
+    import dataclasses
+
+    from thoughtloom.strategies.steps import StepRun
+
+    field = dataclasses.fields(StepRun)[0].name
+    run = StepRun(*[None] * len(dataclasses.fields(StepRun)))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(run, field, None)
+
+
+async def test_the_first_failing_step_is_raised_as_itself():
+    """all_of: one step fails, the others are cancelled, and the caller sees that step's own error
+    (not an exception group, not another step's)."""
+    from thoughtloom.strategies.steps import all_of
+
+    async def fine():
+        await asyncio.sleep(0)
+        return 1
+
+    async def fails():
+        raise BudgetExceeded("spent")
+
+    with pytest.raises(BudgetExceeded, match="spent"):
+        await all_of([fine(), fails()])
+    assert await all_of([fine(), fine()]) == [1, 1]
