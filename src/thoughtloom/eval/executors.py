@@ -87,10 +87,10 @@ def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalReso
     if res.retriever is not None or pooled is None:
         return res, {}
     log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.describe())
+    settings = pooled.index_settings  # a suite dataset's index settings (title links), every method alike
     retriever = res.pooled_indexes.get(pooled)
     if retriever is None:  # built once per corpus (and settings) on these services, then shared by every eval on them
-        retriever = res.pooled_indexes[pooled] = pooled_retriever(pooled, pooled.index_settings or None)
-    settings = pooled.index_settings  # a suite dataset's index settings (title links), every method alike
+        retriever = res.pooled_indexes[pooled] = pooled_retriever(pooled, settings or None)
     return dataclasses.replace(res, retriever=retriever), {"pooled_corpus": pooled.describe(),
                                                            **({"index_settings": settings} if settings else {})}
 

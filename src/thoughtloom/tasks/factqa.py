@@ -27,7 +27,7 @@ import ast
 import random
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Iterable, Mapping, Sequence
 
 from ..core.errors import ConfigError, DataError
 from ..core.types import Demo, Problem
@@ -129,13 +129,19 @@ class FactTask(Task):
         sizes in the loaded slice (``meta['strata_sizes']``), whatever share of them ran."""
         metas = [r.get("meta") or {} for r in records]
         strata = [m.get("stratum", "medium") for m in metas]
-        sizes = next((m["strata_sizes"] for m in metas if isinstance(m.get("strata_sizes"), dict)), None)
+        sizes = strata_sizes(metas)
         out: dict[str, Any] = {}
         for metric in self.metrics:
             values = [float(r["metrics"].get(metric, 0.0)) for r in records]
             out[metric] = stratified_means(strata, values, sizes)
         return {"strata": out}
 
+
+
+def strata_sizes(metas: Iterable[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """Each stratum's size in the loaded slice (``meta['strata_sizes']``, what the loader wrote),
+    from the first record meta that holds it; None: unknown."""
+    return next((m["strata_sizes"] for m in metas if isinstance(m.get("strata_sizes"), dict)), None)
 
 class HotpotQA(PooledCorpus, FactTask):
     """HotpotQA: the paper's CSVs (questions only) or dev JSONL with paragraphs.

@@ -31,6 +31,7 @@ from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
+from ...tasks.factqa import STRATA, strata_sizes
 from ..stats import Estimate, mean_ci, weighted_strata_ci
 from ..tally import usage_by_role
 from .budgetwise import along_budget
@@ -162,15 +163,6 @@ def step_scores(records: list[EvalRecord]) -> tuple[Estimate, ...]:
 MAX_STEPS = 32
 
 
-STRATA = ("long", "medium", "short")
-
-
-def strata_sizes(records: list[EvalRecord]) -> Mapping[str, Any] | None:
-    """Each stratum's size in the loaded slice (``meta['strata_sizes']``, what the task's loader
-    wrote), read from the first record that holds it, as ``Task.report`` reads it; None: unknown."""
-    return next((r.meta["strata_sizes"] for r in records if isinstance(r.meta.get("strata_sizes"), dict)), None)
-
-
 def _by_stratum(runs: list[dict[str, EvalRecord]], common: list[str], stratum_of: Mapping[str, str],
                 metric: str) -> dict[str, Estimate]:
     """The metric per length stratum, and ``overall``: HGOT's Table 2 Overall, the strata's means
@@ -178,7 +170,7 @@ def _by_stratum(runs: list[dict[str, EvalRecord]], common: list[str], stratum_of
     the counts that ran where no sizes are recorded), with a stratified bootstrap interval. Not
     the plain mean over examples: with fewer of one stratum run than its share, that mean leans
     to the others."""
-    sizes = strata_sizes([runs[0][i] for i in common])
+    sizes = strata_sizes(runs[0][i].meta for i in common)
     out: dict[str, Estimate] = {}
     weighted = []
     for name in STRATA:

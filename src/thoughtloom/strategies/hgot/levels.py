@@ -34,8 +34,7 @@ steps for live progress: "first answer", "planning", "plan level 2/3",
 
 from __future__ import annotations
 
-import asyncio
-from typing import Awaitable, Sequence
+from typing import Sequence
 
 from ...core.events import malformed, phase
 from ...core.types import ScoredPassage
@@ -43,6 +42,7 @@ from ..context import Context
 from ..prompting import finished
 from ..vote import is_refusal
 from ..passages import passage_text
+from ..steps import all_of
 from . import plan as planmod
 from .config import HGOTConfig
 from .demos import Demos
@@ -191,7 +191,7 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: QuestionNode, demo
                                facts=[(q, a) for _, q, a in known[s]], question=rewritten)
                 questions[s] = rewritten
         pools = await probe(ctx, [questions[s] for s in level], cfg.k)
-        children = await _all([
+        children = await all_of([
             solve(ctx, cfg, QuestionNode(questions[s], depth + 1,
                                          original=plan.steps[s - 1] if questions[s] != plan.steps[s - 1] else None,
                                          id=parent.step(s)),
@@ -199,14 +199,3 @@ async def search_steps(ctx: Context, cfg: HGOTConfig, parent: QuestionNode, demo
             for s, pool in zip(level, pools)])
         solved.update(zip(level, children))
     return [solved[i] for i in range(1, len(plan.steps) + 1)]
-
-
-async def _all(solving: Sequence[Awaitable[QuestionNode]]) -> list[QuestionNode]:
-    """The sibling searches of one level, concurrently; the first to fail (a spent
-    budget) cancels the others, so none runs on after the run has stopped."""
-    try:
-        async with asyncio.TaskGroup() as group:
-            tasks = [group.create_task(one) for one in solving]
-    except BaseExceptionGroup as failed:
-        raise failed.exceptions[0] from None
-    return [t.result() for t in tasks]
