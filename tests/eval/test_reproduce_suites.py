@@ -368,13 +368,15 @@ def test_a_dataset_of_one_stratum_counts_its_n_among_that_strata_questions():
     assert [e.problem.id for e in later.examples] == [e.problem.id for e in sl.examples[10:15]]
 
 
-def test_decomp_odqa_retrieves_with_title_links_for_every_method_and_no_other_suite_changes():
+def test_decomp_odqa_retrieves_with_title_links_for_every_method_as_every_pooled_suite_does():
     """Issue 37 asks for retrieval that reaches recall_all@10 of 0.78 on the HotpotQA subset: the
     odqa suite's pooled index follows title links (links.seeds = 3: 0.727 -> 0.876 there,
     docs/retrieval.md) on every dataset, so every arm reads through one retriever. Every other
-    suite keeps the plain pooled index (the cards being run on them are unchanged)."""
+    suite names no index and takes the pooled index's default, the same links (tasks.odqa.POOLED_INDEX)."""
+    from thoughtloom.tasks.odqa import POOLED_INDEX
+
     odqa = suites.load("decomp-odqa")
-    assert [d.index for d in odqa.datasets] == [{"links": {"seeds": 3}}] * 3
+    assert [d.index for d in odqa.datasets] == [{"links": {"seeds": 3}}] * 3 == [POOLED_INDEX] * 3
     assert [d.index for d in suites.load("decomp-odqa-k").datasets] == [{"links": {"seeds": 3}}] * 3
     for name in suites.available():
         if name not in ("decomp-odqa", "decomp-odqa-k"):

@@ -70,11 +70,36 @@ async def test_odqa_loaders_pool_paragraphs_and_bm25_finds_the_gold_one(tmp_path
     ex = task.load(path)
     assert sorted(e.problem.id for e in ex) == ["hotpotqa-x1", "hotpotqa-x2"]
     assert task.score("ida vance", ex[0].gold) == {"em": 1.0, "f1": 1.0}
-    assert task.pooled_corpus() == (path, "hotpotqa", (), "")
+    assert task.pooled_corpus() == (path, "hotpotqa", (), '{"links": {"seeds": 3}}')
     retriever = pooled_retriever(task.pooled_corpus())
     assert len(retriever) == 2  # the same paragraphs pool once
     hits = (await retriever.search(["Who directed Moon Garden?"], 2))[0]
     assert hits[0].passage.title == "Moon Garden"
+
+
+async def test_the_pooled_index_follows_title_links_unless_a_suite_says_otherwise(tmp_path):
+    """Our default, not the paper's (docs/retrieval.md): the pooled index takes BM25's top 3 and adds
+    the passages whose titles they name. The second hop below shares no word with the question, so
+    plain BM25 cannot rank it; the first hop names it, so the linked index does. A suite dataset's
+    ``index`` replaces the default (``links.seeds = 0``: plain BM25)."""
+    first = ["Moon Garden", ["Moon Garden is a film directed by Ida Vance."]]
+    second = ["Ida Vance", ["Ida Vance was born in Quillport."]]
+    noise = [[f"Tower {i}", [f"Tower {i} is a tall stone tower."]] for i in range(6)]
+    rec = {"_id": "x1", "question": "Where was the director of Moon Garden born?", "answer": "Quillport",
+           "context": [first, *noise, second]}
+    path = tmp_path / "h.jsonl"
+    path.write_text(json.dumps(rec) + "\n", encoding="utf-8")
+    question = "Which film is Moon Garden?"
+    task = get("hotpotqa")
+    task.load(path)
+    linked = (await pooled_retriever(task.pooled_corpus(), task.pooled_corpus().index_settings).search([question], 2))[0]
+    assert [h.passage.title for h in linked] == ["Moon Garden", "Ida Vance"]
+    task.pool_with((), {"links": {"seeds": 0}})
+    assert task.pooled_corpus().index_settings == {"links": {"seeds": 0}}
+    plain = (await pooled_retriever(task.pooled_corpus(), task.pooled_corpus().index_settings).search([question], 2))[0]
+    assert "Ida Vance" not in [h.passage.title for h in plain]
+    task.pool_with((), None)  # no index given: the settings stay
+    assert task.pooled_corpus().index_settings == {"links": {"seeds": 0}}
 
 
 def test_real_odqa_files_load():

@@ -86,8 +86,9 @@ def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalReso
     :attr:`EvalResources.pooled_indexes`), and the fact to record."""
     if res.retriever is not None or pooled is None:
         return res, {}
-    log.info("no retriever given: retrieving from the paragraphs of %s (BM25)", pooled.describe())
-    settings = pooled.index_settings  # a suite dataset's index settings (title links), every method alike
+    settings = pooled.index_settings  # the task's default (title links) or a suite dataset's, every method alike
+    log.info("no retriever given: retrieving from the paragraphs of %s (BM25%s)", pooled.describe(),
+             "".join(f", {part} {kv}" for part, kv in settings.items()))
     retriever = res.pooled_indexes.get(pooled)
     if retriever is None:  # built once per corpus (and settings) on these services, then shared by every eval on them
         retriever = res.pooled_indexes[pooled] = pooled_retriever(pooled, settings or None)

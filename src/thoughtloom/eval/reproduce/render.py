@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence, Union
 from ... import strategies, tasks
 from ...core import csp
 from ...strategies.config import FROM_TASK
+from ...tasks.odqa import POOLED_INDEX
 from ..results import atomic_write
 from ..inference import PairedTest
 from ..stats import Estimate
@@ -66,6 +67,12 @@ def _from_task(cell: CellResult) -> dict[str, tuple[Any, str]]:
     strategy = cell.method.build(tasks.get(cell.dataset.task))
     return {k: (getattr(strategy.config, k), src.split(": ", 1)[-1])
             for k, src in strategy.sources.items() if src.startswith(FROM_TASK)}
+
+
+def _spelt(index: Mapping[str, Any]) -> str:
+    """An index's build settings as ``part.key=value`` words (``links.seeds=3``)."""
+    return ", ".join(f"{part}.{k}={v}" for part, kv in index.items()
+                     for k, v in (kv.items() if isinstance(kv, dict) else []))
 
 
 def _task_settings(cells: Sequence[CellResult]) -> Block | None:
@@ -230,7 +237,8 @@ def outline(card: CardData) -> list[Block]:
                   + (" and ".join(x for x in limits if x) or "the runner's default"),
                   f"Entailment judge: {prov.get('entail', 'none')}; retrieval: "
                   + (f"the index {prov['index']}" if prov.get("index") else
-                     "BM25 over the data file's pooled paragraphs where it has them, else none (closed book)"),
+                     f"BM25 over the data file's pooled paragraphs where it has them ({_spelt(POOLED_INDEX)} "
+                     "unless a dataset says otherwise), else none (closed book)"),
                   f"Suite file: {suite.source} (sha256 {suite.digest[:12]})"]),
         ("h2", "Commands"),
         ("code", "\n".join([f"# sitting {i + 1} ({s.get('kind', 'run')}, {s.get('started', '?')}, "
@@ -256,9 +264,8 @@ def outline(card: CardData) -> list[Block]:
         if d.note:
             blocks.append(("p", d.note))
         if d.index and not prov.get("index"):  # the pooled index's own settings, every method alike
-            blocks.append(("p", "Retrieval for every method: BM25 over the pooled paragraphs, built with "
-                                + ", ".join(f"{part}.{k}={v}" for part, kv in d.index.items()
-                                            for k, v in (kv.items() if isinstance(kv, dict) else [])) + "."))
+            blocks.append(("p", f"Retrieval for every method: BM25 over the pooled paragraphs, built with "
+                                f"{_spelt(d.index)}."))
         blocks += [_results_table(card, cells), ("figure", d.id)]
         settings = _task_settings(cells)
         if settings is not None:
