@@ -28,6 +28,14 @@ Workloads (greedy unless said, ``--tokens`` each):
 - ``prefix``: questions over the preamble asked one after another, 8 tokens
   each (the preamble kept from an earlier call); calls/s.
 - ``ttft``: a fresh ~300-token prompt (no prefix seen before), 1 token: 1/latency.
+- ``eval-gsm8k-cK``: ``thoughtloom``'s own eval runner, ``cot`` on ``--questions``
+  GSM8K test questions with K in flight (``eval -c K``), chains capped at
+  ``--tokens`` x 4, no cache; aggregate completion tokens/s. Each round takes
+  the next questions, the same for every candidate.
+- ``eval-hotpot-cK``: the same with ``retrieve-then-read`` (n = 1, greedy; 5
+  passages, so prompts of about 1,000 tokens: prefill-heavy, like HGOT's
+  reading prompts) on HotpotQA dev questions, over the pooled index.
+  Both read ``$THOUGHTLOOM_DATA`` (default ``../shared/data``).
 
 Every figure is a rate (higher is faster). Candidates run in interleaved
 rounds (A B, then B A, ...) on models loaded once, because the CPU of a shared
@@ -46,11 +54,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import random
 import statistics
 import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from thoughtloom.core import Request
@@ -190,10 +200,60 @@ async def workload(name: str, cand: Any, args: argparse.Namespace, round_no: int
         nonce = f"Session {random.Random(round_no).randint(10**8, 10**9)}. "
         _, s = await timed(cand, [Request.of(nonce + question(7000 + round_no), max_tokens=1)])
         return 1 / s
+    if name.startswith("eval-"):
+        return await eval_rate(name, cand, args, round_no)
     raise ValueError(name)
 
 
-WORKLOADS = ("single", "samples", "arrive-c1", "arrive-c4", "arrive-c8", "batch4", "stagger-c4", "prefix", "ttft")
+#: eval workloads: strategy, task, data file under $THOUGHTLOOM_DATA, strategy options
+EVALS = {"gsm8k": ("cot", "gsm8k", "gsm8k/test.jsonl", {}),
+         "hotpot": ("retrieve-then-read", "hotpotqa", "hotpotqa/hotpot_dev_distractor_subset.jsonl",
+                    {"n": 1, "k": 5})}
+
+
+_INDEXES: dict[Path, Path] = {}
+
+
+def pooled_index(path: Path) -> Path:
+    """The data file's pooled paragraphs indexed once, as the eval runner's default index is built
+    (BM25 with title links), so no eval run's time includes an index build."""
+    if path not in _INDEXES:
+        import atexit
+        import shutil
+        import tempfile
+
+        from thoughtloom.retrieval import build_index, read_corpus
+        from thoughtloom.tasks.odqa import POOLED_INDEX
+
+        scratch = tempfile.mkdtemp(prefix="engines-index-")
+        atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+        folder = Path(scratch) / "index"
+        build_index(read_corpus([path]), "bm25", folder, dict(POOLED_INDEX))
+        _INDEXES[path] = folder
+    return _INDEXES[path]
+
+
+async def eval_rate(name: str, cand: Any, args: argparse.Namespace, round_no: int) -> float:
+    """Completion tokens/s of one ``evaluate`` run with K questions in flight on the candidate's model."""
+    from thoughtloom import aevaluate
+
+    which, k = name.removeprefix("eval-").rsplit("-c", 1)
+    strategy, task, data, options = EVALS[which]
+    if not isinstance(cand, EngineCandidate):
+        raise SystemExit(f"{name} runs thoughtloom's eval runner on our engine; it has no {type(cand).__name__}")
+    path = Path(os.environ.get("THOUGHTLOOM_DATA", "../shared/data")) / data
+    if not path.is_file():
+        raise SystemExit(f"{name} needs {path} (set THOUGHTLOOM_DATA)")
+    index = pooled_index(path) if EVALS[which][0] == "retrieve-then-read" else None
+    t0 = time.perf_counter()
+    ev = await aevaluate(strategy, task, data=path, model=cand.lm, limit=args.questions,
+                         offset=round_no * args.questions, concurrency=int(k), cache_mode="off",
+                         max_tokens=args.tokens * 4, index=index, **options)
+    return ev["usage"]["completion_tokens"] / (time.perf_counter() - t0)
+
+
+WORKLOADS = ("single", "samples", "arrive-c1", "arrive-c4", "arrive-c8", "batch4", "stagger-c4", "prefix", "ttft",
+             "eval-gsm8k-c1", "eval-gsm8k-c4", "eval-hotpot-c1", "eval-hotpot-c4")
 
 
 async def main() -> None:
