@@ -1,4 +1,4 @@
-"""Which llama.cpp library the embedded engine opens (lm/llamacpp_engine.open_library)."""
+"""Which llama.cpp library the embedded engine opens (lm/llamacpp_model.open_library)."""
 
 import sys
 from types import SimpleNamespace
@@ -6,7 +6,7 @@ from types import SimpleNamespace
 import pytest
 
 from thoughtloom.lm import llamacpp_capi
-from thoughtloom.lm.llamacpp_engine import LIBRARIES, EngineError, open_library
+from thoughtloom.lm.llamacpp_model import LIBRARIES, EngineError, open_library
 
 
 def test_an_unknown_library_is_refused_naming_the_choices():

@@ -114,8 +114,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from .llamacpp_model import (LIBRARIES, PROMPT_CHUNK, EngineError, ModelContext,  # noqa: F401 (re-exported)
-                             open_library)
+from .llamacpp_model import PROMPT_CHUNK, EngineError, ModelContext
 from .llamacpp_slots import Holding, KVLedger, common_prefix, pick_next
 
 #: Prompts kept in the KV cache after their request ends, for later requests' prefixes.
