@@ -2,11 +2,14 @@
 
 It answers a sub-question from the facts alone, so a prompt's worked example
 can be checked against its own facts and a decomposer example's ``#k`` against
-the knowledge base the example describes. Test-only: no strategy uses it.
+the knowledge base the example describes; ``gold_program`` and ``oracle`` are a
+model that is always right, for runs whose prompts must be as long as a right
+run's. Test-only: no strategy uses it.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections import defaultdict
 
@@ -114,3 +117,48 @@ def solve(kb, question: str) -> list[str]:
                 current = list(dict.fromkeys(a for x in current for a in answer(kb, hop.format(x))))
             return current
     raise ValueError(f"not a CommaQA-E question: {question!r}")
+
+
+#: which fine reader answers each single-hop question (the decomposer's handler names)
+FINE_READER = [(r"Who (were born|is from)", "simp_qa"), (r"Which awards|Who won|Which movies won", "aw_qa"),
+               (r".", "pos_qa")]
+
+
+def gold_program(question: str, coarse: bool = False) -> list[str]:
+    """The QS lines a decomposer that is right writes for a CommaQA-E question: one line per hop,
+    each hop after the first over the answer before it (as the worked examples write them)."""
+    for pattern, hops in CHAINS:
+        m = re.fullmatch(pattern, question.strip())
+        if m:
+            lines = []
+            for k, hop in enumerate(hops):
+                reader = "qa" if coarse else next(h for p, h in FINE_READER if re.match(p, hop))
+                if k == 0:
+                    lines.append(f'({reader}) "{hop.format(m.group(1))}"')
+                else:
+                    lines.append(f'({reader}) [project_values_flat_unique] "{hop.format(f"#{k}")}"')
+            return lines
+    raise ValueError(f"not a CommaQA-E question: {question!r}")
+
+
+def oracle(prompt: str, next_step: str) -> str:
+    """What a model that is always right replies to a CommaQA prompt of ours: the decomposer's next
+    line (``next_step`` marks a decomposer prompt), a reader's JSON list, or a CoT chain that states
+    each hop's answers and ends "So the answer is: [...]"."""
+    if next_step in prompt:
+        program = prompt.split(next_step, 1)[1]
+        question = program.split("QC: ", 1)[1].split("\n", 1)[0]
+        lines = gold_program(question, coarse="(qa)" in prompt)
+        done = program.count("\nA: ")
+        return lines[done] if done < len(lines) else "[EOQ]"
+    facts, rest = prompt.rsplit("\nFacts: ", 1)[1].split("\nQ: ", 1)
+    question = rest.split("\n", 1)[0]
+    kb = read_kb(facts)
+    if "So the answer is" not in prompt:
+        return json.dumps(answer(kb, question))
+    pattern, hops = next((p, h) for p, h in CHAINS if re.fullmatch(p, question))
+    current, said = [re.fullmatch(pattern, question).group(1)], []
+    for hop in hops:  # each hop's question as its label: longer than the labels the prompt teaches
+        current = list(dict.fromkeys(a for x in current for a in answer(kb, hop.format(x))))
+        said.append(f"{hop.format('them')[:-1]}: {', '.join(current) or 'none'}.")
+    return " ".join(said) + f" So the answer is: {json.dumps(current)}"

@@ -60,8 +60,9 @@ def symbolic_answer(name, question):
 def arm_prompts(program: str) -> dict[str, str]:
     """Every prompt file a program's model may read, by relative path -> its demonstrations (the
     text under the header, the template lines ``$question``/``$context`` left out): its
-    decomposer's, every handler's it may call, nested programs' included, and for a fixed
-    program every handler its steps name."""
+    decomposer's, every handler's it may call (the file the program names for it,
+    ``Program.prompt_files``), nested programs' included, and for a fixed program every handler
+    its steps name."""
     import re
 
     from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
@@ -82,8 +83,8 @@ def arm_prompts(program: str) -> dict[str, str]:
         for h in handlers:
             if h in PROGRAMS:
                 todo.append(h)
-            elif (text := prompts.read(f"decomp/handlers/{h}")) is not None:
-                found[f"handlers/{h}"] = _demos(text)
+            elif (text := prompts.read(f"decomp/handlers/{p.prompt_file(h)}")) is not None:
+                found[f"handlers/{p.prompt_file(h)}"] = _demos(text)
     return found
 
 

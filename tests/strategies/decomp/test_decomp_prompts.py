@@ -78,7 +78,10 @@ QA_FACTS = {"What is the capital of Japan?": "Tokyo", "Who wrote Pride and Preju
 
 def decomposer_programs() -> list[str]:
     shipped = prompts.names("decomp/decomposers")
-    named = {p.decomposer: n for n, p in PROGRAMS.items() if p.decomposer}
+    named: dict[str, str] = {}  # each file replayed once, under the first program that reads it
+    for n, p in PROGRAMS.items():  # (commaqa_fine_short reads commaqa_fine's with other reader files)
+        if p.decomposer:
+            named.setdefault(p.decomposer, n)
     assert shipped <= set(named), f"decomposer prompts no program uses: {shipped - set(named)}"
     return sorted(named[d] for d in shipped)
 
@@ -269,7 +272,8 @@ def test_every_handler_example_is_what_its_symbolic_twin_answers(name):
         assert got == parse_value(answer), f"{name}: {question} -> {got!r}, the prompt says {answer}"
 
 
-@pytest.mark.parametrize("name", ["simp_qa", "pos_qa", "aw_qa", "qa"])
+@pytest.mark.parametrize("name", ["simp_qa", "pos_qa", "aw_qa", "qa", "simp_qa_short", "pos_qa_short", "aw_qa_short",
+                                  "qa_short"])
 def test_every_commaqa_reader_example_is_what_its_facts_say(name):
     pairs = qa_pairs(name)
     for facts, question, answer in pairs:
@@ -316,9 +320,10 @@ def test_fine_handlers_have_more_examples_of_each_question_type_than_the_coarse_
 def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
     from support.commaqa_kb import solve
 
-    for facts, question, chain in qa_pairs("commaqa_cot"):
-        claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
-        assert sorted(solve(read_kb(facts), question)) == sorted(claimed), question
+    for name in ("commaqa_cot", "commaqa_cot_short"):
+        for facts, question, chain in qa_pairs(name):
+            claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
+            assert sorted(solve(read_kb(facts), question)) == sorted(claimed), (name, question)
     for example in worked_examples("commaqa_fine"):  # and the decomposer examples, over their own KB
         assert sorted(solve(DECOMPOSER_KB, example.question)) == sorted(parse_value(example.answers[-1]))
 
