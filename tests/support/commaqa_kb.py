@@ -119,6 +119,37 @@ def solve(kb, question: str) -> list[str]:
     raise ValueError(f"not a CommaQA-E question: {question!r}")
 
 
+#: The knowledge base the CommaQA decomposer examples describe (the decomposer never sees it).
+DECOMPOSER_KB = read_kb(
+    "movie: Tovtovbel ; director: Novkel. movie: Zelpla ; director: Gorselyor. "
+    "movie: Pelithrast ; directed by: Wenumb. movie: Corpla ; director: Wenumb. "
+    "movie: Tovtovbel ; award: Quinumb. movie: Zelpla ; award: Quinumb. "
+    "movie: Pelithrast ; awarded: Raststriith. movie: Corpla ; award: Quinumb. "
+    "Novkel won the Ithumb award. Ithumb was awarded to Gorselyor. "
+    "movie: Tovtovbel ; release year: 2000. movie: Zelpla ; release year: 1976. "
+    "movie: Pelithrast ; release year: 2018. movie: Corpla ; year: 2017. "
+    "Wenumb acted in the movie Tovtovbel. Gorselyor was an actor in the movie Tovtovbel. "
+    "Wenumb acted in the movie Zelpla. Gorselyor was an actor in the movie Zelpla. "
+    "Novkel was an actor in the movie Pelithrast. Gorselyor acted in the movie Pelithrast. "
+    "Wenumb was an actor in the movie Corpla. Gorselyor acted in the movie Corpla. "
+    "Wenumb was born in 1944. Gorselyor was born in the year 1944. Novkel was born in 1985. "
+    "Wenumb is from the country of Corstri. Gorselyor is from the country of Corstri. "
+    "Novkel grew up in the nation of Lumnov. "
+    "Wenumb was one of the producers of the movie Tovtovbel. "
+    "Novkel was one of the producers of the movie Tovtovbel. "
+    "Wenumb produced the movie Zelpla with others. "
+    "Gorselyor produced the movie Zelpla with others. "
+    "Gorselyor produced the movie Pelithrast with others. "
+    "Novkel was one of the producers of the movie Pelithrast. "
+    "Gorselyor produced the movie Corpla with others. "
+    "Wenumb was one of the producers of the movie Corpla. "
+    "Gorselyor was one of the writers for the movie Tovtovbel. "
+    "Novkel was one of the writers for the movie Zelpla. movie: Zelpla ; written by: Wenumb. "
+    "movie: Pelithrast ; writer: Wenumb. movie: Corpla ; written by: Wenumb. "
+    "movie: Corpla ; written by: Novkel."
+)
+
+
 #: which fine reader answers each single-hop question (the decomposer's handler names)
 FINE_READER = [(r"Who (were born|is from)", "simp_qa"), (r"Which awards|Who won|Which movies won", "aw_qa"),
                (r".", "pos_qa")]

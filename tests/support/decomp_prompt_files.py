@@ -91,3 +91,24 @@ def arm_prompts(program: str) -> dict[str, str]:
 def _demos(text: str) -> str:
     body = split_header(text)[1]
     return "\n".join(line for line in body.splitlines() if "$question" not in line and "$context" not in line)
+
+
+def worked_hops(decomposer: str) -> list[tuple[str, str]]:
+    """(handler, sub-question) of every step input of a decomposer's worked examples, each ``#k``
+    replaced by each item of the example's own answer k (a foreach asks once per item), in order,
+    without repeats: the single-hop questions the examples send their handlers."""
+    import re
+
+    from thoughtloom.strategies.decomp.language import parse_value
+
+    out: list[tuple[str, str]] = []
+    for example in worked_examples(decomposer):
+        for line in example.lines:
+            handler, question = re.match(r'\((\w+)\)(?: \[\w+\])? "(.*)"$', line).groups()
+            ref = re.search(r"#(\d+)", question)
+            items = parse_value(example.answers[int(ref.group(1)) - 1]) if ref else [None]
+            for item in items:
+                hop = (handler, question.replace(ref.group(0), item) if ref else question)
+                if hop not in out:
+                    out.append(hop)
+    return out

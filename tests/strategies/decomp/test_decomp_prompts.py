@@ -19,7 +19,7 @@ import re
 import pytest
 
 from support.commaqa_kb import answer as kb_answer
-from support.commaqa_kb import read_kb
+from support.commaqa_kb import DECOMPOSER_KB, read_kb
 from conftest import data_file
 from support.decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
@@ -32,36 +32,6 @@ from thoughtloom.strategies.decomp.handlers import Call, Handler, Outcome
 from thoughtloom.strategies.decomp.language import parse_value, references
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM
-
-#: The knowledge base the CommaQA decomposer examples describe (the decomposer never sees it).
-DECOMPOSER_KB = read_kb(
-    "movie: Tovtovbel ; director: Novkel. movie: Zelpla ; director: Gorselyor. "
-    "movie: Pelithrast ; directed by: Wenumb. movie: Corpla ; director: Wenumb. "
-    "movie: Tovtovbel ; award: Quinumb. movie: Zelpla ; award: Quinumb. "
-    "movie: Pelithrast ; awarded: Raststriith. movie: Corpla ; award: Quinumb. "
-    "Novkel won the Ithumb award. Ithumb was awarded to Gorselyor. "
-    "movie: Tovtovbel ; release year: 2000. movie: Zelpla ; release year: 1976. "
-    "movie: Pelithrast ; release year: 2018. movie: Corpla ; year: 2017. "
-    "Wenumb acted in the movie Tovtovbel. Gorselyor was an actor in the movie Tovtovbel. "
-    "Wenumb acted in the movie Zelpla. Gorselyor was an actor in the movie Zelpla. "
-    "Novkel was an actor in the movie Pelithrast. Gorselyor acted in the movie Pelithrast. "
-    "Wenumb was an actor in the movie Corpla. Gorselyor acted in the movie Corpla. "
-    "Wenumb was born in 1944. Gorselyor was born in the year 1944. Novkel was born in 1985. "
-    "Wenumb is from the country of Corstri. Gorselyor is from the country of Corstri. "
-    "Novkel grew up in the nation of Lumnov. "
-    "Wenumb was one of the producers of the movie Tovtovbel. "
-    "Novkel was one of the producers of the movie Tovtovbel. "
-    "Wenumb produced the movie Zelpla with others. "
-    "Gorselyor produced the movie Zelpla with others. "
-    "Gorselyor produced the movie Pelithrast with others. "
-    "Novkel was one of the producers of the movie Pelithrast. "
-    "Gorselyor produced the movie Corpla with others. "
-    "Wenumb was one of the producers of the movie Corpla. "
-    "Gorselyor was one of the writers for the movie Tovtovbel. "
-    "Novkel was one of the writers for the movie Zelpla. movie: Zelpla ; written by: Wenumb. "
-    "movie: Pelithrast ; writer: Wenumb. movie: Corpla ; written by: Wenumb. "
-    "movie: Corpla ; written by: Novkel."
-)
 
 TASK_OF = {"letter_cat": "letter_cat", "letter_cat_each": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
            "reverse_tail": "list_reversal", "commaqa_fine": "commaqa", "commaqa_coarse": "commaqa",
