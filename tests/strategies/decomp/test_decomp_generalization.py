@@ -327,7 +327,8 @@ async def test_the_unrolled_baseline_is_one_chain_read_by_the_cot_pattern():
 def test_the_decomp_suites_metrics_are_what_their_tasks_emit():
     from thoughtloom.eval.reproduce import suites
 
-    for name in ("decomp-letter", "decomp-letter-space", "decomp-reversal", "decomp-reversal-scheme", "decomp-commaqa"):
+    for name in ("decomp-letter", "decomp-letter-space", "decomp-reversal", "decomp-reversal-scheme", "decomp-commaqa",
+                 "decomp-commaqa-scale"):
         for d in suites.load(name).datasets:
             task = get_task(d.task)
             emitted = task.score("x", ["x"] if d.task == "commaqa" else "x")
