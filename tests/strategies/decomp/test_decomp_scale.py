@@ -31,11 +31,11 @@ from thoughtloom.testing import ScriptedLM
 #: App. C: the smaller models' context window, prompt and reply together
 WINDOW = 2048
 #: Characters per token, at most, as these prompts tokenize: the fewest either tokenizer we have
-#: (SmolLM2-135M's, Qwen2.5-1.5B's) gave on any reader or CoT prompt of ours rendered with a test
-#: record's facts is 3.09 (the facts alone: 3.07), on the decomposer prompt (JSON lists, quotes) 2.64.
-#: So a reader or CoT prompt counts chars / 3 tokens, a decomposer prompt chars / 2.5. The project's
-#: own estimate, chars / 4 (core.text.CHARS_PER_TOKEN), would pass prompts 25% over: these invented
-#: names tokenize finely. The exact count is the integration test below.
+#: (SmolLM2-135M's, Qwen2.5-1.5B's) gave on a request of a right run of any CommaQA arm, short or
+#: long, on a third of both test splits' questions is 3.04 for a reader or CoT request and 2.64 for a
+#: decomposer's (JSON lists, quotes). So a reader or CoT prompt counts chars / 3 tokens, a decomposer
+#: prompt chars / 2.5. The project's own estimate, chars / 4 (core.text.CHARS_PER_TOKEN), would pass
+#: prompts 25% over: these invented names tokenize finely. The exact count is the integration test below.
 CHARS_PER_TOKEN = {"decomposer": 2.5, "reader": 3.0}
 #: the chat template's tokens around the prompt (SmolLM2's adds 21 to a one-message chat)
 TEMPLATE_TOKENS = 32
