@@ -10,8 +10,8 @@ from thoughtloom.core.errors import ConfigError
 from thoughtloom.eval.reproduce import suites
 
 ISSUE_SUITES = {"decomp-letter", "decomp-letter-space", "decomp-math", "decomp-odqa", "decomp-reversal",
-                "decomp-reversal-scheme", "decomp-commaqa", "hgot-hotpotqa", "hgot-fever", "hgot-open-squad",
-                "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
+                "decomp-reversal-scheme", "decomp-commaqa", "decomp-commaqa-scale", "hgot-hotpotqa", "hgot-fever",
+                "hgot-open-squad", "sculpt-game24", "sculpt-crosswords", "sculpt-commongen"}
 
 GOOD = """
 name = "toy"

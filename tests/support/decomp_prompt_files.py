@@ -60,8 +60,9 @@ def symbolic_answer(name, question):
 def arm_prompts(program: str) -> dict[str, str]:
     """Every prompt file a program's model may read, by relative path -> its demonstrations (the
     text under the header, the template lines ``$question``/``$context`` left out): its
-    decomposer's, every handler's it may call, nested programs' included, and for a fixed
-    program every handler its steps name."""
+    decomposer's, every handler's it may call (the file the program names for it,
+    ``Program.prompt_files``), nested programs' included, and for a fixed program every handler
+    its steps name."""
     import re
 
     from thoughtloom.strategies.decomp.catalogue import PROGRAMS, get_program
@@ -82,11 +83,32 @@ def arm_prompts(program: str) -> dict[str, str]:
         for h in handlers:
             if h in PROGRAMS:
                 todo.append(h)
-            elif (text := prompts.read(f"decomp/handlers/{h}")) is not None:
-                found[f"handlers/{h}"] = _demos(text)
+            elif (text := prompts.read(f"decomp/handlers/{p.prompt_file(h)}")) is not None:
+                found[f"handlers/{p.prompt_file(h)}"] = _demos(text)
     return found
 
 
 def _demos(text: str) -> str:
     body = split_header(text)[1]
     return "\n".join(line for line in body.splitlines() if "$question" not in line and "$context" not in line)
+
+
+def worked_hops(decomposer: str) -> list[tuple[str, str]]:
+    """(handler, sub-question) of every step input of a decomposer's worked examples, each ``#k``
+    replaced by each item of the example's own answer k (a foreach asks once per item), in order,
+    without repeats: the single-hop questions the examples send their handlers."""
+    import re
+
+    from thoughtloom.strategies.decomp.language import parse_value
+
+    out: list[tuple[str, str]] = []
+    for example in worked_examples(decomposer):
+        for line in example.lines:
+            handler, question = re.match(r'\((\w+)\)(?: \[\w+\])? "(.*)"$', line).groups()
+            ref = re.search(r"#(\d+)", question)
+            items = parse_value(example.answers[int(ref.group(1)) - 1]) if ref else [None]
+            for item in items:
+                hop = (handler, question.replace(ref.group(0), item) if ref else question)
+                if hop not in out:
+                    out.append(hop)
+    return out

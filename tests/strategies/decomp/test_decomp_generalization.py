@@ -4,7 +4,9 @@ Every letter step is a model call (the paper's §F.1.1 error case shows the look
 is one); every prompt file of every arm (handlers included) is built from the same
 three 3-word, space-separated names at positions the tests never ask; every
 reversal prompt of every arm shares the same three demonstrations of 3-5 items;
-the decomp suites name metrics their tasks emit.
+every short CommaQA prompt (App. G.4) shows one knowledge base and only the
+decomposers' six worked questions and their hops; the decomp suites name
+metrics their tasks emit.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import json
 import re
 
 from conftest import data_file
+from support.commaqa_kb import DECOMPOSER_KB, read_kb
 from support.decomp_prompt_files import arm_prompts, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
 from thoughtloom.core.types import Problem
@@ -238,6 +241,77 @@ def test_the_reversal_leak_check_catches_a_six_item_demo():
     assert reversal_leaks({**files, "handlers/reverse_small": files["handlers/reverse_small"] + "\n\n" + other}, shared)
 
 
+# -- the short CommaQA arms (App. C, G.4): one knowledge base, the same six questions --------------
+
+COMMAQA_SHORT_ARMS = ("commaqa_fine_short", "commaqa_coarse_short", "commaqa_cot_short_baseline")
+
+
+def _short_kb() -> dict:
+    """The knowledge base the CommaQA decomposers' worked questions are about, without the release
+    years (no question asks them): the one fact set every short prompt shows."""
+    return {rel: pairs for rel, pairs in DECOMPOSER_KB.items() if pairs and rel != "year"}
+
+
+def commaqa_short_leaks(files: dict[str, str], questions: list[str], hops: list[tuple[str, str]], kb) -> list[str]:
+    """What a short CommaQA prompt shows beyond the decomposers' worked examples: a fact set other
+    than the one their questions are about, or a question that is neither a worked question nor
+    one of their hops."""
+    allowed = set(questions) | {q for _, q in hops}
+    leaks = []
+    for path, text in files.items():
+        leaks += [f"{path}: another fact set" for facts in re.findall(r"^Facts: (.*)$", text, re.M)
+                  if {r: v for r, v in read_kb(facts).items() if v} != kb]
+        leaks += [f"{path}: {q!r} is no worked question or hop of one"
+                  for q in re.findall(r"^QC?: (.*)$", text, re.M) if q not in allowed]
+    return leaks
+
+
+def test_every_short_commaqa_prompt_of_every_arm_works_the_decomposers_six_questions_over_one_kb():
+    """App. C: "text-curie-001과 text-davinci-001은 2048토큰 컨텍스트 윈도 때문에 더 짧은 CommAQA
+    프롬프트가 필요했으며" (the 2048-token models needed shorter CommaQA prompts), and G.3.1 / G.3.3
+    build the CoT and the decomposition prompts on the same worked questions. So the short arms
+    (fine and coarse DecomP, CoT) work the long decomposers' six questions, one per i.i.d. template;
+    every prompt file any of them reads shows one fact set, the one those questions are about, and
+    no question but those six and their hops; each fine reader answers exactly the hops the
+    decomposer sends it; and each CoT chain states, hop by hop, the answers the decomposer's worked
+    steps have, so both arms see the same intermediate answers."""
+    from support.decomp_prompt_files import worked_hops
+    from thoughtloom.strategies.decomp.language import parse_value
+
+    questions = _top_questions("commaqa_fine")
+    for arm in COMMAQA_SHORT_ARMS:
+        assert _top_questions(arm) == questions, arm
+    hops = worked_hops("commaqa_fine")
+    files = {path: text for arm in COMMAQA_SHORT_ARMS for path, text in arm_prompts(arm).items()}
+    assert set(files) == {"decomposers/commaqa_fine", "decomposers/commaqa_coarse", "handlers/simp_qa_short",
+                          "handlers/pos_qa_short", "handlers/aw_qa_short", "handlers/qa_short",
+                          "handlers/commaqa_cot_short"}
+    assert commaqa_short_leaks(files, questions, hops, _short_kb()) == []
+    for handler in ("simp_qa", "pos_qa", "aw_qa"):
+        assert {q for _, q, _ in qa_pairs(f"{handler}_short")} == {q for h, q in hops if h == handler}, handler
+    coarse = {q for _, q, _ in qa_pairs("qa_short")}
+    assert {h for h, q in hops if q in coarse} == {"simp_qa", "pos_qa", "aw_qa"}
+    chains = qa_pairs("commaqa_cot_short")
+    for (_, question, chain), example in zip(chains, worked_examples("commaqa_fine"), strict=True):
+        said = [set(re.split(r", | and ", m)) for m in re.findall(r": ([^.]*)\.", chain.split(" So the answer is")[0])]
+        assert said == [set(parse_value(a)) for a in example.answers], question
+
+
+def test_the_short_commaqa_leak_check_catches_another_fact_set_or_question():
+    """The check above fails on a reader example outside the worked questions' hops, a CoT question
+    no decomposer example asks, and a second fact set (a long reader's first one)."""
+    from support.decomp_prompt_files import worked_hops
+
+    questions, hops = _top_questions("commaqa_fine"), worked_hops("commaqa_fine")
+    files = {**arm_prompts("commaqa_fine_short"), **arm_prompts("commaqa_cot_short_baseline")}
+    assert commaqa_short_leaks(files, questions, hops, _short_kb()) == []
+    other_facts = qa_pairs("simp_qa")[0][0]
+    for path, demo in (("handlers/simp_qa_short", 'Q: Who were born in the year 1985?\nA: ["Novkel"]'),
+                       ("handlers/commaqa_cot_short", "Q: What movies have people born in 1944 acted in?"),
+                       ("handlers/pos_qa_short", f"Facts: {other_facts}")):
+        assert commaqa_short_leaks({**files, path: files[path] + "\n" + demo}, questions, hops, _short_kb()), path
+
+
 async def test_the_unrolled_baseline_is_one_chain_read_by_the_cot_pattern():
     """§4.2: the unrolled decomposition writes the whole procedure out in one chain of thought;
     its answer is read as CoT's is."""
@@ -253,7 +327,8 @@ async def test_the_unrolled_baseline_is_one_chain_read_by_the_cot_pattern():
 def test_the_decomp_suites_metrics_are_what_their_tasks_emit():
     from thoughtloom.eval.reproduce import suites
 
-    for name in ("decomp-letter", "decomp-letter-space", "decomp-reversal", "decomp-reversal-scheme", "decomp-commaqa"):
+    for name in ("decomp-letter", "decomp-letter-space", "decomp-reversal", "decomp-reversal-scheme", "decomp-commaqa",
+                 "decomp-commaqa-scale"):
         for d in suites.load(name).datasets:
             task = get_task(d.task)
             emitted = task.score("x", ["x"] if d.task == "commaqa" else "x")

@@ -19,7 +19,7 @@ import re
 import pytest
 
 from support.commaqa_kb import answer as kb_answer
-from support.commaqa_kb import read_kb
+from support.commaqa_kb import DECOMPOSER_KB, read_kb
 from conftest import data_file
 from support.decomp_prompt_files import Worked, qa_pairs, symbolic_answer, worked_examples
 from thoughtloom import prompts
@@ -32,36 +32,6 @@ from thoughtloom.strategies.decomp.handlers import Call, Handler, Outcome
 from thoughtloom.strategies.decomp.language import parse_value, references
 from thoughtloom.tasks import get as get_task
 from thoughtloom.testing import ScriptedLM
-
-#: The knowledge base the CommaQA decomposer examples describe (the decomposer never sees it).
-DECOMPOSER_KB = read_kb(
-    "movie: Tovtovbel ; director: Novkel. movie: Zelpla ; director: Gorselyor. "
-    "movie: Pelithrast ; directed by: Wenumb. movie: Corpla ; director: Wenumb. "
-    "movie: Tovtovbel ; award: Quinumb. movie: Zelpla ; award: Quinumb. "
-    "movie: Pelithrast ; awarded: Raststriith. movie: Corpla ; award: Quinumb. "
-    "Novkel won the Ithumb award. Ithumb was awarded to Gorselyor. "
-    "movie: Tovtovbel ; release year: 2000. movie: Zelpla ; release year: 1976. "
-    "movie: Pelithrast ; release year: 2018. movie: Corpla ; year: 2017. "
-    "Wenumb acted in the movie Tovtovbel. Gorselyor was an actor in the movie Tovtovbel. "
-    "Wenumb acted in the movie Zelpla. Gorselyor was an actor in the movie Zelpla. "
-    "Novkel was an actor in the movie Pelithrast. Gorselyor acted in the movie Pelithrast. "
-    "Wenumb was an actor in the movie Corpla. Gorselyor acted in the movie Corpla. "
-    "Wenumb was born in 1944. Gorselyor was born in the year 1944. Novkel was born in 1985. "
-    "Wenumb is from the country of Corstri. Gorselyor is from the country of Corstri. "
-    "Novkel grew up in the nation of Lumnov. "
-    "Wenumb was one of the producers of the movie Tovtovbel. "
-    "Novkel was one of the producers of the movie Tovtovbel. "
-    "Wenumb produced the movie Zelpla with others. "
-    "Gorselyor produced the movie Zelpla with others. "
-    "Gorselyor produced the movie Pelithrast with others. "
-    "Novkel was one of the producers of the movie Pelithrast. "
-    "Gorselyor produced the movie Corpla with others. "
-    "Wenumb was one of the producers of the movie Corpla. "
-    "Gorselyor was one of the writers for the movie Tovtovbel. "
-    "Novkel was one of the writers for the movie Zelpla. movie: Zelpla ; written by: Wenumb. "
-    "movie: Pelithrast ; writer: Wenumb. movie: Corpla ; written by: Wenumb. "
-    "movie: Corpla ; written by: Novkel."
-)
 
 TASK_OF = {"letter_cat": "letter_cat", "letter_cat_each": "letter_cat", "str_position": "letter_cat", "reverse_halving": "list_reversal",
            "reverse_tail": "list_reversal", "commaqa_fine": "commaqa", "commaqa_coarse": "commaqa",
@@ -78,7 +48,10 @@ QA_FACTS = {"What is the capital of Japan?": "Tokyo", "Who wrote Pride and Preju
 
 def decomposer_programs() -> list[str]:
     shipped = prompts.names("decomp/decomposers")
-    named = {p.decomposer: n for n, p in PROGRAMS.items() if p.decomposer}
+    named: dict[str, str] = {}  # each file replayed once, under the first program that reads it
+    for n, p in PROGRAMS.items():  # (commaqa_fine_short reads commaqa_fine's with other reader files)
+        if p.decomposer:
+            named.setdefault(p.decomposer, n)
     assert shipped <= set(named), f"decomposer prompts no program uses: {shipped - set(named)}"
     return sorted(named[d] for d in shipped)
 
@@ -269,7 +242,8 @@ def test_every_handler_example_is_what_its_symbolic_twin_answers(name):
         assert got == parse_value(answer), f"{name}: {question} -> {got!r}, the prompt says {answer}"
 
 
-@pytest.mark.parametrize("name", ["simp_qa", "pos_qa", "aw_qa", "qa"])
+@pytest.mark.parametrize("name", ["simp_qa", "pos_qa", "aw_qa", "qa", "simp_qa_short", "pos_qa_short", "aw_qa_short",
+                                  "qa_short"])
 def test_every_commaqa_reader_example_is_what_its_facts_say(name):
     pairs = qa_pairs(name)
     for facts, question, answer in pairs:
@@ -316,9 +290,10 @@ def test_fine_handlers_have_more_examples_of_each_question_type_than_the_coarse_
 def test_every_commaqa_cot_example_ends_with_what_its_facts_answer():
     from support.commaqa_kb import solve
 
-    for facts, question, chain in qa_pairs("commaqa_cot"):
-        claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
-        assert sorted(solve(read_kb(facts), question)) == sorted(claimed), question
+    for name in ("commaqa_cot", "commaqa_cot_short"):
+        for facts, question, chain in qa_pairs(name):
+            claimed = json.loads(chain.rsplit("So the answer is: ", 1)[1])
+            assert sorted(solve(read_kb(facts), question)) == sorted(claimed), (name, question)
     for example in worked_examples("commaqa_fine"):  # and the decomposer examples, over their own KB
         assert sorted(solve(DECOMPOSER_KB, example.question)) == sorted(parse_value(example.answers[-1]))
 

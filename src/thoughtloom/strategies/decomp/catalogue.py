@@ -5,14 +5,17 @@ A :class:`Program` is data. Its decomposer is a few-shot prompt file
 reference program for a question (the controller check runs it in place of
 the decomposer, and *fixed* programs such as the CoT baselines always run
 it). ``self_name`` is the handler name under which the program calls itself
-(recursion). Register your own with :func:`register_program`.
+(recursion). ``prompt_files`` lets a program send a handler name its decomposer
+writes to another prompt file (the short CommaQA readers of App. G.4 answer
+``simp_qa`` in ``commaqa_fine_short``, whose decomposer is ``commaqa_fine``'s
+own). Register your own with :func:`register_program`.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Callable
+from dataclasses import dataclass, field
+from typing import Callable, Mapping
 
 from ...core.errors import ConfigError
 from ...core.names import unknown
@@ -31,6 +34,13 @@ class Program:
     self_name: str = ""  # handler name for a recursive call to this program
     k: int = 4  # passages per retrieval, where the program retrieves
     description: str = ""
+    #: the prompt file (``decomp/handlers/<file>.txt``) a handler name reads in this program, where it is
+    #: not the name itself: the decomposer keeps writing ``simp_qa`` and the program's readers are short
+    prompt_files: Mapping[str, str] = field(default_factory=dict, hash=False)
+
+    def prompt_file(self, handler: str) -> str:
+        """The name of the handler prompt file that ``handler`` reads in this program."""
+        return self.prompt_files.get(handler, handler)
 
     @property
     def fixed(self) -> bool:
@@ -151,6 +161,17 @@ register_program(Program("commaqa_fine", "commaqa_fine", None, ("simp_qa", "pos_
 register_program(Program("commaqa_coarse", "commaqa_coarse", None, ("qa",),
                          description="coarse: one QA handler for every relation"))
 register_program(Program("commaqa_cot_baseline", None, _fixed("(commaqa_cot) $question", '(extract) "#1"')))
+# Appendix C and G.4: the smaller models' 2048-token windows take shorter prompts. The same decomposers
+# (six worked questions, no facts) with short readers, and a short CoT: every short prompt shows one
+# knowledge base, the one the decomposers' worked questions are about, and only those questions and
+# their hops (suite decomp-commaqa-scale).
+_SHORT_FINE = {"simp_qa": "simp_qa_short", "pos_qa": "pos_qa_short", "aw_qa": "aw_qa_short"}
+register_program(Program("commaqa_fine_short", "commaqa_fine", None, tuple(_SHORT_FINE), prompt_files=_SHORT_FINE,
+                         description="fine with the short readers of App. G.4 (2048-token windows)"))
+register_program(Program("commaqa_coarse_short", "commaqa_coarse", None, ("qa",), prompt_files={"qa": "qa_short"},
+                         description="coarse with the short qa reader of App. G.4 (2048-token windows)"))
+register_program(Program("commaqa_cot_short_baseline", None, _fixed("(commaqa_cot_short) $question", '(extract) "#1"'),
+                         description="CoT with the short prompt of App. G.4: the decomposer's six questions, hop by hop"))
 
 
 # -- math QA ----------------------------------------------------------------------

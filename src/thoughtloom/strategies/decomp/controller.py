@@ -20,7 +20,8 @@ answer extraction, :meth:`Controller.search` with the run's ``k``, handler
 lookup and the run's context), not the controller; a :class:`ProgramHandler`
 holds :meth:`Controller.run` itself. A handler name resolves to a ``bind`` of
 this run, a program, a registered function, a prompt, symbolic or built-in
-handler, or a registered strategy (:mod:`.step_handlers`).
+handler, or a registered strategy (:mod:`.step_handlers`); a prompt is the file
+the running program names for it (``Program.prompt_files``), else its own.
 
 With ``structured`` the decomposer answers each turn with a JSON object
 (handler, operator, question) under a JSON schema, i.e. grammar-constrained
@@ -156,10 +157,12 @@ class Controller:
             return ProgramHandler(name, program.name, self.run)
         if not bound and name in PROGRAMS:
             return ProgramHandler(name, name, self.run)
-        if name not in self._cache:
-            self._cache[name] = resolve_handler(name, self.bindings, prefer_symbolic=self.cfg.handlers == "symbolic",
+        # the prompt file the name reads in this program (commaqa_fine_short: simp_qa -> simp_qa_short)
+        file = program.prompt_file(name) if program is not None and not bound else name
+        if file not in self._cache:
+            self._cache[file] = resolve_handler(file, self.bindings, prefer_symbolic=self.cfg.handlers == "symbolic",
                                                 prompt_dir=self.ctx.prompt_dir, task=self.ctx.task.name)
-        return self._cache[name]
+        return self._cache[file]
 
     def allowed(self, program: Program) -> set[str]:
         names = set(program.handlers) if program.handlers else self._known | set(PROGRAMS)
