@@ -14,6 +14,7 @@ import json
 import pytest
 
 from support.commaqa_kb import oracle
+from support.suite_cells import sample_plan, trace_events
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.core.types import Problem
 from thoughtloom.eval.assembly import RunSpec
@@ -56,14 +57,7 @@ def test_the_suite_runs_both_short_arms_at_each_scale_on_decomp_commaqas_iid_spl
 
 
 def plan_for(tmp_path):
-    plan = runs.make_plan(suites.load("decomp-commaqa-scale"), tmp_path, n=2)
-    slices, missing = runs.load_slices(plan, None)  # the packaged CommaQA-E sample
-    assert not missing
-    return plan, slices
-
-
-def events(folder):
-    return [json.loads(x) for x in (folder / "trace.jsonl").read_text().splitlines()]
+    return sample_plan("decomp-commaqa-scale", tmp_path)  # the packaged CommaQA-E sample
 
 
 async def test_a_smaller_model_method_asks_the_smaller_model_for_every_call(tmp_path):
@@ -78,7 +72,7 @@ async def test_a_smaller_model_method_asks_the_smaller_model_for_every_call(tmp_
     assert all(s["n_errors"] == 0 for s in summaries.values())
     for cell in plan.cells():
         folder = cell.folder(plan.out)
-        calls = [e for e in events(folder) if e["type"] == "llm_call"]
+        calls = [e for e in trace_events(folder) if e["type"] == "llm_call"]
         want = "small-model" if cell.method.own_models else "strong"
         assert calls and {e["model"] for e in calls} == {want}, cell.method.id
         records = [json.loads(x) for x in (folder / "results.jsonl").read_text().splitlines()]

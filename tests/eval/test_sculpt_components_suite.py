@@ -9,12 +9,12 @@ import json
 
 import pytest
 
+from support.suite_cells import sample_plan, trace_events
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.eval.assembly import RunSpec
 from thoughtloom.eval.reproduce import card as cards
 from thoughtloom.eval.reproduce import render
 from thoughtloom.eval.reproduce import run as runs
-from thoughtloom.eval.reproduce import suites
 from thoughtloom.testing import ScriptedLM
 
 SENTENCE = "The toddler in a vest pulls a piece of snow from the wall in winter."
@@ -34,14 +34,7 @@ def models():
 
 
 def plan_for(tmp_path):
-    plan = runs.make_plan(suites.load("sculpt-components"), tmp_path, n=2)
-    slices, missing = runs.load_slices(plan, None)  # the packaged CommonGen-Hard sample
-    assert not missing
-    return plan, slices
-
-
-def events(folder):
-    return [json.loads(x) for x in (folder / "trace.jsonl").read_text().splitlines()]
+    return sample_plan("sculpt-components", tmp_path)  # the packaged CommonGen-Hard sample
 
 
 async def test_each_method_sends_its_marked_roles_to_the_weak_model(tmp_path):
@@ -55,7 +48,7 @@ async def test_each_method_sends_its_marked_roles_to_the_weak_model(tmp_path):
                 "weak-evaluator": {"evaluator": "weak-evaluator-model"},
                 "weak-both": {"generator": "weak-generator-model", "evaluator": "weak-evaluator-model"}}
     for cell in plan.cells():
-        calls = [e for e in events(cell.folder(plan.out)) if e["type"] == "llm_call"]
+        calls = [e for e in trace_events(cell.folder(plan.out)) if e["type"] == "llm_call"]
         routed = {e["role"]: e["model"] for e in calls if "role" in e}
         assert routed == expected[cell.method.id], cell.method.id
         assert all(e["model"] == "strong" for e in calls if "role" not in e)
