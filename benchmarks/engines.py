@@ -244,7 +244,7 @@ async def eval_rate(name: str, cand: Any, args: argparse.Namespace, round_no: in
     path = Path(os.environ.get("THOUGHTLOOM_DATA", "../shared/data")) / data
     if not path.is_file():
         raise SystemExit(f"{name} needs {path} (set THOUGHTLOOM_DATA)")
-    index = pooled_index(path) if EVALS[which][0] == "retrieve-then-read" else None
+    index = pooled_index(path) if strategy == "retrieve-then-read" else None
     t0 = time.perf_counter()
     ev = await aevaluate(strategy, task, data=path, model=cand.lm, limit=args.questions,
                          offset=round_no * args.questions, concurrency=int(k), cache_mode="off",

@@ -74,8 +74,10 @@ def open_library(name: str = "auto") -> tuple[str, Any, Any]:
                 vocab, json_schema_to_gbnf(json.dumps(schema)).encode(), b"root")
         except ImportError as exc:
             tried.append(f"{lib}: {exc}")
+    from .llamacpp_capi import PINNED  # ctypes declarations only: no library is loaded
+
     raise EngineError("error", "no llama.cpp library could be loaded (" + "; ".join(tried)
-                      + "): pip install xllamacpp==2026.10.11549 (a dependency of thoughtloom), or "
+                      + f"): pip install xllamacpp=={PINNED} (a dependency of thoughtloom), or "
                       "'thoughtloom[llamacpp-src]' to compile llama.cpp")
 
 
