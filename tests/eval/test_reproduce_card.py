@@ -84,6 +84,20 @@ def test_cells_recorded_before_trajectories_get_no_curve(tmp_path):
             "pair tied): nothing to size it on | no curve: recorded before anytime trajectories |") in md
 
 
+def test_a_model_judged_metric_is_said_to_have_no_curve_because_it_is_judged_not_because_it_is_old(
+        tmp_path, monkeypatch):
+    """The outline task's "interesting" is scored once by the model judge after the run (outside its
+    budget), so its records carry no trajectory; the sculpt-outline card said "recorded before
+    anytime trajectories" of a fresh sitting. Here the toy's accuracy plays a judged metric."""
+    from thoughtloom.tasks.mathqa import GSM8K
+
+    monkeypatch.setattr(GSM8K, "judged_metrics", ("accuracy",))
+    card = toy_card(tmp_path, {("cot", 0): "drop", ("io", 0): "drop"})
+    assert {r.along for r in card.claims} == {budgetwise.JUDGED}
+    assert "No curves: a model-judged metric, scored once after the run, has no budget trajectory." in \
+        str(card_figures(card)["baskets"])
+
+
 def test_with_a_token_budget_only_the_phrase_ends_where_the_budget_cut_an_example(tmp_path):
     """No max_calls: the budgets run to the most any example spent (4 calls), but the token budget
     stopped CoT's first example at 3 calls, so what it would answer at 4 is unknown and the

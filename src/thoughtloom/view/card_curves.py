@@ -12,6 +12,7 @@ equal budget (the caption says which). The eval layer draws no SVG, so
 
 from __future__ import annotations
 
+from .. import tasks
 from ..eval.curves import NOT_RECORDED
 from ..eval.reproduce.card import CardData
 from ..eval.reproduce.render import budget_mark
@@ -30,8 +31,10 @@ def card_figures(card: CardData, *, replicates: int = CURVE_REPLICATES) -> dict[
         drawn = [c for c in cells if c.curves[0].recorded and c.curves[0].examples]
         title = h("h3", None, f"{d.primary} against calls (anytime curves, 95% bootstrap bands)")
         if not drawn:
-            out[d.id] = h("div", {"class": "curves"}, title, h("p", None, f"No curves: {NOT_RECORDED}."
-                                                                          if cells else "No curves: no cell has run."))
+            why = ("no cell has run" if not cells else
+                   "a model-judged metric, scored once after the run, has no budget trajectory"
+                   if d.primary in tasks.get(d.task).judged_metrics else NOT_RECORDED)
+            out[d.id] = h("div", {"class": "curves"}, title, h("p", None, f"No curves: {why}."))
             continue
         runs = [c.curves[0] for c in drawn]
         data = curve_data(runs, [[d.primary]] * len(runs), replicates=replicates)

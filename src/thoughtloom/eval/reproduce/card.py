@@ -31,10 +31,11 @@ from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
+from ... import tasks
 from ...tasks.factqa import STRATA, strata_sizes
 from ..stats import Estimate, mean_ci, weighted_strata_ci
 from ..tally import usage_by_role
-from .budgetwise import along_budget
+from .budgetwise import JUDGED, along_budget
 from .run import Cell, SuitePlan, Slice
 from .suites import Claim, DatasetSpec, MethodSpec, PaperFigure
 
@@ -218,7 +219,10 @@ def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, s
 
     ours, theirs = scores(better), scores(worse)
     difference = paired_test(theirs, ours, groups={**worse.group_of, **better.group_of})
-    along = along_budget(better.curves, worse.curves, set(ours) & set(theirs), metric, max_calls)
+    if metric in tasks.get(dataset.task).judged_metrics:
+        along = JUDGED
+    else:
+        along = along_budget(better.curves, worse.curves, set(ours) & set(theirs), metric, max_calls)
     return ClaimResult(claim, dataset, metric, difference, "inconclusive", paper, along)
 
 
