@@ -57,6 +57,8 @@ CAP_KEYS: dict[str, str] = {"calls": "max_calls", "tokens": "max_tokens"}
 EVERY_BUDGET = "every budget"
 #: Recorded before anytime trajectories existed: where a curve would be.
 NOT_RECORDED = "recorded before anytime trajectories"
+#: A metric the model judge scores once, after the method and outside its budget (``Task.judged_metrics``).
+JUDGED_METRIC = "a model-judged metric, scored once after the run, has no budget trajectory"
 #: Most budgets on a drawn grid (see :func:`budget_grid`).
 GRID_POINTS = 40
 

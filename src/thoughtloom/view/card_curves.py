@@ -13,7 +13,7 @@ equal budget (the caption says which). The eval layer draws no SVG, so
 from __future__ import annotations
 
 from .. import tasks
-from ..eval.curves import NOT_RECORDED
+from ..eval.curves import JUDGED_METRIC, NOT_RECORDED
 from ..eval.reproduce.card import CardData
 from ..eval.reproduce.render import budget_mark
 from .curve_view import CURVE_REPLICATES, PALETTE, curve_data, curve_svg, horizon, swatch
@@ -32,8 +32,7 @@ def card_figures(card: CardData, *, replicates: int = CURVE_REPLICATES) -> dict[
         title = h("h3", None, f"{d.primary} against calls (anytime curves, 95% bootstrap bands)")
         if not drawn:
             why = ("no cell has run" if not cells else
-                   "a model-judged metric, scored once after the run, has no budget trajectory"
-                   if d.primary in tasks.get(d.task).judged_metrics else NOT_RECORDED)
+                   JUDGED_METRIC if d.primary in tasks.get(d.task).judged_metrics else NOT_RECORDED)
             out[d.id] = h("div", {"class": "curves"}, title, h("p", None, f"No curves: {why}."))
             continue
         runs = [c.curves[0] for c in drawn]

@@ -36,12 +36,11 @@ import sys
 from dataclasses import dataclass
 from typing import Collection, Literal, Sequence
 
-from ..curves import NOT_RECORDED, Axis, RunCurves, budget_grid
+from ..curves import JUDGED_METRIC, NOT_RECORDED, Axis, RunCurves, budget_grid
 
 Lead = Literal["ahead", "behind", "tied"]
 NO_TRAJECTORIES = f"no curve: {NOT_RECORDED}"
-#: A metric the model judge scores once, after the method and outside its budget (``Task.judged_metrics``).
-JUDGED = "no curve: a model-judged metric, scored once after the run, has no budget trajectory"
+JUDGED = f"no curve: {JUDGED_METRIC}"
 NO_READABLE = "no curve: no readable trajectory"
 NO_SHARED = "no curve: no example both cells scored"
 
