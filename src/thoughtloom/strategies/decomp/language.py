@@ -116,10 +116,10 @@ def parse_step(text: str, handlers: Collection[str], n_answers: int, own_questio
     """
     # chat models sometimes echo the question, number or embolden lines
     lines = [_DECOR.sub("", ln).strip().strip("*`").strip() for ln in clip(text).strip().splitlines()]
-    echoed = [ln for ln in lines if ln.upper().startswith("QC:")]
-    lines = [ln for ln in lines if ln and ln not in echoed]
+    echoed = next((ln for ln in lines if ln.upper().startswith("QC:")), None)
+    lines = [ln for ln in lines if ln and not ln.upper().startswith("QC:")]
     if not lines:
-        raise StepError("unparseable", f"no QS: line, only the QC: line {echoed[0][:120]!r}" if echoed else "empty step")
+        raise StepError("unparseable", f"no QS: line, only the QC: line {echoed[:120]!r}" if echoed else "empty step")
     line = lines[0]
     if _WRAPPED.match(line):  # "(QS: (qa) "...")": the line in parentheses, as NEXT_STEP writes "(or QS: [EOQ] ...)"
         line = line[1:].strip()
