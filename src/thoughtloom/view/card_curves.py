@@ -12,9 +12,8 @@ equal budget (the caption says which). The eval layer draws no SVG, so
 
 from __future__ import annotations
 
-from .. import tasks
 from ..eval.curves import JUDGED_METRIC, NOT_RECORDED
-from ..eval.reproduce.card import CardData
+from ..eval.reproduce.card import CardData, model_judged
 from ..eval.reproduce.render import budget_mark
 from .curve_view import CURVE_REPLICATES, PALETTE, curve_data, curve_svg, horizon, swatch
 from .markup import Raw, h
@@ -32,7 +31,7 @@ def card_figures(card: CardData, *, replicates: int = CURVE_REPLICATES) -> dict[
         title = h("h3", None, f"{d.primary} against calls (anytime curves, 95% bootstrap bands)")
         if not drawn:
             why = ("no cell has run" if not cells else
-                   JUDGED_METRIC if d.primary in tasks.get(d.task).judged_metrics else NOT_RECORDED)
+                   JUDGED_METRIC if model_judged(d, d.primary) else NOT_RECORDED)
             out[d.id] = h("div", {"class": "curves"}, title, h("p", None, f"No curves: {why}."))
             continue
         runs = [c.curves[0] for c in drawn]

@@ -203,6 +203,12 @@ def _paper_pairs(figures: list[PaperFigure], claim: Claim, metric: str) -> tuple
     return tuple((model, better[model], worse[model]) for model in better if model in worse)
 
 
+def model_judged(dataset: DatasetSpec, metric: str) -> bool:
+    """Whether the dataset's task scores ``metric`` by the model judge, once after the run and outside
+    its budget (``Task.judged_metrics``), so that no record has a budget trajectory for it."""
+    return metric in tasks.get(dataset.task).judged_metrics
+
+
 def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, str], CellResult],
                  figures: list[PaperFigure], max_calls: int | None = None) -> ClaimResult:
     """The claim tested at the suite's budget (its verdict is :func:`judged`'s, across the card's claims),
@@ -219,7 +225,7 @@ def claim_result(claim: Claim, dataset: DatasetSpec, cells: Mapping[tuple[str, s
 
     ours, theirs = scores(better), scores(worse)
     difference = paired_test(theirs, ours, groups={**worse.group_of, **better.group_of})
-    if metric in tasks.get(dataset.task).judged_metrics:
+    if model_judged(dataset, metric):
         along = JUDGED
     else:
         along = along_budget(better.curves, worse.curves, set(ours) & set(theirs), metric, max_calls)
