@@ -3,14 +3,12 @@
 import importlib.util
 import re
 import tomllib
-from pathlib import Path
 
 import pytest
 
+from conftest import REPO
 from thoughtloom.core.errors import ConfigError
 from thoughtloom.lm import llamacpp
-
-REPO = Path(__file__).resolve().parents[1]
 
 
 def test_the_dense_extra_runs_on_a_cpu_only_torch():
