@@ -213,3 +213,15 @@ def test_title_links_follow_the_titles_the_first_hop_names(tmp_path):
     assert links.named("Directed by MARA LINDQVIST, on the road.") == [0, 1]  # whole words, any case
     with pytest.raises(ConfigError, match="seeds"):
         build_index(corpus, "bm25", tmp_path / "bad", {"links": {"seeds": "-1"}})
+
+
+def test_build_settings_are_spelt_as_the_index_build_set_keys():
+    """The card and the eval log name an index's settings as `index build --set` takes them."""
+    from thoughtloom.cli.index import parse_settings
+    from thoughtloom.retrieval import spell_settings
+
+    settings = {"links": {"seeds": 3}, "bm25": {"k1": 1.2, "b": 0.75}}
+    assert spell_settings(settings) == "links.seeds=3, bm25.k1=1.2, bm25.b=0.75"
+    assert parse_settings(spell_settings(settings).split(", ")) == {
+        part: {k: str(v) for k, v in kv.items()} for part, kv in settings.items()}
+    assert spell_settings({}) == ""

@@ -30,6 +30,7 @@ from ..core.errors import ConfigError
 from ..core.progress import ProgressHook
 from ..core.protocols import Probed
 from ..lm.retry import retry_stats
+from ..retrieval import spell_settings
 from ..tasks.base import CorpusFile, Example
 from .breaker import CircuitBreaker, ServerFailed
 from .record import EvalRecord
@@ -88,7 +89,7 @@ def with_pooled(res: EvalResources, pooled: CorpusFile | None) -> tuple[EvalReso
         return res, {}
     settings = pooled.index_settings  # the task's default (title links) or a suite dataset's, every method alike
     log.info("no retriever given: retrieving from the paragraphs of %s (BM25%s)", pooled.describe(),
-             "".join(f", {part} {kv}" for part, kv in settings.items()))
+             f", {spell_settings(settings)}" if settings else "")
     retriever = res.pooled_indexes.get(pooled)
     if retriever is None:  # built once per corpus (and settings) on these services, then shared by every eval on them
         retriever = res.pooled_indexes[pooled] = pooled_retriever(pooled, settings or None)

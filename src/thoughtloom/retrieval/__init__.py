@@ -19,14 +19,14 @@ from .cache import CachedRetriever
 from .corpus import FORMATS, read_corpus
 from .dense import DEFAULT_MODEL, Encoder
 from .formats import GoldQuestion, read_questions
-from .index import KINDS, Index, TemporaryIndex, build_index, disk_size, open_index
+from .index import KINDS, Index, TemporaryIndex, build_index, disk_size, open_index, spell_settings
 from .sources import Corpus
 from .store import IndexMismatch
 
 __all__ = [
     "FORMATS", "KINDS", "CachedRetriever", "Corpus", "Encoder", "GoldQuestion", "Index", "IndexMismatch",
     "TemporaryIndex", "build_index", "disk_size", "open_index", "read_corpus", "read_questions",
-    "sentence_encoder",
+    "sentence_encoder", "spell_settings",
 ]
 
 

@@ -23,7 +23,7 @@ import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence
 
 from ..core.errors import ConfigError
 from ..core.files import no_space_names
@@ -146,6 +146,13 @@ class TemporaryIndex:
                 if self._index is None:
                     await asyncio.to_thread(self.open)
         return await self.open().search(queries, k)
+
+
+def spell_settings(settings: Mapping[str, Any]) -> str:
+    """Build settings as ``index build --set`` keys write them: ``{"links": {"seeds": 3}}`` ->
+    ``links.seeds=3`` (parts joined with ", "; "" for none)."""
+    return ", ".join(f"{part}.{k}={v}" for part, kv in settings.items()
+                     for k, v in (kv.items() if isinstance(kv, Mapping) else []))
 
 
 def _settings(kind: str, settings: dict[str, Any]) -> tuple[BM25Settings | None, DenseSettings | None,

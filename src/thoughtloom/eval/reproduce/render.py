@@ -20,6 +20,7 @@ from typing import Any, Mapping, Sequence, Union
 from ... import strategies, tasks
 from ...core import csp
 from ...strategies.config import FROM_TASK
+from ...retrieval import spell_settings
 from ...tasks.odqa import POOLED_INDEX
 from ..results import atomic_write
 from ..inference import PairedTest
@@ -67,12 +68,6 @@ def _from_task(cell: CellResult) -> dict[str, tuple[Any, str]]:
     strategy = cell.method.build(tasks.get(cell.dataset.task))
     return {k: (getattr(strategy.config, k), src.split(": ", 1)[-1])
             for k, src in strategy.sources.items() if src.startswith(FROM_TASK)}
-
-
-def _spelt(index: Mapping[str, Any]) -> str:
-    """An index's build settings as ``part.key=value`` words (``links.seeds=3``)."""
-    return ", ".join(f"{part}.{k}={v}" for part, kv in index.items()
-                     for k, v in (kv.items() if isinstance(kv, dict) else []))
 
 
 def _task_settings(cells: Sequence[CellResult]) -> Block | None:
@@ -237,7 +232,7 @@ def outline(card: CardData) -> list[Block]:
                   + (" and ".join(x for x in limits if x) or "the runner's default"),
                   f"Entailment judge: {prov.get('entail', 'none')}; retrieval: "
                   + (f"the index {prov['index']}" if prov.get("index") else
-                     f"BM25 over the data file's pooled paragraphs where it has them ({_spelt(POOLED_INDEX)} "
+                     f"BM25 over the data file's pooled paragraphs where it has them ({spell_settings(POOLED_INDEX)} "
                      "unless a dataset says otherwise), else none (closed book)"),
                   f"Suite file: {suite.source} (sha256 {suite.digest[:12]})"]),
         ("h2", "Commands"),
@@ -265,7 +260,7 @@ def outline(card: CardData) -> list[Block]:
             blocks.append(("p", d.note))
         if d.index and not prov.get("index"):  # the pooled index's own settings, every method alike
             blocks.append(("p", f"Retrieval for every method: BM25 over the pooled paragraphs, built with "
-                                f"{_spelt(d.index)}."))
+                                f"{spell_settings(d.index)}."))
         blocks += [_results_table(card, cells), ("figure", d.id)]
         settings = _task_settings(cells)
         if settings is not None:
