@@ -144,6 +144,52 @@ async def test_a_clue_with_four_blanks_does_not_judge_its_board():
     assert hello["expanded"]
 
 
+CONCEPTS = ("dog ball run park tree sky child kite wind grass bench river boat fish sun hat shoe lake bird cloud "
+            "rain bread cheese apple car").split()
+
+
+def growing_sentence_lm():
+    """CommonGen ToT proposals that each extend the current sentence: the first thoughts use one or two
+    concepts (coverage at most 2/25 = 0.08), every later one adds five more. The model's own scores never matter:
+    the evaluator is the exact coverage checker (``evaluator: symbolic``)."""
+    def brain(req):
+        text = req.messages[0].content
+        if "JSON object" in text:
+            return json.dumps({"verdict": "still need to improve", "reason": "more concepts", "score": 5})
+        cur = text.split("Current solution:\n", 1)[1].split("\n", 1)[0].strip() if "Current solution:" in text else ""
+        cur = "" if cur == "(empty)" else cur
+        fresh = [c for c in CONCEPTS[:-2] if c not in re.findall(r"\w+", cur)]
+        sentence = f"{cur} {' '.join(fresh[:5])}".strip() if cur else fresh[0]
+        return "\n".join(f"Sentence: {sentence} {extra}".strip() for extra in ("", "car", "apple"))
+
+    return ScriptedLM(brain)
+
+
+async def test_an_exact_progress_score_is_not_a_judgment_of_impossible():
+    """Yao et al. prune a state their evaluator values "impossible" (DFS goes on "if the current status
+    is possible"). CommonGen's exact coverage checker (``evaluator: symbolic``, as the sculpt-commongen
+    suite scores every tree method) says how many concepts a partial sentence has, not whether it can
+    still cover the rest: a first thought with 1 of 25 concepts (0.04) used to be pruned as impossible,
+    and ToT-DFS ended after 1 of its 3 steps (issue 35's starved ToT, again). Now nothing is pruned and
+    ToT spends its 3 expansions (depth 3), best child first: "dog car" (2 concepts), then five more and "apple" (8), then five more (13 of 25;
+    the third level's "car" and "apple" add nothing new)."""
+    task = get("commongen")
+    ctx = toy.make_ctx(growing_sentence_lm(), task=task)
+    problem = Problem(id="cg", question=", ".join(CONCEPTS))
+    result = await strategies.build("tot-dfs", {"evaluator": "symbolic", "k": 3, "max_depth": 3, "max_steps": 3,
+                                                "stop_at_goal": False}).run(problem, ctx)
+    assert ctx.trace.of_type("tree_prune") == []
+    assert result.details["steps_done"] == 3 and _depth(result) == 3
+    assert task.score(result.answer, CONCEPTS)["coverage"] == pytest.approx(13 / 25)
+
+
+async def test_a_model_score_of_zero_still_prunes():
+    """The model's own holistic value (0/10, below ``prune_below``) is still a judgment, and prunes."""
+    ctx = toy.make_ctx(toy.make_lm({}, default=0))
+    await strategies.build("tot-dfs", {"max_steps": 2, "max_depth": 3}).run(toy.PROBLEM, ctx)
+    assert ctx.trace.of_type("tree_prune")
+
+
 # -- A complete state is not an empty expansion (issue 35's leftover) --------------------------------
 
 def across_filling_lm(lm_seen):

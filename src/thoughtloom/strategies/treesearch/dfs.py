@@ -13,9 +13,13 @@ state only if none of its clues is judged impossible: a child whose
 evaluation is itemized is pruned when any item the task lets judge it
 (``SearchTask.judged_items``; crosswords: a clue with at least two letters in
 place, as Yao et al. value only those) scores below ``prune_below`` (0.1:
-a 0/10, "impossible"); a child with a holistic score, when that score is
-below ``prune_below``. Each prune is a ``tree_prune`` event (``item`` names
-the clue).
+a 0/10, "impossible"); a child with a holistic score from the model, when
+that score is below ``prune_below``. A score from the task's exact checker
+(``evaluator: symbolic``, e.g. CommonGen's concept coverage) never prunes: it
+measures how far a partial state has come, not whether it can still succeed
+(a first ToT thought covering 2 of 25 concepts scores 0.08 and was pruned as
+"impossible", ending the search after 1 of its 3 steps). Each prune is a
+``tree_prune`` event (``item`` names the clue).
 
 **An expansion with no readable child** spends one of the ``max_steps`` and
 the next step expands the same node again (``retry_empty``, the rule of every
@@ -60,6 +64,8 @@ def prune_reason(s: SearchRun, node: Node, below: float) -> dict | None:
                 else [True] * len(labels))
         item = judged_below(node.items, labels, mask, below)
         return None if item is None else {"score": node.score, "item": item}
+    if node.evaluator == "symbolic":  # a task's exact checker measures progress (coverage), not whether
+        return None                    # the state can still succeed: no judgment of "impossible" to prune on
     if (node.score or 0.0) < below:
         return {"score": node.score}
     return None
