@@ -65,6 +65,11 @@ async def test_each_method_sends_its_marked_roles_to_the_weak_model(tmp_path):
     assert set(cell.by_role) == {"default", "evaluator"} and cell.by_role["evaluator"][0] > 0
     text = render.to_markdown(render.outline(card))
     assert "per role: default" in text and "evaluator" in text
+    # the card's header names the model each role on a model of its own asked, not only --model
+    assert card.models == ("strong",)
+    assert card.role_models == (("evaluator", "weak-evaluator-model"), ("generator", "weak-generator-model"))
+    header = next(line for line in text.splitlines() if line.startswith("- Model:"))
+    assert "evaluator: weak-evaluator-model" in header and "generator: weak-generator-model" in header
 
 
 async def test_a_marked_role_without_its_model_is_refused_before_any_call(tmp_path):

@@ -29,6 +29,7 @@ from typing import Any, Mapping
 
 from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
+from ..identity import RUN
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
 from ... import tasks
@@ -274,19 +275,33 @@ class CardData:
     models: tuple[str, ...] = ()  # the model ids the cells' summaries name
     missing: Mapping[str, str] = field(default_factory=dict)  # dataset id -> why it has no data here
     grids: tuple[GridChoice, ...] = ()  # the suite's grid searches, per dataset
+    role_models: tuple[tuple[str, str], ...] = ()  # (role, model id) of roles on a model of their own
 
 
-def _models(plan: SuitePlan) -> tuple[str, ...]:
-    """The models behind the results: each cell folder's summary.json names its own."""
-    found = []
+def _read_json(path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # a cell not run yet, or a damaged file
+        return None
+
+
+def _models(plan: SuitePlan) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
+    """The models behind the results: each cell folder's summary.json names its own, and its
+    run.json the model each of its own roles asked (``own_models``), as sorted ``(role, model)``."""
+    found: list[str] = []
+    roles: set[tuple[str, str]] = set()
     for cell in plan.cells():
-        try:
-            model = json.loads((cell.folder(plan.out) / SUMMARY).read_text(encoding="utf-8")).get("model")
-        except (OSError, ValueError, AttributeError):  # a cell not run yet, or a damaged summary
-            continue
+        folder = cell.folder(plan.out)
+        summary = _read_json(folder / SUMMARY)
+        model = summary.get("model") if isinstance(summary, dict) else None
         if isinstance(model, str) and model not in found:
             found.append(model)
-    return tuple(found)
+        run = _read_json(folder / RUN)
+        config = run.get("config") if isinstance(run, dict) else None
+        own = config.get("role_models") if isinstance(config, dict) else None
+        if isinstance(own, dict):
+            roles.update((str(r), str(m)) for r, m in own.items())
+    return tuple(found), tuple(sorted(roles))
 
 
 def collect(plan: SuitePlan, slices: Mapping[str, Slice], provenance: Mapping[str, Any],
@@ -300,5 +315,6 @@ def collect(plan: SuitePlan, slices: Mapping[str, Slice], provenance: Mapping[st
     for d in datasets:
         figures = [f for f in suite.figures if f.dataset in (None, d.id)]
         claims += [claim_result(claim, d, cells, figures, plan.budget.max_calls) for claim in suite.claims_for(d.id)]
-    return CardData(plan, slices, tuple(cells.values()), tuple(judged(claims)), dict(provenance), _models(plan),
-                    dict(missing or {}), grid_choices(plan, cells))
+    models, role_models = _models(plan)
+    return CardData(plan, slices, tuple(cells.values()), tuple(judged(claims)), dict(provenance), models,
+                    dict(missing or {}), grid_choices(plan, cells), role_models)

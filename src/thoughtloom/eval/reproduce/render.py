@@ -225,7 +225,9 @@ def outline(card: CardData) -> list[Block]:
         ("h1", f"Reproduction card: {suite.name}"),
         ("p", suite.title),
         ("list", [f"Paper: {suite.paper}",
-                  f"Model: {', '.join(card.models) or 'none yet (no cell has run)'}",
+                  f"Model: {', '.join(card.models) or 'none yet (no cell has run)'}" + "".join(
+                      f"; {role}: {model} (methods whose {role} is on a model of its own)"
+                      for role, model in card.role_models),
                   f"thoughtloom {prov.get('version', '?')}, commit {prov.get('commit') or 'unknown (not a git checkout)'}",
                   f"Card generated: {prov.get('generated', '?')}",
                   f"n = {plan.n} examples per dataset, seeds = {plan.seeds}; budget per example, every method alike: "
