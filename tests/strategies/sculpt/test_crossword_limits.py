@@ -115,6 +115,7 @@ async def test_one_reply_lists_the_candidate_answers_and_the_surest_become_the_c
     result = await _strategies.build("sculpt-dfs", {"max_depth": 1}, task).run(problem, _toy.make_ctx(lm, task=task))
     generations = [r for r in lm.requests if "JSON object" not in r.messages[0].content]
     assert len(generations) == 1
+    assert generations[0].max_tokens == 3 * 256  # the list holds up to k = 3 answers, each gen_max_tokens
     children = [n["candidate"] for n in result.details["tree"] if n["depth"] == 1]
     assert [c[5:10] for c in children[:1]] == ["BBBBB"]  # the certain one first
     assert children[1][10:15] == "HIJKL" and children[2][0::5] == "CDEFG"

@@ -83,6 +83,21 @@ async def test_the_tot_generator_starts_empty_and_drops_revisions():
     assert not s.ctx.trace.of_type("malformed")  # a prose line in a proposal list is skipped, not an error
 
 
+async def test_a_reply_that_lists_k_candidates_may_be_k_candidates_long():
+    """``gen_max_tokens`` caps each generated candidate (docs/sculpt.md). A ToT proposal lists ``k``
+    thoughts in one reply (Yao et al.'s propose prompt), so its cap is ``k`` x ``gen_max_tokens``; with
+    one candidate's cap, sculpt-commongen's 3-sentence proposals were cut off in 25 of 84 requests and
+    lost their last thought, where ThoughtSculpt's children each had the whole cap. A sampled thought
+    (one per reply) and a revision keep one candidate's cap."""
+    cfg = SearchConfig(gen_max_tokens=40)
+    for generator, k, expected in (("tot", 3, [120]), ("revise", 3, [40, 40, 40])):
+        lm = toy.make_lm({}, propose=lambda cand, n: f"CAND: {cand}b")
+        s = search_run(toy.make_ctx(lm), cfg, generator=generator)
+        root = await s.root()
+        await s.expand(s.tree.add("a", root, "extended"), k)
+        assert [r.max_tokens for r in lm.batches[-1]] == expected, generator
+
+
 async def test_the_symbolic_evaluator_is_a_swap_chosen_once():
     task = toy.ToyTask(symbolic={"ab": 1.0})
     lm = toy.make_lm({"ab": 2, "ac": 7})

@@ -92,8 +92,10 @@ class ThoughtGenerator:
         """This generator as a tree strategy's config (a ``SearchConfig``) sets it."""
         return cls(max_tokens=cfg.gen_max_tokens, temperature=cfg.temperature)
 
-    def _request(self, run: RunView, prompt: str, temperature: float) -> Request:
-        return Request.of(prompt, max_tokens=self.max_tokens, temperature=temperature,
+    def _request(self, run: RunView, prompt: str, temperature: float, candidates: int = 1) -> Request:
+        """One generation request; a reply that lists ``candidates`` candidates may be that many
+        times ``max_tokens`` long (``gen_max_tokens`` caps each candidate)."""
+        return Request.of(prompt, max_tokens=self.max_tokens * candidates, temperature=temperature,
                           seed=run.ctx.seed, sample_index=run.next_sample())
 
     async def root(self, run: RunView) -> Node:
@@ -144,7 +146,7 @@ class ThoughtGenerator:
                     solution=w.view.render(w.problem, node.candidate),
                     feedback=feedback or "(no feedback)",
                     mode=self.instruction, output_format=w.view.output_format(w.problem))
-                requests.append(self._request(run, prompt, self.temperature))
+                requests.append(self._request(run, prompt, self.temperature, candidates=k if listing else 1))
             spans.append((start, len(requests)))
         completions = await ctx.lm_for("generator").generate(affordable(ctx, requests))
         out = []
@@ -271,7 +273,8 @@ class ToTGenerator(ThoughtGenerator):
                                 solution=w.view.render(w.problem, node.candidate) if node.candidate else "(empty)",
                                 n=k, mode=REWRITE if self._whole(run) else EXTEND,
                                 output_format=w.view.output_format(w.problem))
-            requests += [self._request(run, prompt, self.temperature) for _ in range(per_node)]
+            requests += [self._request(run, prompt, self.temperature, candidates=k // per_node)
+                         for _ in range(per_node)]
         completions = await ctx.lm_for("generator").generate(affordable(ctx, requests))
         seen: set[str] = set()
         out = []

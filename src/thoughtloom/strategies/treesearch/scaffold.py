@@ -60,7 +60,7 @@ class SearchConfig(Options):
     eval_temperature: float = option(0.0, min=0)  # evaluator: greedy, so scores are reproducible
     evaluation: str = option("auto", choices=EVALUATIONS)  # 'holistic', 'itemized', or 'auto' (itemized where the task has items)
     evaluator: str = option("model", choices=EVALUATORS.names())  # 'model', or 'symbolic' (task's exact checker sets the score), or one registered
-    gen_max_tokens: int = option(256, min=1)      # cap on each generated candidate
+    gen_max_tokens: int = option(256, min=1)      # cap on each generated candidate (a reply listing k: k times it)
     eval_max_tokens: int = option(384, min=1)     # cap on each evaluation
     malformed_score: float = option(0.0, min=0)   # score of a node whose evaluation could not be read
     goal_score: float = option(1.0, min=0)        # a node scoring this high ends the search early
