@@ -463,3 +463,31 @@ def test_index_settings_travel_with_the_pooled_corpus_to_ray_workers(tmp_path):
     on_worker, facts = with_pooled(services, shipped)
     assert on_worker.retriever.settings == {"links": {"seeds": 3}} and facts["index_settings"] == {"links": {"seeds": 3}}
     assert with_pooled(services, plain)[0].retriever.settings == {} and len(services.pooled_indexes) == 2
+
+
+async def test_the_outline_suites_tot_searches_its_three_steps_past_a_perfect_score():
+    """§4.1: "Each method is allowed to search or iterate through a maximum depth of 3". An outline has
+    no goal to reach, and the model's own 10/10 for the given outline made ToT-DFS (stop_at_goal) return
+    it after 1 call on 2 of the card's first 5 outlines, while ThoughtSculpt's DFS and MCTS searched on.
+    With a model that calls every outline perfect, the suite's ToT still spends its 3 expansions (as
+    the strategy's own default, which stops at the root, does not)."""
+    from support import search_toy as toy
+    from thoughtloom import strategies, tasks
+    from thoughtloom.core.types import Problem
+    from thoughtloom.testing import ScriptedLM
+
+    outline = "\n".join(f"Tom does thing {i}." for i in range(1, 9))
+
+    def brain(req):
+        if "JSON object" in req.messages[0].content:  # every evaluation: every item and the whole 10/10
+            return json.dumps({"items": [{"item": f"[{i}]", "feedback": "great", "score": 10} for i in range(1, 9)],
+                               "score": 10, "feedback": "great"})
+        return "\n".join(f"[{i}] Tom, twist {i} ({req.sample_index})." for i in range(1, 9))
+
+    task = tasks.get("outline")
+    arm = suites.load("sculpt-outline").method("tot-dfs")
+    steps = {}
+    for name, strategy in (("suite", arm.build(task)), ("default", strategies.build("tot-dfs", {}, task))):
+        result = await strategy.run(Problem("o", outline), toy.make_ctx(ScriptedLM(brain), task=task))
+        steps[name] = result.details["steps_done"]
+    assert steps == {"suite": 3, "default": 0}
