@@ -29,7 +29,6 @@ from typing import Any, Mapping
 
 from ..curves import RunCurves, run_curves
 from ..record import EvalRecord
-from ..identity import RUN
 from ..results import SUMMARY, read_records
 from ..inference import Judgement, PairedTest, judge_all, paired_test
 from ... import tasks
@@ -278,26 +277,24 @@ class CardData:
     role_models: tuple[tuple[str, str], ...] = ()  # (role, model id) of roles on a model of their own
 
 
-def _read_json(path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):  # a cell not run yet, or a damaged file
-        return None
-
-
 def _models(plan: SuitePlan) -> tuple[tuple[str, ...], tuple[tuple[str, str], ...]]:
-    """The models behind the results: each cell folder's summary.json names its own, and its
-    run.json the model each of its own roles asked (``own_models``), as sorted ``(role, model)``."""
+    """The models behind the results: each cell folder's summary.json names its own, and (in its copy
+    of the cell's identity) the model each of its own roles asked (``own_models``), as sorted
+    ``(role, model)``."""
     found: list[str] = []
     roles: set[tuple[str, str]] = set()
     for cell in plan.cells():
-        folder = cell.folder(plan.out)
-        summary = _read_json(folder / SUMMARY)
-        model = summary.get("model") if isinstance(summary, dict) else None
+        try:
+            summary = json.loads((cell.folder(plan.out) / SUMMARY).read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # a cell not run yet, or a damaged summary
+            continue
+        if not isinstance(summary, dict):
+            continue
+        model = summary.get("model")
         if isinstance(model, str) and model not in found:
             found.append(model)
-        run = _read_json(folder / RUN)
-        config = run.get("config") if isinstance(run, dict) else None
+        identity = summary.get("identity")
+        config = identity.get("config") if isinstance(identity, dict) else None
         own = config.get("role_models") if isinstance(config, dict) else None
         if isinstance(own, dict):
             roles.update((str(r), str(m)) for r, m in own.items())
