@@ -273,7 +273,7 @@ class ToTGenerator(ThoughtGenerator):
                                 solution=w.view.render(w.problem, node.candidate) if node.candidate else "(empty)",
                                 n=k, mode=REWRITE if self._whole(run) else EXTEND,
                                 output_format=w.view.output_format(w.problem))
-            requests += [self._request(run, prompt, self.temperature, candidates=k // per_node)
+            requests += [self._request(run, prompt, self.temperature, candidates=k if mode == "propose" else 1)
                          for _ in range(per_node)]
         completions = await ctx.lm_for("generator").generate(affordable(ctx, requests))
         seen: set[str] = set()
