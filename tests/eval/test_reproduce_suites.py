@@ -491,3 +491,31 @@ async def test_the_outline_suites_tot_searches_its_three_steps_past_a_perfect_sc
         result = await strategy.run(Problem("o", outline), toy.make_ctx(ScriptedLM(brain), task=task))
         steps[name] = result.details["steps_done"]
     assert steps == {"suite": 3, "default": 0}
+
+
+async def test_the_game24_suites_tot_runs_every_level_as_yao_et_al_do():
+    """Yao et al.'s BFS (scripts/game24/bfs.sh, ``solve``) runs its 3 steps, ``for step in
+    range(task.steps)``, with no early stop. ToT-BFS's own default stops at a level holding a node valued
+    10/10, and on Game of 24 a value is the model's opinion of a partial expression: with a model that
+    values every state 10/10 it answered "4 + 4" after one level. The suite's two ToT arms propose at
+    all 3 levels (b = 1: one proposal request per level)."""
+    from support import search_toy as toy
+    from thoughtloom import strategies, tasks
+    from thoughtloom.core.types import Problem
+    from thoughtloom.testing import ScriptedLM
+
+    def brain(req):
+        if "JSON object" in req.messages[0].content:
+            return json.dumps({"score": 10, "feedback": "sure"})
+        return "4 + 4 = 8 (left: 6 8 8)\n6 + 8 = 14 (left: 4 4 14)"
+
+    task = tasks.get("game24")
+    suite = suites.load("sculpt-game24")
+    proposals = {}
+    for name, strategy in (("b1", suite.method("tot-b1").build(task)), ("b5", suite.method("tot-b5").build(task)),
+                           ("default", strategies.build("tot-bfs", {"beam": 1, "max_depth": 3}, task))):
+        lm = ScriptedLM(brain)
+        await strategy.run(Problem("g", "4 4 6 8"), toy.make_ctx(lm, task=task))
+        proposals[name] = [r for r in lm.requests if "different possible next steps" in r.messages[0].content]
+    assert len(proposals["default"]) == 1 and len(proposals["b1"]) == 3
+    assert len(proposals["b5"]) >= 3
